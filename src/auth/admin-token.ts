@@ -1,0 +1,24 @@
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { newSecret } from './secrets.js';
+
+/**
+ * The admin token: `COUNTERSIGN_ADMIN_TOKEN` (config `admin_token`) when set, else the one in
+ * `<data dir>/admin-token`, generated with mode 0600 on first start. `generated` tells the
+ * caller to print it once.
+ */
+export function resolveAdminToken(dataDir: string, configured: string | null): { token: string; generated: boolean; file: string | null } {
+  if (configured) return { token: configured, generated: false, file: null };
+  const file = join(dataDir, 'admin-token');
+  if (existsSync(file)) {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token.length >= 16) {
+      chmodSync(file, 0o600);
+      return { token, generated: false, file };
+    }
+  }
+  const token = newSecret('csa_');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return { token, generated: true, file };
+}

@@ -1,0 +1,14 @@
+/** Who is calling: the admin (reviewer) or a named submit token. */
+export type Principal = { kind: 'admin' } | { kind: 'submit'; tokenId: string; name: string };
+
+export const ADMIN: Principal = Object.freeze({ kind: 'admin' });
+
+/** The `submitter` column value: requests belong to a token id, so a re-created name starts afresh. */
+export function submitterKey(p: Principal): string {
+  return p.kind === 'admin' ? 'admin' : `token:${p.tokenId}`;
+}
+
+/** The audit `actor` and `decided_by` value for a principal. */
+export function actorName(p: Principal): string {
+  return p.kind === 'admin' ? 'admin' : `token:${p.name}`;
+}

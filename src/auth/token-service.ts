@@ -1,0 +1,73 @@
+import type { Clock } from '../clock.js';
+import { writeTransaction, type Db } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Principal } from './principal.js';
+import { newSecret, secretsEqual, sha256Hex } from './secrets.js';
+import type { TokenRepository, TokenRow } from './token-repository.js';
+
+export const TOKEN_NAME = /^[a-z0-9-]{1,40}$/;
+
+export interface TokenInfo {
+  name: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
+const info = (row: TokenRow): TokenInfo => ({
+  name: row.name,
+  created_at: row.created_at,
+  expires_at: row.expires_at,
+  last_used_at: row.last_used_at,
+});
+
+/** Submit tokens (stored as SHA-256 digests only) and bearer authentication. */
+export function createTokenService({ db, tokens, clock, adminToken }: { db: Db; tokens: TokenRepository; clock: Clock; adminToken: string }) {
+  // last_used_at is advisory: write it at most once a minute per token, not on every call.
+  const lastTouched = new Map<string, number>();
+
+  return {
+    create(name: string, expiresInMs: number | null): TokenInfo & { token: string } {
+      const token = newSecret('cst_');
+      return writeTransaction(db, () => {
+        if (tokens.liveByName(name)) throw new AppError('token_exists', `a token named "${name}" already exists; revoke it first`);
+        const now = clock.now();
+        const row = { id: newId(now), name, digest: sha256Hex(token), created_at: now, expires_at: expiresInMs === null ? null : now + expiresInMs };
+        tokens.insert(row);
+        return { ...info({ ...row, revoked_at: null, last_used_at: null }), token };
+      });
+    },
+
+    list(): TokenInfo[] {
+      return tokens.listLive().map(info);
+    },
+
+    revoke(name: string): TokenInfo & { revoked_at: number } {
+      return writeTransaction(db, () => {
+        const row = tokens.liveByName(name);
+        if (!row) throw new AppError('not_found', `no token named "${name}"`);
+        const at = clock.now();
+        tokens.revoke(row.id, at);
+        return { ...info(row), revoked_at: at };
+      });
+    },
+
+    /** Maps a bearer secret to a principal; null when it is unknown, revoked or expired. */
+    authenticate(secret: string): Principal | null {
+      if (secretsEqual(secret, adminToken)) return { kind: 'admin' };
+      // The lookup is by digest, so timing reveals nothing about the secret itself.
+      const row = tokens.byDigest(sha256Hex(secret));
+      if (!row || row.revoked_at !== null) return null;
+      const now = clock.now();
+      if (row.expires_at !== null && row.expires_at <= now) return null;
+      if ((lastTouched.get(row.id) ?? 0) < now - 60_000) {
+        lastTouched.set(row.id, now);
+        writeTransaction(db, () => tokens.touch(row.id, now));
+      }
+      return { kind: 'submit', tokenId: row.id, name: row.name };
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

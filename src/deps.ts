@@ -1,0 +1,27 @@
+import type { Logger } from 'pino';
+import type { BlobRepository } from './blobs/blob-repository.js';
+import type { RateLimiter } from './auth/rate-limiter.js';
+import type { TokenService } from './auth/token-service.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Db } from './db/database.js';
+import type { RequestEvents } from './requests/request-events.js';
+import type { RequestService } from './requests/request-service.js';
+import type { Waiters } from './requests/waiters.js';
+import type { EventsHub } from './ws/events-hub.js';
+
+/** The one container every route and service is wired from (see server.ts). */
+export interface Deps {
+  config: Readonly<Config>;
+  log: Logger;
+  clock: Clock;
+  db: Db;
+  version: string;
+  events: RequestEvents;
+  requests: RequestService;
+  waiters: Waiters;
+  tokens: TokenService;
+  rateLimiter: RateLimiter;
+  blobs: BlobRepository;
+  hub: EventsHub;
+}

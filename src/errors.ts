@@ -1,0 +1,83 @@
+/**
+ * The one error catalogue. Domain code throws `AppError(code, message)`; only the HTTP error
+ * handler and the WebSocket routes render it, always as `{error, code, details?}`.
+ * Codes are part of the public contract: never rename one.
+ */
+export const ERRORS = {
+  invalid_request: 400,
+  invalid_decision: 400,
+  invalid_query: 400,
+  invalid_frame: 400,
+  invalid_token_name: 400,
+  callback_not_allowed: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  unknown_format: 404,
+  not_pending: 409,
+  dedupe_conflict: 409,
+  token_exists: 409,
+  content_hash_mismatch: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unsupported_frame: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  shutting_down: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message: string, details?: unknown) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERRORS[code];
+    this.details = details;
+  }
+}
+
+export interface ErrorBody {
+  error: string;
+  code: ErrorCode;
+  details?: unknown;
+}
+
+export function toErrorBody(err: AppError): ErrorBody {
+  const body: ErrorBody = { error: err.message, code: err.code };
+  if (err.details !== undefined) body.details = err.details;
+  return body;
+}
+
+/** One issue from a zod (or zod-like) validation, rendered as `path: message`. */
+export interface FieldIssue {
+  path: ReadonlyArray<PropertyKey>;
+  message: string;
+}
+
+export function formatIssuePath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out || '(body)';
+}
+
+/** Builds the 4xx error for failed validation: the message names the first offending field. */
+export function validationError(code: ErrorCode, issues: ReadonlyArray<FieldIssue>, prefix?: string): AppError {
+  const first = issues[0];
+  const where = (p: ReadonlyArray<PropertyKey>) =>
+    !prefix ? formatIssuePath(p) : p.length ? `${prefix}.${formatIssuePath(p)}` : prefix;
+  const message = first ? `${where(first.path)}: ${first.message}` : 'invalid input';
+  return new AppError(
+    code,
+    message,
+    issues.map((i) => ({ field: where(i.path), message: i.message })),
+  );
+}

@@ -1,0 +1,57 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError, formatIssuePath, toErrorBody, validationError, type ErrorCode } from '../errors.js';
+import './route-config.js';
+
+interface ValidationIssue {
+  instancePath: string;
+  message?: string;
+}
+
+/**
+ * The only place errors become HTTP responses: always `{error, code, details?}`. Validation
+ * failures name the field; 5xx never leaks internals (the stack goes to the log).
+ */
+export function registerErrorHandler(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    const appError = toAppError(err, request.routeOptions.config?.validationCode ?? 'invalid_request');
+    if (appError.status >= 500) request.log.error({ err }, 'request failed');
+    void reply.code(appError.status).type('application/json').send(toErrorBody(appError));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(toErrorBody(new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+  });
+}
+
+function toAppError(err: FastifyError | AppError, validationCode: ErrorCode): AppError {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  if (Array.isArray(fe.validation)) {
+    const context = fe.validationContext === 'body' ? undefined : fe.validationContext === 'querystring' ? 'query' : fe.validationContext;
+    const issues = fe.validation.map((v) => ({
+      path: v.instancePath.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
+      message: v.message ?? 'is invalid',
+    }));
+    return validationError(validationCode, issues, context);
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'the request body is larger than allowed (requests.max_body_bytes)');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'send the body as application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError(validationCode, 'the body is empty: send a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError(validationCode, `the body is not valid JSON`);
+  }
+  if (err instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
+    return new AppError(validationCode, 'the body is not valid JSON');
+  }
+  const status = fe.statusCode ?? 500;
+  if (status === 413) return new AppError('payload_too_large', 'the request body is too large');
+  if (status === 415) return new AppError('unsupported_media_type', 'unsupported content type');
+  if (status >= 400 && status < 500) return new AppError(validationCode, fe.message);
+  return new AppError('internal_error', 'internal error');
+}
+
+export { formatIssuePath };

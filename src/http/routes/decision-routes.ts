@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Deps } from '../../deps.js';
+import { DecisionBodySchema } from '../../requests/request-schema.js';
+import { ErrorDoc, IdParams, RequestDoc } from '../schemas.js';
+
+export function registerDecisionRoutes(app: FastifyInstance, deps: Deps) {
+  app.withTypeProvider<ZodTypeProvider>().post('/v1/requests/:id/decision', {
+    config: { validationCode: 'invalid_decision' },
+    schema: {
+      summary: 'Decide a pending request: {option, content_hash, feedback?, fields?, scope?}',
+      params: IdParams,
+      body: DecisionBodySchema,
+      response: { 200: RequestDoc, 400: ErrorDoc, 404: ErrorDoc, 409: ErrorDoc, 412: ErrorDoc },
+    },
+  }, async (request) => deps.requests.decide(request.params.id, request.body, request.principal).record);
+}

@@ -1,0 +1,86 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { checkCallbackUrl } from '../../callbacks/callback-url-policy.js';
+import type { Deps } from '../../deps.js';
+import { parseDuration } from '../../durations.js';
+import { draftFromBody } from '../../requests/request-draft.js';
+import { CreateRequestSchema } from '../../requests/request-schema.js';
+import { rateLimitCreates } from '../rate-limit-hook.js';
+import { ErrorDoc, IdParams, ListQuery, RequestDoc, WaitQuery } from '../schemas.js';
+
+export const WAIT_DEFAULT_MS = 25_000;
+export const WAIT_MAX_MS = 60_000;
+
+/** `?timeout=` of a long-poll: default 25 s, longer values are capped at 60 s. */
+export function waitMs(timeout: string | undefined): number {
+  if (timeout === undefined) return WAIT_DEFAULT_MS;
+  const r = parseDuration(timeout);
+  return r.ok ? Math.min(r.ms, WAIT_MAX_MS) : WAIT_DEFAULT_MS;
+}
+
+export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { requests, waiters, config } = deps;
+
+  r.post('/v1/requests', {
+    config: { auth: 'submit', validationCode: 'invalid_request' },
+    preValidation: rateLimitCreates(deps.rateLimiter, config.requests.max_per_minute),
+    schema: {
+      summary: 'Create a request (handup Request JSON); 200 with the existing request on a dedupe hit',
+      body: CreateRequestSchema,
+      response: { 200: RequestDoc, 201: RequestDoc, 400: ErrorDoc, 409: ErrorDoc, 429: ErrorDoc },
+    },
+  }, async (request, reply) => {
+    const body = request.body;
+    if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
+    const p = request.principal;
+    const draft = draftFromBody(body, {
+      defaultTimeout: config.requests.default_timeout,
+      integration: p.kind === 'submit' ? p.name : null,
+    });
+    const { stored, created } = requests.create(draft, { principal: p });
+    return reply.code(created ? 201 : 200).send(stored.record);
+  });
+
+  r.get('/v1/requests', {
+    schema: { summary: 'List requests, newest first', querystring: ListQuery, response: { 200: z.array(RequestDoc) } },
+  }, async (request) => {
+    const q = request.query;
+    return requests.list(q).map((s) => s.record);
+  });
+
+  r.get('/v1/requests/:id', {
+    config: { auth: 'submit' },
+    schema: { summary: 'Show one request', params: IdParams, response: { 200: RequestDoc, 404: ErrorDoc } },
+  }, async (request) => requests.get(request.params.id, request.principal).record);
+
+  r.get('/v1/requests/:id/wait', {
+    config: { auth: 'submit' },
+    schema: {
+      summary: 'Long-poll until the request leaves pending or the timeout passes (default 25s, max 60s)',
+      params: IdParams,
+      querystring: WaitQuery,
+      response: { 200: RequestDoc, 404: ErrorDoc },
+    },
+  }, async (request) => {
+    const { id } = request.params;
+    return waiters.wait(id, waitMs(request.query.timeout), () => requests.get(id, request.principal).record);
+  });
+
+  r.post('/v1/requests/:id/cancel', {
+    config: { auth: 'submit' },
+    schema: { summary: 'Cancel a pending request', params: IdParams, response: { 200: RequestDoc, 404: ErrorDoc, 409: ErrorDoc } },
+  }, async (request) => requests.cancel(request.params.id, request.principal).record);
+
+  r.get('/v1/requests/:id/audit', {
+    schema: {
+      summary: 'Audit rows of a request, oldest first',
+      params: IdParams,
+      response: {
+        200: z.array(z.object({ id: z.number(), request_id: z.string(), event: z.string(), actor: z.string(), at: z.number(), details: z.unknown().optional() })),
+        404: ErrorDoc,
+      },
+    },
+  }, async (request) => requests.audit(request.params.id, request.principal));
+}

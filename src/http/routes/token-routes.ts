@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { TOKEN_NAME } from '../../auth/token-service.js';
+import type { Deps } from '../../deps.js';
+import { parseDuration } from '../../durations.js';
+import { ErrorDoc } from '../schemas.js';
+
+const TokenName = z.string().regex(TOKEN_NAME, 'must be 1-40 characters of a-z, 0-9 and -');
+const TokenDoc = z.object({ name: z.string(), created_at: z.number(), expires_at: z.number().nullable(), last_used_at: z.number().nullable().optional() });
+
+export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.post('/v1/tokens', {
+    schema: {
+      summary: 'Create a named submit token; the secret is shown only in this answer',
+      body: z.strictObject({
+        name: TokenName,
+        expires: z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 90d' }).nullable().optional(),
+      }),
+      response: { 201: z.object({ name: z.string(), token: z.string(), created_at: z.number(), expires_at: z.number().nullable() }), 400: ErrorDoc, 409: ErrorDoc },
+    },
+  }, async (request, reply) => {
+    const { name, expires } = request.body;
+    const ms = expires ? (parseDuration(expires) as { ok: true; ms: number }).ms : null;
+    const t = deps.tokens.create(name, ms);
+    return reply.code(201).send({ name: t.name, token: t.token, created_at: t.created_at, expires_at: t.expires_at });
+  });
+
+  r.get('/v1/tokens', { schema: { summary: 'List live submit tokens (never their secrets)', response: { 200: z.array(TokenDoc) } } }, async () =>
+    deps.tokens.list(),
+  );
+
+  r.delete('/v1/tokens/:name', {
+    schema: {
+      summary: 'Revoke a submit token; its requests stay, and the name can be reused by a new token',
+      params: z.strictObject({ name: TokenName }),
+      response: { 200: TokenDoc.extend({ revoked_at: z.number() }), 404: ErrorDoc },
+    },
+  }, async (request) => deps.tokens.revoke(request.params.name));
+}

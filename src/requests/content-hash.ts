@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import type { HandupRequest } from './request-schema.js';
+
+type Hashed = Pick<HandupRequest, 'title' | 'summary' | 'kind' | 'previews' | 'options' | 'input' | 'callback_url'>;
+
+/**
+ * `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of exactly what the reviewer sees
+ * (product.md §2). A decision must echo it, so a request whose content changed cannot be
+ * approved by someone who saw the old version.
+ */
+export function contentHash(r: Hashed): string {
+  const canonical = canonicalize({
+    title: r.title,
+    summary: r.summary,
+    kind: r.kind,
+    previews: r.previews,
+    options: r.options,
+    input: r.input,
+    callback_url: r.callback_url,
+  });
+  return `sha256:${createHash('sha256').update(canonical ?? '').digest('hex')}`;
+}

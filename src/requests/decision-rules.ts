@@ -1,0 +1,97 @@
+import { AppError } from '../errors.js';
+import type { Answer, Decision, DecisionBody, HandupRequest, Status } from './request-schema.js';
+
+/**
+ * Checks a reviewer's decision against the record they saw and works out the resulting status
+ * (product.md §2). Pure: the caller has already checked the request is pending.
+ */
+export function decide(
+  record: HandupRequest,
+  body: DecisionBody,
+  meta: { decidedBy: string; decidedAt: number },
+): { status: Exclude<Status, 'pending'>; decision: Decision } {
+  if (body.content_hash !== record.content_hash) {
+    throw new AppError('content_hash_mismatch', 'the request changed since it was shown: content_hash does not match', {
+      expected: record.content_hash,
+    });
+  }
+  const option = record.options.find((o) => o.id === body.option);
+  if (!option) {
+    throw new AppError('invalid_decision', `option: "${body.option}" is not one of this request's options (${record.options.map((o) => o.id).join(', ')})`);
+  }
+  const feedback = body.feedback?.trim() ? body.feedback : null;
+  if (option.outcome === 'deny' && record.input?.feedback === 'required_on_deny' && !feedback) {
+    throw new AppError('invalid_decision', 'feedback: this request requires feedback when denied');
+  }
+  if (body.scope) {
+    if (option.outcome !== 'approve') throw new AppError('invalid_decision', 'scope: only an approval can carry a scope');
+    if (body.scope === 'session' && !record.source.session) {
+      throw new AppError('invalid_decision', 'scope: "session" needs a request with source.session');
+    }
+    if (body.scope === 'project' && !record.source.repo) {
+      throw new AppError('invalid_decision', 'scope: "project" needs a request with source.repo');
+    }
+  }
+
+  const fields = body.fields ?? null;
+  if (record.kind === 'question') {
+    if (option.outcome === 'approve') checkAnswers(record, fields?.answers ?? null);
+  } else if (fields?.answers != null) {
+    throw new AppError('invalid_decision', 'fields.answers: only question requests take answers');
+  }
+
+  const status: Exclude<Status, 'pending'> =
+    record.kind === 'info' ? 'dismissed' : option.outcome === 'deny' ? 'denied' : record.kind === 'question' ? 'answered' : 'approved';
+  const decision: Decision = {
+    option: option.id,
+    content_hash: record.content_hash,
+    outcome: option.outcome,
+    feedback,
+    fields: fields as Decision['fields'],
+    decided_by: meta.decidedBy,
+    decided_at: meta.decidedAt,
+  };
+  if (body.scope) decision.scope = body.scope;
+  return { status, decision };
+}
+
+function checkAnswers(record: HandupRequest, answers: Record<string, { selected?: string[] | undefined; text?: string | null | undefined }> | null) {
+  const questions = record.input?.questions ?? [];
+  const given = answers ?? {};
+  for (const id of Object.keys(given)) {
+    if (!questions.some((q) => q.id === id)) throw new AppError('invalid_decision', `fields.answers.${id}: there is no question "${id}"`);
+  }
+  for (const q of questions) {
+    const a = given[q.id];
+    const where = `fields.answers.${q.id}`;
+    if (!a) throw new AppError('invalid_decision', `${where}: every question must be answered`);
+    const selected = a.selected ?? [];
+    const labels = new Set((q.options ?? []).map((o) => o.label));
+    for (const label of selected) {
+      if (!labels.has(label)) throw new AppError('invalid_decision', `${where}.selected: "${label}" is not an option of this question`);
+    }
+    if (new Set(selected).size !== selected.length) throw new AppError('invalid_decision', `${where}.selected: an option is selected twice`);
+    if (!q.multi && selected.length > 1) throw new AppError('invalid_decision', `${where}.selected: this question takes one option`);
+    const hasText = typeof a.text === 'string' && a.text.trim().length > 0;
+    if (a.text != null && !q.allow_free_text) throw new AppError('invalid_decision', `${where}.text: this question does not take free text`);
+    if (selected.length === 0 && !hasText) throw new AppError('invalid_decision', `${where}: the answer is empty`);
+    // Normalise to handup's Answer shape so every stored answer has `selected`.
+    (given[q.id] as Answer).selected = selected;
+  }
+}
+
+/** The decision recorded when a request times out with on_timeout deny/approve (null for expire). */
+export function timeoutDecision(record: HandupRequest, decidedAt: number): Decision | null {
+  if (record.on_timeout === 'expire') return null;
+  const option = record.options.find((o) => o.outcome === record.on_timeout);
+  if (!option) return null;
+  return {
+    option: option.id,
+    content_hash: record.content_hash,
+    outcome: option.outcome,
+    feedback: null,
+    fields: null,
+    decided_by: 'timeout',
+    decided_at: decidedAt,
+  };
+}

@@ -1,0 +1,34 @@
+import type { HandupRequest } from './request-schema.js';
+
+export type RequestEventType = 'request.created' | 'request.decided' | 'request.expired' | 'request.cancelled';
+
+export interface RequestEvent {
+  type: RequestEventType;
+  request: HandupRequest;
+  format: string;
+}
+
+export type RequestEventListener = (event: RequestEvent) => void;
+
+/**
+ * In-process fan-out of committed state changes. Emitted only after the transaction commits,
+ * so a listener never sees a change that could still roll back.
+ */
+export class RequestEvents {
+  #listeners = new Set<RequestEventListener>();
+
+  on(listener: RequestEventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  emit(event: RequestEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A broken listener must not stop the others; listeners log their own failures.
+      }
+    }
+  }
+}

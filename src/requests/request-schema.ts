@@ -1,0 +1,298 @@
+import { z } from 'zod';
+import { parseDuration, ONE_YEAR_MS } from '../durations.js';
+
+/**
+ * The handup Request as clients send it (POST /v1/requests) and as countersign stores and
+ * serves it. Field names and shapes follow handup's published schema exactly; limits follow
+ * product.md §9. Unknown fields are rejected everywhere.
+ */
+
+const KiB = 1024;
+const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
+const text = (maxBytes: number) =>
+  z.string().refine((s) => byteLength(s) <= maxBytes, { message: `must be at most ${maxBytes} bytes` });
+const nullableText = (maxBytes: number) => text(maxBytes).nullable();
+const jsonBytes = (v: unknown) => byteLength(JSON.stringify(v) ?? '');
+
+export const KINDS = ['command', 'edit', 'review', 'question', 'info', 'custom'] as const;
+export const RISKS = ['low', 'medium', 'high'] as const;
+export const STATUSES = ['pending', 'approved', 'denied', 'answered', 'dismissed', 'expired', 'cancelled'] as const;
+export const TERMINAL_STATUSES = STATUSES.filter((s) => s !== 'pending');
+export const ON_TIMEOUT = ['deny', 'approve', 'expire'] as const;
+export const OUTCOMES = ['approve', 'deny'] as const;
+export const PREVIEW_TYPES = [
+  'text', 'markdown', 'code', 'diff', 'files', 'command', 'json', 'html', 'image', 'video', 'audio', 'file', 'pdf', 'email',
+] as const;
+export const SCOPES = ['session', 'project', 'always'] as const;
+
+export const KindSchema = z.enum(KINDS);
+export const RiskSchema = z.enum(RISKS);
+export const StatusSchema = z.enum(STATUSES);
+export const OnTimeoutSchema = z.enum(ON_TIMEOUT);
+export const OutcomeSchema = z.enum(OUTCOMES);
+
+export type Kind = z.infer<typeof KindSchema>;
+export type Risk = z.infer<typeof RiskSchema>;
+export type Status = z.infer<typeof StatusSchema>;
+export type OnTimeout = z.infer<typeof OnTimeoutSchema>;
+export type Outcome = z.infer<typeof OutcomeSchema>;
+
+const blobRef = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be a blob hash sha256:<64 hex>');
+
+export const SourceSchema = z.strictObject({
+  integration: nullableText(256).optional(),
+  agent: nullableText(256).optional(),
+  session: nullableText(512).optional(),
+  session_title: nullableText(1024).optional(),
+  cwd: nullableText(4 * KiB).optional(),
+  repo: nullableText(4 * KiB).optional(),
+  branch: nullableText(1024).optional(),
+  host: nullableText(1024).optional(),
+});
+
+export const OptionSchema = z.strictObject({
+  id: z.string().min(1).max(64),
+  label: z.string().min(1).max(256),
+  outcome: OutcomeSchema,
+  style: z.string().max(32).nullable().optional(),
+});
+export type Option = z.infer<typeof OptionSchema>;
+
+const CommandSchema = z.strictObject({
+  shell: nullableText(64 * KiB).optional(),
+  argv: z.array(z.string()).nullable().optional(),
+  cwd: nullableText(4 * KiB).optional(),
+  env_keys: z.array(z.string()).optional(),
+});
+
+const PreviewFileSchema = z.strictObject({
+  path: z.string(),
+  blob: blobRef,
+  mime: z.string(),
+  size: z.number().int().min(0),
+  lang: z.string().nullable().optional(),
+});
+
+const EmailAttachmentSchema = z.strictObject({
+  name: z.string(),
+  mime: z.string().nullable().optional(),
+  size: z.number().int().min(0).nullable().optional(),
+  blob: blobRef.nullable().optional(),
+});
+
+const EmailSchema = z.strictObject({
+  from: z.string().nullable().optional(),
+  to: z.array(z.string()).max(500).optional(),
+  cc: z.array(z.string()).max(500).optional(),
+  bcc: z.array(z.string()).max(500).optional(),
+  reply_to: z.string().nullable().optional(),
+  subject: text(998).optional(),
+  date: z.string().nullable().optional(),
+  body: z.string().optional(),
+  body_html: z.string().nullable().optional(),
+  attachments: z.array(EmailAttachmentSchema).max(64).optional(),
+  in_reply_to: z
+    .strictObject({ from: z.string().nullable().optional(), date: z.string().nullable().optional(), body: z.string().optional() })
+    .nullable()
+    .optional(),
+});
+
+/** handup's docs send `content` for inline text; it is accepted as an alias of `inline`. */
+export const PreviewInputSchema = z
+  .strictObject({
+    type: z.enum(PREVIEW_TYPES),
+    title: z.string().max(512).nullable().optional(),
+    lang: z.string().max(64).nullable().optional(),
+    inline: z.string().nullable().optional(),
+    content: z.string().nullable().optional(),
+    blob: blobRef.nullable().optional(),
+    mime: z.string().max(256).nullable().optional(),
+    name: z.string().max(1024).nullable().optional(),
+    size: z.number().int().min(0).nullable().optional(),
+    files: z.array(PreviewFileSchema).max(4096).nullable().optional(),
+    entry: z.string().nullable().optional(),
+    command: CommandSchema.nullable().optional(),
+    email: EmailSchema.nullable().optional(),
+    before_blob: blobRef.nullable().optional(),
+    after_blob: blobRef.nullable().optional(),
+  })
+  .refine((p) => !(p.inline != null && p.content != null), {
+    message: 'give either inline or content, not both',
+    path: ['content'],
+  });
+
+export const QuestionOptionSchema = z.strictObject({
+  label: z.string().min(1).max(1024),
+  description: nullableText(4 * KiB).optional(),
+  preview: nullableText(16 * KiB).optional(),
+});
+
+export const QuestionSchema = z
+  .strictObject({
+    id: z.string().min(1).max(128),
+    question: text(4 * KiB).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+    header: z.string().max(256).nullable().optional(),
+    options: z.array(QuestionOptionSchema).max(32).optional(),
+    multi: z.boolean().optional(),
+    allow_free_text: z.boolean().optional(),
+    recommended: z.number().int().min(0).nullable().optional(),
+  })
+  .superRefine((q, ctx) => {
+    const labels = new Set<string>();
+    (q.options ?? []).forEach((o, i) => {
+      if (labels.has(o.label)) ctx.addIssue({ code: 'custom', message: `duplicate option label "${o.label}"`, path: ['options', i, 'label'] });
+      labels.add(o.label);
+    });
+    if (q.recommended != null && q.recommended >= (q.options?.length ?? 0)) {
+      ctx.addIssue({ code: 'custom', message: 'must be the index of one of the options', path: ['recommended'] });
+    }
+    if ((q.options?.length ?? 0) === 0 && !q.allow_free_text) {
+      ctx.addIssue({ code: 'custom', message: 'a question needs options or allow_free_text: true', path: ['options'] });
+    }
+  });
+export type Question = z.infer<typeof QuestionSchema>;
+
+export const RequestInputSchema = z
+  .looseObject({
+    feedback: z.enum(['optional', 'required_on_deny']).nullable().optional(),
+    fields: z.array(z.unknown()).max(64).nullable().optional(),
+    questions: z.array(QuestionSchema).min(1).max(10).nullable().optional(),
+  })
+  .superRefine((input, ctx) => {
+    const ids = new Set<string>();
+    (input.questions ?? []).forEach((q, i) => {
+      if (ids.has(q.id)) ctx.addIssue({ code: 'custom', message: `duplicate question id "${q.id}"`, path: ['questions', i, 'id'] });
+      ids.add(q.id);
+    });
+    if (jsonBytes(input) > 64 * KiB) ctx.addIssue({ code: 'custom', message: 'must be at most 65536 bytes as JSON' });
+  });
+
+const timeoutField = z
+  .string()
+  .nullable()
+  .refine((s) => s === null || s === 'none' || parseDuration(s).ok, {
+    message: 'must be a positive duration with a unit (500ms, 30s, 10m, 2h, 1d, 1w) of at most one year, or "none"',
+  });
+
+/** POST /v1/requests body. Server-managed fields are accepted (a client may echo a Request) and ignored. */
+export const CreateRequestSchema = z
+  .strictObject({
+    title: text(512).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+    tool: nullableText(512).optional(),
+    callback_url: z.string().max(2048).nullable().optional(),
+    summary: nullableText(64 * KiB).optional(),
+    source: SourceSchema.optional(),
+    kind: KindSchema.optional(),
+    risk: RiskSchema.optional(),
+    previews: z.array(PreviewInputSchema).max(64).optional(),
+    options: z.array(OptionSchema).min(1).max(32).optional(),
+    input: RequestInputSchema.nullable().optional(),
+    timeout: timeoutField.optional(),
+    run_timeout: z
+      .string()
+      .nullable()
+      .refine((s) => s === null || parseDuration(s, { max: ONE_YEAR_MS }).ok, { message: 'must be a duration between 1ms and one year' })
+      .optional(),
+    on_timeout: OnTimeoutSchema.optional(),
+    dedupe_key: z.string().min(1).max(512).nullable().optional(),
+    // Server-managed: accepted so a served Request can be posted back, then overwritten.
+    id: z.string().optional(),
+    status: StatusSchema.optional(),
+    content_hash: z.string().optional(),
+    created_at: z.number().optional(),
+    expires_at: z.number().nullable().optional(),
+    decision: z.unknown().optional(),
+    run: z.unknown().optional(),
+    run_interrupted: z.number().nullable().optional(),
+  })
+  .superRefine((r, ctx) => {
+    const ids = new Set<string>();
+    (r.options ?? []).forEach((o, i) => {
+      if (ids.has(o.id)) ctx.addIssue({ code: 'custom', message: `duplicate option id "${o.id}"`, path: ['options', i, 'id'] });
+      ids.add(o.id);
+    });
+    if (r.kind === 'question' && !(r.input?.questions && r.input.questions.length > 0)) {
+      ctx.addIssue({ code: 'custom', message: 'kind "question" needs input.questions (1 to 10 questions)', path: ['input', 'questions'] });
+    }
+    if (r.kind === 'info' && r.input != null) {
+      ctx.addIssue({ code: 'custom', message: 'info notices take no input', path: ['input'] });
+    }
+  });
+export type CreateRequestBody = z.infer<typeof CreateRequestSchema>;
+
+export const DecisionBodySchema = z.strictObject({
+  option: z.string().min(1).max(64),
+  content_hash: z.string().min(1).max(128),
+  feedback: nullableText(64 * KiB).optional(),
+  fields: z
+    .looseObject({
+      answers: z
+        .record(
+          z.string(),
+          z.strictObject({ selected: z.array(z.string()).max(32).optional(), text: nullableText(16 * KiB).optional() }),
+        )
+        .nullable()
+        .optional(),
+    })
+    .refine((f) => jsonBytes(f) <= 64 * KiB, { message: 'must be at most 65536 bytes as JSON' })
+    .nullable()
+    .optional(),
+  scope: z.enum(SCOPES).nullable().optional(),
+});
+export type DecisionBody = z.infer<typeof DecisionBodySchema>;
+
+// ---- The stored and served record (what every endpoint returns). ----
+
+export type Source = {
+  integration: string | null;
+  agent: string | null;
+  session: string | null;
+  session_title?: string | null;
+  cwd: string | null;
+  repo: string | null;
+  branch: string | null;
+  host: string | null;
+};
+
+export type Preview = Omit<z.infer<typeof PreviewInputSchema>, 'content'>;
+
+export interface Answer {
+  selected: string[];
+  text?: string | null;
+}
+
+export interface Decision {
+  option: string;
+  content_hash: string;
+  outcome: Outcome | null;
+  feedback: string | null;
+  fields: ({ answers?: Record<string, Answer> | null } & Record<string, unknown>) | null;
+  decided_by: string | null;
+  decided_at: number | null;
+  scope?: string | null;
+}
+
+export type RequestInput = z.infer<typeof RequestInputSchema>;
+
+export interface HandupRequest {
+  id: string;
+  title: string;
+  tool?: string | null;
+  callback_url: string | null;
+  summary: string | null;
+  source: Source;
+  kind: Kind;
+  risk: Risk;
+  previews: Preview[];
+  options: Option[];
+  input: RequestInput | null;
+  timeout: string | null;
+  run_timeout?: string | null;
+  on_timeout: OnTimeout;
+  dedupe_key: string | null;
+  status: Status;
+  content_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  decision: Decision | null;
+}
