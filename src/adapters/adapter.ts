@@ -1,0 +1,72 @@
+import type { z } from 'zod';
+import type { CreateRequestBody, HandupRequest, Status } from '../requests/request-schema.js';
+
+/**
+ * The contract every wire format implements (formats.md). An adapter is a pure translation:
+ * no I/O, no clock, no logging, no globals. Fresh ids and times it needs for a reply come in
+ * through `ReplyEnv`, so a golden fixture fully specifies an adapter.
+ *
+ * Adding a format = one file implementing this, its fixtures under test/fixtures/<format>/,
+ * and one line in registry.ts.
+ */
+
+/** Context of the HTTP/WebSocket call that carried the frame. */
+export interface FrameContext {
+  /** Query parameters (per-format context such as Ask's `session`). */
+  readonly query: Readonly<Record<string, string | undefined>>;
+}
+
+export interface Normalized<Ctx = unknown> {
+  /** The handup Request this frame asks for, exactly as POST /v1/requests would take it. */
+  request: CreateRequestBody;
+  /** Permanent key derived from native ids (e.g. `roll:<workspace>:<approval id>`); null for handup. */
+  nativeKey: string | null;
+  /** Whatever renderReply needs later (native ids, option keys, language). JSON-serialisable. */
+  context: Ctx;
+  /** Facts worth an audit note at creation (e.g. a field the record cannot hold). */
+  notes?: string[];
+}
+
+/** Fresh values a reply may need; injected so rendering stays pure and fixtures stay exact. */
+export interface ReplyEnv {
+  /** Unix ms of the terminal transition. */
+  now: number;
+  uuid(): string;
+  ulid(): string;
+  /** The broker's JSON-RPC id counter (Ask, ALP). */
+  rpcId(): number;
+}
+
+/** What a follow-up frame (resolved elsewhere, cancelled, expired) asks for. */
+export type FollowUp =
+  | { kind: 'ignored'; reason: string }
+  | {
+      kind: 'resolve';
+      nativeKey: string;
+      status: Exclude<Status, 'pending'>;
+      /** For approved/denied/answered: the option chosen upstream (an id of the record's options). */
+      option?: string;
+      feedback?: string | null;
+      fields?: Record<string, unknown> | null;
+    };
+
+export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
+  /** URL segment, `format` column value and fixture folder name. Never renamed. */
+  readonly format: string;
+  /** Native request frames, as the sender documents them (not our model). */
+  readonly frameSchema: z.ZodType<Frame>;
+  /** Native follow-up frames; absent when the format has none. */
+  readonly followUpSchema?: z.ZodType<Follow>;
+  /**
+   * Frame → handup Request. Throws AppError('invalid_frame') for semantic gaps and
+   * AppError('unsupported_frame') for a well-formed frame that asks nothing of a human.
+   */
+  normalize(frame: Frame, ctx: FrameContext): Normalized<Ctx>;
+  /**
+   * The native reply for a request that left pending (decided, expired or cancelled), or null
+   * where the protocol has none. Called once, inside the terminal transaction; stored.
+   */
+  renderReply(record: HandupRequest, context: Ctx, env: ReplyEnv): unknown;
+  /** Follow-up frame → what it asks of the stored record. */
+  followUp?(frame: Follow, ctx: FrameContext): FollowUp;
+}
