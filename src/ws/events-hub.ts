@@ -25,20 +25,21 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes 
 
   const unsubscribe = events.on((e) => {
     if (peers.size === 0) return;
-    const message = JSON.stringify({ type: e.type, request: e.request, format: e.format });
+    // Encoded once: ws would otherwise convert the string to bytes again for every peer.
+    const message = Buffer.from(JSON.stringify({ type: e.type, request: e.request, format: e.format }));
     for (const peer of peers) send(peer, message);
   });
 
-  function send(peer: Peer, message: string) {
+  function send(peer: Peer, message: Buffer) {
     const { socket } = peer;
     if (socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount + Buffer.byteLength(message) > maxBufferedBytes) {
+    if (socket.bufferedAmount + message.length > maxBufferedBytes) {
       log.warn({ buffered: socket.bufferedAmount }, 'events subscriber too slow; disconnecting');
       peers.delete(peer);
       socket.terminate();
       return;
     }
-    socket.send(message);
+    socket.send(message, { binary: false });
   }
 
   const pinger = setInterval(() => {

@@ -1,0 +1,60 @@
+// Starting and stopping the servers under test as real child processes, pinned to core 0 (the
+// load generator runs on core 1), as the peers' baseline figures were measured.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const PIN = existsSync('/usr/bin/taskset') ? ['taskset', '-c', '0'] : [];
+
+function start(args, env, pattern) {
+  const [cmd, ...rest] = [...PIN, process.execPath, ...args];
+  const child = spawn(cmd, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      const m = pattern.exec(out);
+      if (m) {
+        child.stdout.off('data', onData);
+        child.stdout.resume();
+        resolve({ child, url: m[1], stop: () => stop(child) });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`process exited with ${code} before listening:\n${out}\n${stderr}`)));
+  });
+}
+
+export function stop(child) {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** The real daemon (`node dist/cli.js serve`), with the event-loop probe preloaded. */
+export function startDaemon({ dataDir, synchronous = 'full', eldFile, cpuProfDir, env = {} }) {
+  const flags = ['--import', './bench/eld-probe.mjs'];
+  if (cpuProfDir) flags.push('--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`);
+  return start([...flags, 'dist/cli.js', 'serve'], {
+    COUNTERSIGN_PORT: '0',
+    COUNTERSIGN_DATA_DIR: dataDir,
+    COUNTERSIGN_ADMIN_TOKEN: ADMIN_TOKEN,
+    COUNTERSIGN_LOG_LEVEL: 'warn',
+    COUNTERSIGN_STORAGE_SYNCHRONOUS: synchronous,
+    COUNTERSIGN_CALLBACKS_ALLOWLIST: '127.0.0.1',
+    COUNTERSIGN_REQUESTS_MAX_PER_MINUTE: '0',
+    BENCH_ELD_FILE: eldFile ?? '',
+    ...env,
+  }, /listening on (http:\/\/\S+)/);
+}
+
+export function startBaseline({ dbPath, synchronous = 'full' }) {
+  return start(['bench/baseline-server.mjs'], { BASELINE_DB: dbPath, BASELINE_SYNCHRONOUS: synchronous }, /baseline listening on (http:\/\/\S+)/);
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env node
+// `npm run bench`: drives the real daemon and, in the same run, a bare Fastify + better-sqlite3
+// baseline, and prints one line per figure with its ratio to the baseline. A script, not a
+// test: nothing here passes or fails on timing, but correctness checks (duplicates, lost
+// decisions, expiries applied once) are reported and make the run exit non-zero.
+//
+// Knobs (env): BENCH_DURATION (s, default 10), BENCH_SYNCHRONOUS (full|normal, default full),
+// BENCH_SCENARIOS (comma list of 1..5, default all), BENCH_CPU_PROF=1 (profile the daemon's
+// submit path into bench-results/), BENCH_SPREAD_S (expiry spread, default 60).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { ADMIN_TOKEN, ROOT, startBaseline, startDaemon } from './processes.mjs';
+import { cannonFigures, decideLatency, expiryLag, nativeFrameFactory, submitBodyFactory, submitLoad } from './scenarios.mjs';
+import { fmt } from './stats.mjs';
+
+// The load generator runs on core 1, the servers on core 0.
+if (!process.env.BENCH_PINNED && existsSync('/usr/bin/taskset')) {
+  const r = spawnSync('taskset', ['-c', '1', process.execPath, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
+  process.exit(r.status ?? 1);
+}
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const SYNC = process.env.BENCH_SYNCHRONOUS === 'normal' ? 'normal' : 'full';
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5').split(','));
+const SPREAD_S = Number(process.env.BENCH_SPREAD_S ?? 60);
+const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const work = mkdtempSync(join(tmpdir(), 'countersign-bench-'));
+const results = join(ROOT, 'bench-results');
+mkdirSync(results, { recursive: true });
+let failures = 0;
+
+const ratio = (v, base) => (Number.isFinite(v) && Number.isFinite(base) && base > 0 ? `${(v / base).toFixed(2)}x baseline` : 'n/a');
+function line(scenario, what, value, unit, base) {
+  const b = base === undefined ? '' : `   (${ratio(value, base)}; baseline ${fmt(base)} ${unit})`;
+  console.log(`${scenario.padEnd(10)} ${what.padEnd(38)} ${fmt(value).padStart(9)} ${unit}${b}`);
+}
+function check(scenario, what, ok, detail) {
+  console.log(`${scenario.padEnd(10)} ${what.padEnd(38)} ${ok ? 'ok' : 'FAILED'} ${detail}`);
+  if (!ok) failures++;
+}
+const rssOf = (pid) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+};
+const eldFile = join(work, 'eld.json');
+const eld = {
+  async reset(pid) {
+    process.kill(pid, 'SIGUSR2');
+    await new Promise((r) => setTimeout(r, 100));
+  },
+  async read(pid) {
+    rmSync(eldFile, { force: true });
+    process.kill(pid, 'SIGUSR2');
+    for (let i = 0; i < 50 && !existsSync(eldFile); i++) await new Promise((r) => setTimeout(r, 50));
+    return JSON.parse(readFileSync(eldFile, 'utf8'));
+  },
+};
+const freshDir = (name) => {
+  const d = join(work, name);
+  mkdirSync(d, { recursive: true });
+  return d;
+};
+
+console.log(`countersign benchmark · ${cpus().length} × ${cpus()[0]?.model} · ${(totalmem() / 2 ** 30).toFixed(0)} GiB · Node ${process.version} · synchronous=${SYNC} · ${DURATION}s per load run`);
+console.log('');
+
+// ---- 1. Submit throughput with dedupe -------------------------------------------------------
+if (SCENARIOS.has('1')) {
+  const base = await startBaseline({ dbPath: join(freshDir('baseline-1'), 'baseline.db'), synchronous: SYNC });
+  const b = cannonFigures(await submitLoad({ url: base.url, duration: DURATION, makeBody: submitBodyFactory() }));
+  await base.stop();
+
+  const dataDir = freshDir('daemon-1');
+  const profDir = process.env.BENCH_CPU_PROF ? freshDir('cpu-prof') : undefined;
+  const d1 = await startDaemon({ dataDir, synchronous: SYNC, cpuProfDir: profDir });
+  const d = cannonFigures(await submitLoad({ url: d1.url, headers: auth, duration: DURATION, makeBody: submitBodyFactory() }));
+  await d1.stop();
+
+  line('submit', 'requests/s', d.rps, 'req/s', b.rps);
+  line('submit', 'latency p50', d.p50, 'ms', b.p50);
+  line('submit', 'latency p99', d.p99, 'ms', b.p99);
+  check('submit', 'errors and non-2xx', d.errors + d.non2xx === 0, `(${d.errors} errors, ${d.non2xx} non-2xx of ${d.total}; baseline ${b.errors}/${b.non2xx})`);
+  const db = new Database(join(dataDir, 'countersign.db'), { readonly: true });
+  const dupes = db.prepare("SELECT COUNT(*) AS n FROM (SELECT dedupe_key FROM requests WHERE status = 'pending' AND dedupe_key IS NOT NULL GROUP BY dedupe_key HAVING COUNT(*) > 1)").get().n;
+  const pooled = db.prepare("SELECT COUNT(*) AS n FROM requests WHERE dedupe_key LIKE 'pool-%'").get().n;
+  db.close();
+  check('submit', 'duplicate records', dupes === 0 && pooled === 50, `(${dupes} duplicated keys; ${pooled} records for the 50 pooled keys)`);
+  if (profDir) {
+    const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    if (file) {
+      writeFileSync(join(results, 'submit.cpuprofile'), readFileSync(join(profDir, file)));
+      printProfile(JSON.parse(readFileSync(join(profDir, file), 'utf8')));
+    }
+  }
+  console.log('');
+}
+
+// ---- 2. Decide-to-delivery latency ------------------------------------------------------------
+if (SCENARIOS.has('2')) {
+  const makeBody = (i) => ({ title: `Approve deploy ${i}`, kind: 'command', source: { agent: 'bench' } });
+  const base = await startBaseline({ dbPath: join(freshDir('baseline-2'), 'baseline.db'), synchronous: SYNC });
+  const b = await decideLatency({ url: base.url, wsPath: '/v1/events', makeBody, waiters: 0 });
+  await base.stop();
+  const d2 = await startDaemon({ dataDir: freshDir('daemon-2'), synchronous: SYNC });
+  const d = await decideLatency({ url: d2.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 200, webhook: true });
+  await d2.stop();
+  line('deliver', 'decision → WebSocket p50', d.ws.p50, 'ms', b.ws.p50);
+  line('deliver', 'decision → WebSocket p99', d.ws.p99, 'ms', b.ws.p99);
+  line('deliver', 'decision → long-poll p50', d.poll.p50, 'ms', b.ws.p50);
+  line('deliver', 'decision → long-poll p99', d.poll.p99, 'ms', b.ws.p99);
+  line('deliver', 'decision → webhook p50', d.hook.p50, 'ms');
+  line('deliver', 'decision → webhook p99', d.hook.p99, 'ms');
+  check('deliver', 'every decision delivered', d.ws.n === d.wsExpected && d.poll.n === d.pollExpected && d.failedDecisions === 0,
+    `(ws ${d.ws.n}/${d.wsExpected}, long-poll ${d.poll.n}/${d.pollExpected}, failed decisions ${d.failedDecisions}; baseline ws ${b.ws.n}/${b.wsExpected})`);
+  check('deliver', 'every webhook received', d.hook.n === d.hookExpected, `(${d.hook.n}/${d.hookExpected})`);
+  console.log('');
+}
+
+// ---- 3 + 5. Expiry lag under 10k pending; memory -----------------------------------------------
+if (SCENARIOS.has('3') || SCENARIOS.has('5')) {
+  const dataDir = freshDir('daemon-3');
+  let d3 = await startDaemon({ dataDir, synchronous: SYNC, eldFile });
+  const r = await expiryLag({
+    url: d3.url,
+    headers: auth,
+    spreadMs: SPREAD_S * 1000,
+    eld,
+    rssOf,
+    restart: async (downMs) => {
+      await d3.stop();
+      await new Promise((res) => setTimeout(res, downMs));
+      d3 = await startDaemon({ dataDir, synchronous: SYNC, eldFile });
+      return { url: d3.url, pid: d3.child.pid };
+    },
+  });
+  await d3.stop();
+  const db = new Database(join(dataDir, 'countersign.db'), { readonly: true });
+  const twice = db.prepare("SELECT COUNT(*) AS n FROM (SELECT request_id FROM audit WHERE event = 'expired' GROUP BY request_id HAVING COUNT(*) > 1)").get().n;
+  const expired = db.prepare("SELECT COUNT(*) AS n FROM requests WHERE status = 'expired'").get().n;
+  const atStart = db.prepare("SELECT COUNT(*) AS n, MAX(at) AS last FROM audit WHERE event = 'expired' AND at < ?").get(r.startedAt + 5000);
+  db.close();
+  if (SCENARIOS.has('3')) {
+    line('expiry', 'expiry lag p50 (expires_at → WS)', r.lag.p50, 'ms');
+    line('expiry', 'expiry lag p99', r.lag.p99, 'ms');
+    line('expiry', 'expiry lag max', r.lag.max, 'ms');
+    line('expiry', 'event-loop delay p99', r.loop.p99, 'ms');
+    line('expiry', 'event-loop delay max', r.loop.max, 'ms');
+    check('expiry', 'due-while-down expired at start', atStart.n >= 1000, `(${atStart.n} expiries in the first 5 s after start)`);
+    check('expiry', 'each expiry applied exactly once', twice === 0 && r.dupes === 0 && expired === 11000, `(${expired} expired of 11000; ${twice} twice in audit; ${r.dupes} twice on the stream)`);
+  }
+  if (SCENARIOS.has('5')) line('memory', 'RSS with 10k pending + 1k subscribers', r.rssBytes / 2 ** 20, 'MiB');
+  console.log('');
+}
+
+// ---- 4. Native formats ----------------------------------------------------------------------------
+if (SCENARIOS.has('4')) {
+  const { FORMAT_NAMES } = await import(join(ROOT, 'dist', 'adapters', 'registry.js'));
+  const natives = FORMAT_NAMES.filter((f) => f !== 'handup' && existsSync(join(ROOT, 'test', 'fixtures', f, 'e2e-request.json')));
+  const d4 = await startDaemon({ dataDir: freshDir('daemon-4'), synchronous: SYNC });
+  const h = cannonFigures(await submitLoad({ url: d4.url, headers: auth, duration: DURATION, makeBody: submitBodyFactory() }));
+  line('formats', 'handup requests/s', h.rps, 'req/s');
+  for (const format of natives) {
+    const frames = nativeFrameFactory(join(ROOT, 'test', 'fixtures', format, 'e2e-request.json'));
+    const path = `/v1/formats/${format}/requests${frames.query ? `?${frames.query}` : ''}`;
+    const f = cannonFigures(await submitLoad({ url: d4.url, path, headers: auth, duration: DURATION, makeBody: frames.make }));
+    line('formats', `${format} requests/s (vs handup)`, f.rps, 'req/s', h.rps);
+    check('formats', `${format} errors and non-2xx`, f.errors + f.non2xx === 0, `(${f.errors} errors, ${f.non2xx} non-2xx of ${f.total})`);
+  }
+  await d4.stop();
+  console.log('');
+}
+
+rmSync(work, { recursive: true, force: true });
+console.log(failures ? `${failures} correctness check(s) FAILED` : 'all correctness checks passed');
+process.exit(failures ? 1 : 0);
+
+/** Top functions by self time in a V8 CPU profile. */
+function printProfile(profile) {
+  const total = profile.samples.length;
+  const self = new Map();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const counts = new Map();
+  for (const s of profile.samples) counts.set(s, (counts.get(s) ?? 0) + 1);
+  for (const [id, c] of counts) {
+    const n = byId.get(id);
+    const where = n.callFrame.url ? n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/') : '';
+    const key = `${n.callFrame.functionName || '(anonymous)'} ${where}${where ? `:${n.callFrame.lineNumber + 1}` : ''}`;
+    self.set(key, (self.get(key) ?? 0) + c);
+  }
+  console.log('submit    CPU profile, top self time:');
+  for (const [k, c] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`            ${((100 * c) / total).toFixed(1).padStart(5)}%  ${k}`);
+}

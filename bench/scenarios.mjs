@@ -1,0 +1,261 @@
+// The benchmark scenarios. Each drives a server already running and returns raw figures; run.mjs
+// prints them with their ratio to the baseline.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { Agent, request as undiciRequest } from 'undici';
+import WebSocket from 'ws';
+import { summarize } from './stats.mjs';
+
+const agent = new Agent({ connections: 512, pipelining: 1, keepAliveTimeout: 65_000 });
+
+export async function http(url, method, body, headers = {}) {
+  const res = await undiciRequest(url, {
+    method,
+    dispatcher: agent,
+    headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headersTimeout: 120_000,
+    bodyTimeout: 120_000,
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Scenario 1 bodies: half reuse one of 50 pending dedupe keys (same content), half are new. */
+export function submitBodyFactory() {
+  let n = 0;
+  return () => {
+    n++;
+    const pool = n % 2 === 0;
+    const slot = (n / 2) % 50;
+    const key = pool ? `pool-${slot}` : `uniq-${n}-${randomUUID()}`;
+    return {
+      title: pool ? `Deploy service ${slot}` : `Run migration ${n}`,
+      summary: 'Benchmark request',
+      kind: 'command',
+      risk: 'low',
+      dedupe_key: key,
+      source: { agent: 'bench', session: 'bench-session' },
+      previews: [{ type: 'command', command: { shell: 'echo hello' } }],
+    };
+  };
+}
+
+/** autocannon at `connections` with a fresh body per request. */
+export function submitLoad({ url, path = '/v1/requests', headers = {}, duration, connections = 100, makeBody }) {
+  return new Promise((resolve, reject) => {
+    const inst = autocannon(
+      {
+        url,
+        connections,
+        duration,
+        pipelining: 1,
+        warmup: { connections, duration: 2 },
+        requests: [
+          {
+            method: 'POST',
+            path,
+            headers: { 'content-type': 'application/json', ...headers },
+            setupRequest: (req) => ({ ...req, body: JSON.stringify(makeBody()) }),
+          },
+        ],
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+    autocannon.track(inst, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
+  });
+}
+
+export function cannonFigures(r) {
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total };
+}
+
+async function openSockets(wsUrl, count, headers, onMessage) {
+  const sockets = [];
+  const batch = 100;
+  for (let i = 0; i < count; i += batch) {
+    await Promise.all(
+      Array.from({ length: Math.min(batch, count - i) }, () =>
+        new Promise((resolve, reject) => {
+          const ws = new WebSocket(wsUrl, { headers, perMessageDeflate: false });
+          ws.on('open', () => resolve());
+          ws.on('error', reject);
+          ws.on('message', (data) => onMessage(data.toString()));
+          sockets.push(ws);
+        }),
+      ),
+    );
+  }
+  return sockets;
+}
+
+// The id of the request in an event message, without parsing 1,000 copies of the JSON.
+function messageRequestId(text) {
+  const at = text.indexOf('"request":{"id":"');
+  return at < 0 ? null : text.slice(at + 17, text.indexOf('"', at + 17));
+}
+
+async function inBatches(items, size, fn) {
+  const out = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
+}
+
+/**
+ * Scenario 2: `pending` requests, `subscribers` event sockets, `waiters` long-polls and
+ * (optionally) a loopback webhook receiver; decide them all at `rate` per second and measure
+ * decision sent → WS message / long-poll return / webhook received.
+ */
+export async function decideLatency({ url, wsPath, headers = {}, pending = 1000, subscribers = 1000, waiters = 0, rate = 50, webhook = false, makeBody }) {
+  let receiver = null;
+  const hookSamples = [];
+  const sentAt = new Map();
+  if (webhook) {
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const t = performance.now();
+        try {
+          const id = JSON.parse(body).data.request.id;
+          if (sentAt.has(id)) hookSamples.push(t - sentAt.get(id));
+        } catch {}
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+  }
+  const callback = receiver ? `http://127.0.0.1:${receiver.address().port}/hook` : undefined;
+  const created = await inBatches(Array.from({ length: pending }, (_, i) => i), 50, async (i) => {
+    const body = { ...makeBody(i), ...(callback ? { callback_url: callback } : {}) };
+    const r = await http(url + '/v1/requests', 'POST', body, headers);
+    if (r.status !== 201) throw new Error(`create failed: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  });
+
+  const wsSamples = [];
+  let received = 0;
+  const sockets = await openSockets(url.replace(/^http/, 'ws') + wsPath, subscribers, headers, (text) => {
+    const t = performance.now();
+    if (!text.includes('"request.decided"')) return;
+    const id = messageRequestId(text);
+    const t0 = sentAt.get(id);
+    if (t0 !== undefined) {
+      wsSamples.push(t - t0);
+      received++;
+    }
+  });
+
+  const pollSamples = [];
+  const polls = created.slice(0, waiters).map(async (r) => {
+    const res = await http(`${url}/v1/requests/${r.id}/wait?timeout=60s`, 'GET', undefined, headers);
+    const t = performance.now();
+    if (res.body?.status !== 'pending' && sentAt.has(r.id)) pollSamples.push(t - sentAt.get(r.id));
+  });
+  await new Promise((r) => setTimeout(r, 500)); // let the long-polls register
+
+  let conflicts = 0;
+  const interval = 1000 / rate;
+  const start = performance.now();
+  const decisions = [];
+  for (let i = 0; i < created.length; i++) {
+    const wait = start + i * interval - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const r = created[i];
+    sentAt.set(r.id, performance.now());
+    decisions.push(
+      http(`${url}/v1/requests/${r.id}/decision`, 'POST', { option: 'approve', content_hash: r.content_hash }, headers).then((res) => {
+        if (res.status !== 200) conflicts++;
+      }),
+    );
+  }
+  await Promise.all(decisions);
+  const deadline = performance.now() + 30_000;
+  while ((received < created.length * subscribers || (webhook && hookSamples.length < created.length)) && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await Promise.all(polls);
+  for (const ws of sockets) ws.terminate();
+  receiver?.close();
+  return {
+    ws: summarize(wsSamples),
+    wsExpected: created.length * subscribers,
+    poll: summarize(pollSamples),
+    pollExpected: waiters,
+    hook: summarize(hookSamples),
+    hookExpected: webhook ? created.length : 0,
+    failedDecisions: conflicts,
+  };
+}
+
+/**
+ * Scenario 3 (+5): seeds `due` requests that come due while the daemon is down and `spread`
+ * pending requests expiring over `spreadMs`, restarts the daemon, then measures expiry lag on
+ * /v1/events under light traffic. `restart()` stops and starts the daemon and returns its url.
+ */
+export async function expiryLag({ url, headers, due = 1000, spread = 10_000, spreadMs = 60_000, minMs = 30_000, restart, subscribers = 1000, eld, rssOf }) {
+  const body = (i, timeout) => ({ title: `Expiring ${i}`, kind: 'command', timeout, on_timeout: i % 2 ? 'deny' : 'expire', source: { agent: 'bench' } });
+  const seedStart = Date.now();
+  await inBatches(Array.from({ length: due }, (_, i) => i), 50, (i) => http(url + '/v1/requests', 'POST', body(i, '3s'), headers));
+  const seeded = await inBatches(Array.from({ length: spread }, (_, i) => i), 50, async (i) => {
+    const ms = minMs + Math.floor((i / spread) * spreadMs);
+    const r = await http(url + '/v1/requests', 'POST', body(i, `${ms}ms`), headers);
+    return r.body;
+  });
+  const seedMs = Date.now() - seedStart;
+  // Down long enough for the first `due` requests to come due while nothing runs.
+  const next = await restart(4000);
+  const startedAt = Date.now();
+  const { url: url2, pid } = next;
+
+  const expiredAt = new Map();
+  let dupes = 0;
+  const sockets = await openSockets(url2.replace(/^http/, 'ws') + '/v1/events', subscribers, headers, () => {});
+  // One dedicated subscriber parses messages for the lag figures.
+  const lagSamples = [];
+  const [probe] = await openSockets(url2.replace(/^http/, 'ws') + '/v1/events', 1, headers, (text) => {
+    const t = Date.now();
+    if (!text.includes('"request.expired"')) return;
+    const m = JSON.parse(text);
+    if (expiredAt.has(m.request.id)) dupes++;
+    expiredAt.set(m.request.id, t);
+    lagSamples.push(t - m.request.expires_at);
+  });
+  const rssBytes = rssOf(pid);
+  await eld.reset(pid);
+
+  // Light traffic while the expiries run: 10 creates and 10 decisions per second.
+  let traffic = true;
+  const trafficLoop = (async () => {
+    while (traffic) {
+      const r = await http(url2 + '/v1/requests', 'POST', { title: 'Light traffic', source: { agent: 'bench' } }, headers);
+      await http(`${url2}/v1/requests/${r.body.id}/decision`, 'POST', { option: 'approve', content_hash: r.body.content_hash }, headers);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  })();
+
+  const lastDeadline = Math.max(...seeded.map((r) => r.expires_at));
+  while (Date.now() < lastDeadline + 3000 && expiredAt.size < spread) await new Promise((r) => setTimeout(r, 250));
+  traffic = false;
+  await trafficLoop;
+  const loop = await eld.read(pid);
+  for (const ws of [...sockets, probe]) ws.terminate();
+  return { seedMs, startedAt, lag: summarize(lagSamples), expiredOnStream: expiredAt.size, dupes, rssBytes, loop, url: url2 };
+}
+
+/** Scenario 4: one unique native frame per request, from the format's e2e fixture. */
+export function nativeFrameFactory(fixturePath) {
+  const fx = JSON.parse(readFileSync(fixturePath, 'utf8'));
+  const key = String(fx.expect.native_key);
+  const id = key.slice(key.lastIndexOf(':') + 1);
+  const text = JSON.stringify(fx.frame);
+  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+  let n = 0;
+  return {
+    query: new URLSearchParams(fx.query ?? {}).toString(),
+    make: () => JSON.parse(text.split(id).join(isUuid ? randomUUID() : `${id}-${++n}-${randomUUID().slice(0, 8)}`)),
+  };
+}
