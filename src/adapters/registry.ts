@@ -1,5 +1,9 @@
 import type { WireAdapter } from './adapter.js';
 import { handupAdapter } from './handup.js';
+import { askAdapter } from './ask.js';
+import { paperclipAdapter } from './paperclip.js';
+import { rollAdapter } from './roll.js';
+import { alpAdapter } from './alp.js';
 
 /**
  * Every wire format countersign speaks, listed explicitly (one line per format). The contract
@@ -7,6 +11,10 @@ import { handupAdapter } from './handup.js';
  */
 export const adapters: readonly WireAdapter<any, any, any>[] = [
   handupAdapter,
+  askAdapter,
+  paperclipAdapter,
+  rollAdapter,
+  alpAdapter,
 ];
 
 const byFormat = new Map<string, WireAdapter<any, any, any>>();

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
+import type { Principal } from '../auth/principal.js';
+import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { AppError, validationError } from '../errors.js';
+import { draftFromBody } from '../requests/request-draft.js';
+import type { StoredRequest } from '../requests/request-repository.js';
+import { CreateRequestSchema, type CreateRequestBody } from '../requests/request-schema.js';
+import type { RequestService } from '../requests/request-service.js';
+import { UPSTREAM_ACTOR, upstreamDecision } from './upstream-decision.js';
+
+export interface SubmitOptions {
+  principal: Principal;
+  /** Query values applied over the normalised request (`timeout`, `on_timeout`, `callback_url`). */
+  overrides: Partial<Pick<CreateRequestBody, 'timeout' | 'on_timeout' | 'callback_url'>>;
+  /** Per-format context, handed to the adapter as `FrameContext.query`. */
+  context: Readonly<Record<string, string>>;
+  /** Runs once the frame is known to be a well-formed request, just before it is stored (e.g. a rate limit). */
+  admit?: () => void;
+}
+
+export type FollowUpResult = { ignored: true } | { ignored: false; stored: StoredRequest };
+
+export interface NativeIntakeDeps {
+  requests: RequestService;
+  config: Readonly<Config>;
+  clock: Clock;
+}
+
+/**
+ * Native frames in, handup records out: the one path every native request and follow-up frame
+ * takes, whether it came over HTTP or a bridge WebSocket (formats.md §1).
+ */
+export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps) {
+  const formatDefaults = config.formats as Readonly<Record<string, { default_timeout: string } | undefined>>;
+
+  return {
+    /**
+     * Parses and normalises a request frame, holds it to handup's limits (refusing, never
+     * truncating), and creates the record, or finds the one this submitter's earlier frame
+     * with the same native key created (`created: false`).
+     */
+    submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit }: SubmitOptions): { stored: StoredRequest; created: boolean } {
+      const parsed = adapter.frameSchema.safeParse(frame);
+      if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
+      const normalized = normalizeFrame(adapter, parsed.data, context);
+      const key = normalized.nativeKey;
+      // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
+      if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);
+
+      // The record's dedupe_key holds the native key (formats.md §1), so its limit is checked too.
+      const checked = CreateRequestSchema.safeParse({ ...normalized.request, dedupe_key: key });
+      if (!checked.success) {
+        const err = validationError('invalid_frame', checked.error.issues);
+        throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);
+      }
+      const body: CreateRequestBody = { ...checked.data, ...overrides };
+      if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
+      const draft = draftFromBody(body, {
+        defaultTimeout: formatDefaults[adapter.format]?.default_timeout ?? config.requests.default_timeout,
+        integration: principal.kind === 'submit' ? principal.name : null,
+      });
+      admit?.();
+      const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
+      return requests.create(draft, { principal, format: adapter.format, native });
+    },
+
+    /** What a follow-up frame asks (parsed by the adapter's follow-up schema); nothing is changed yet. */
+    readFollowUp(adapter: WireAdapter, frame: unknown, context: Readonly<Record<string, string>>): FollowUp {
+      if (!adapter.followUpSchema || !adapter.followUp) {
+        throw new AppError('unsupported_frame', `the ${adapter.format} format has no follow-up frames`);
+      }
+      const parsed = adapter.followUpSchema.safeParse(frame);
+      if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
+      return adapter.followUp(parsed.data, { query: context });
+    },
+
+    /**
+     * Applies what a follow-up frame asks to this submitter's request with that native key.
+     * A request that already ended is left as it is (a follow-up never overwrites a terminal state).
+     */
+    applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): FollowUpResult {
+      if (asked.kind === 'ignored') return { ignored: true };
+      const stored = requests.findByNativeKey(adapter.format, principal, asked.nativeKey);
+      if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
+      if (stored.record.status !== 'pending') return { ignored: true };
+      const details: Record<string, unknown> = { format: adapter.format };
+      if (asked.option !== undefined) details.option = asked.option;
+      if (asked.feedback) details.feedback = asked.feedback;
+      const result = requests.resolveUpstream(stored.record.id, {
+        status: asked.status,
+        decision: upstreamDecision(stored.record, asked, clock.now()),
+        actor: UPSTREAM_ACTOR,
+        details,
+      });
+      return result.changed ? { ignored: false, stored: result.stored } : { ignored: true };
+    },
+  };
+}
+
+export type NativeIntake = ReturnType<typeof createNativeIntake>;
+
+/** Adapters may validate parts of a frame with zod themselves; such a failure is the frame's fault. */
+function normalizeFrame(adapter: WireAdapter, frame: unknown, context: Readonly<Record<string, string>>) {
+  try {
+    return adapter.normalize(frame, { query: context });
+  } catch (err) {
+    if (err instanceof z.ZodError) throw validationError('invalid_frame', err.issues);
+    throw err;
+  }
+}

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ReplyEnv } from '../adapters/adapter.js';
+import type { CounterRepository } from '../db/counter-repository.js';
+import { newId } from '../ids.js';
+import type { RequestRepository } from '../requests/request-repository.js';
+import type { TerminalHook } from '../requests/request-service.js';
+import { HANDUP_FORMAT, type FormatCatalog } from './format-catalog.js';
+import { UPSTREAM_ACTOR } from './upstream-decision.js';
+
+/** The persistent counter behind `ReplyEnv.rpcId()` (JSON-RPC ids of Ask and ALP replies). */
+export const RPC_ID_COUNTER = 'native_rpc_id';
+/** Audit actor of the rows this hook writes. */
+export const REPLY_ACTOR = 'countersign';
+
+export interface NativeReplyHookDeps {
+  formats: Pick<FormatCatalog, 'get'>;
+  repo: Pick<RequestRepository, 'appendAudit'>;
+  counters: CounterRepository;
+  log: Logger;
+}
+
+/**
+ * Renders the native reply of a native-format request once, inside its terminal transaction,
+ * and leaves it on `stored.nativeReply` for the service to persist (and later hooks to read).
+ *
+ * - A request resolved by a follow-up frame gets no reply: the upstream resolved it already,
+ *   and answering would resolve it a second time.
+ * - Feedback the rendered reply does not carry is written to the audit log
+ *   (`reply.feedback_not_sent`), never silently dropped (formats.md §1).
+ * - An adapter that throws must not block the transition (an expiry sweep would retry the
+ *   same request forever): the request ends with no reply and a `reply.render_failed` row.
+ */
+export function createNativeReplyHook({ formats, repo, counters, log }: NativeReplyHookDeps): TerminalHook {
+  return ({ stored, at, actor }) => {
+    if (stored.format === HANDUP_FORMAT || actor === UPSTREAM_ACTOR) return;
+    const { id } = stored.record;
+    const adapter = formats.get(stored.format);
+    if (!adapter) {
+      repo.appendAudit(id, 'reply.render_failed', REPLY_ACTOR, at, { format: stored.format, error: 'no adapter serves this format' });
+      return;
+    }
+    const env: ReplyEnv = {
+      now: at,
+      uuid: () => randomUUID(),
+      ulid: () => newId(at),
+      rpcId: () => counters.next(RPC_ID_COUNTER),
+    };
+    let reply: unknown;
+    try {
+      reply = adapter.renderReply(stored.record, stored.nativeContext, env) ?? null;
+    } catch (err) {
+      log.error({ err, id, format: stored.format }, 'rendering the native reply failed');
+      repo.appendAudit(id, 'reply.render_failed', REPLY_ACTOR, at, { format: stored.format, error: String((err as Error)?.message ?? err) });
+      return;
+    }
+    stored.nativeReply = reply;
+    const feedback = stored.record.decision?.feedback?.trim();
+    if (feedback && !carriesText(reply, feedback)) {
+      repo.appendAudit(id, 'reply.feedback_not_sent', REPLY_ACTOR, at, { format: stored.format, feedback: stored.record.decision!.feedback });
+    }
+  };
+}
+
+/** Whether some string inside `value` contains `text` (feedback may be quoted or prefixed). */
+function carriesText(value: unknown, text: string): boolean {
+  if (typeof value === 'string') return value.includes(text);
+  if (Array.isArray(value)) return value.some((v) => carriesText(v, text));
+  if (value !== null && typeof value === 'object') return Object.values(value).some((v) => carriesText(v, text));
+  return false;
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { parseDuration } from '../durations.js';
+import { validationError } from '../errors.js';
+import { OnTimeoutSchema, type OnTimeout } from '../requests/request-schema.js';
+import { WAIT_MAX_MS } from './routes/request-routes.js';
+import { durationParam } from './schemas.js';
+
+/**
+ * The query of a native-format submission (formats.md §1): the handup fields a native frame
+ * cannot carry (`timeout`, `on_timeout`, `callback_url`), `wait` for the HTTP long-poll, and
+ * every other key as per-format context for the adapter (e.g. Ask's `session`).
+ */
+const FormatQuerySchema = z
+  .object({
+    timeout: z
+      .string()
+      .refine((s) => s === 'none' || parseDuration(s).ok, {
+        message: 'must be a positive duration with a unit (500ms, 30s, 10m, 2h, 1d, 1w) of at most one year, or "none"',
+      })
+      .optional(),
+    on_timeout: OnTimeoutSchema.optional(),
+    callback_url: z.string().min(1).max(2048).optional(),
+    wait: durationParam.optional(),
+  })
+  .catchall(z.string().max(1024, 'must be at most 1024 characters'));
+
+export interface FormatQuery {
+  /** Applied over the normalised request; absent keys leave the frame's own values. */
+  overrides: { timeout?: string; on_timeout?: OnTimeout; callback_url?: string };
+  /** Long-poll budget in ms (capped at 60 s), or null for an immediate answer. */
+  waitMs: number | null;
+  /** Per-format context: `FrameContext.query` of the adapter. */
+  context: Record<string, string>;
+}
+
+/**
+ * Where the query arrived: a POST of a request frame takes everything; a bridge socket has no
+ * `wait` (replies are pushed); a follow-up frame creates nothing, so only context applies.
+ */
+export type FormatQueryUse = 'request' | 'socket' | 'follow-up';
+
+const NOT_USED: Record<FormatQueryUse, Record<string, string>> = {
+  request: {},
+  socket: { wait: 'is not used on the WebSocket: replies are pushed on the socket' },
+  'follow-up': {
+    wait: 'is not used for follow-up frames',
+    timeout: 'is not used for follow-up frames',
+    on_timeout: 'is not used for follow-up frames',
+    callback_url: 'is not used for follow-up frames',
+  },
+};
+
+/** Parses the query; 400 `invalid_query` naming the key. */
+export function parseFormatQuery(raw: unknown, use: FormatQueryUse): FormatQuery {
+  const parsed = FormatQuerySchema.safeParse(raw ?? {});
+  if (!parsed.success) throw validationError('invalid_query', parsed.error.issues, 'query');
+  const refused = Object.keys(NOT_USED[use]).filter((k) => parsed.data[k] !== undefined);
+  if (refused.length) {
+    throw validationError('invalid_query', refused.map((k) => ({ path: [k], message: NOT_USED[use][k]! })), 'query');
+  }
+  const { timeout, on_timeout, callback_url, wait, ...context } = parsed.data;
+  const overrides: FormatQuery['overrides'] = {};
+  if (timeout !== undefined) overrides.timeout = timeout;
+  if (on_timeout !== undefined) overrides.on_timeout = on_timeout;
+  if (callback_url !== undefined) overrides.callback_url = callback_url;
+  return { overrides, waitMs: wait === undefined ? null : waitBudget(wait), context: context as Record<string, string> };
+}
+
+/** `?wait=` of the reply long-poll: absent answers at once; longer than 60 s is capped. */
+export const ReplyQuery = z.strictObject({ wait: durationParam.optional() });
+
+export function waitBudget(wait: string): number {
+  const r = parseDuration(wait);
+  return r.ok ? Math.min(r.ms, WAIT_MAX_MS) : 0;
+}

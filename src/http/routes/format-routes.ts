@@ -1,0 +1,123 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Principal } from '../../auth/principal.js';
+import type { Deps } from '../../deps.js';
+import { durationMs } from '../../durations.js';
+import { AppError } from '../../errors.js';
+import type { StoredRequest } from '../../requests/request-repository.js';
+import { attachBridgeSocket } from '../../ws/bridge-socket.js';
+import { parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
+import { rateLimitCreates } from '../rate-limit-hook.js';
+import { ErrorDoc, RequestDoc } from '../schemas.js';
+
+const FormatParams = z.strictObject({ format: z.string() });
+const FormatIdParams = z.strictObject({ format: z.string(), id: z.string().min(1).max(64) });
+
+const WithReplyDoc = z.object({ request: RequestDoc, reply: z.unknown().describe('the native reply, or null while pending or where the protocol has none') });
+const IgnoredDoc = z.object({ ignored: z.literal(true) });
+
+/** The `{request, reply}` answer of the native-format endpoints. */
+function withReply(stored: StoredRequest) {
+  return { request: stored.record, reply: stored.nativeReply ?? null };
+}
+
+/**
+ * The native-format endpoints (formats.md §1): agents and bridges send frames in their own
+ * protocol and read back the native reply. The frame's shape depends on `{format}`, so bodies
+ * are parsed by the adapter in the handler rather than by a route schema.
+ */
+export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { formats, nativeIntake, requests, waiters, config } = deps;
+
+  /** The submitter's own request of this format; anything else is indistinguishable from missing. */
+  function ownOfFormat(id: string, format: string, principal: Principal): StoredRequest {
+    const stored = requests.get(id, principal);
+    if (stored.format !== format) throw new AppError('not_found', `request ${id} not found`);
+    return stored;
+  }
+
+  /** Long-polls until the request leaves pending or `ms` passes, then reads it back with its reply. */
+  async function settle(id: string, ms: number, principal: Principal): Promise<StoredRequest> {
+    await waiters.wait(id, ms, () => requests.get(id, principal).record);
+    return requests.get(id, principal);
+  }
+
+  r.post('/v1/formats/:format/requests', {
+    config: { auth: 'submit', validationCode: 'invalid_frame' },
+    preValidation: rateLimitCreates(deps.rateLimiter, config.requests.max_per_minute),
+    schema: {
+      summary: 'Submit one native frame; 200 with the same record when its native key was seen before',
+      description: 'Query: timeout, on_timeout, callback_url, wait (long-poll, max 60s) and per-format context keys (e.g. session for Ask).',
+      params: FormatParams,
+      response: { 200: WithReplyDoc, 201: WithReplyDoc, 400: ErrorDoc, 404: ErrorDoc, 422: ErrorDoc, 429: ErrorDoc },
+    },
+  }, async (request, reply) => {
+    const adapter = formats.native(request.params.format);
+    const query = parseFormatQuery(request.query, 'request');
+    const principal = request.principal;
+    const { stored, created } = nativeIntake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
+    const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
+    return reply.code(created ? 201 : 200).send(withReply(answer));
+  });
+
+  r.get('/v1/formats/:format/requests/:id/reply', {
+    config: { auth: 'submit', validationCode: 'invalid_query' },
+    schema: {
+      summary: 'The request and its native reply (null while pending); ?wait=25s long-polls (max 60s)',
+      params: FormatIdParams,
+      querystring: ReplyQuery,
+      response: { 200: WithReplyDoc, 404: ErrorDoc },
+    },
+  }, async (request) => {
+    const { format, id } = request.params;
+    const adapter = formats.native(format);
+    const stored = ownOfFormat(id, adapter.format, request.principal);
+    const { wait } = request.query;
+    if (wait === undefined || stored.record.status !== 'pending') return withReply(stored);
+    return withReply(await settle(id, waitBudget(wait), request.principal));
+  });
+
+  r.post('/v1/formats/:format/events', {
+    config: { auth: 'submit', validationCode: 'invalid_frame' },
+    schema: {
+      summary: 'Apply a native follow-up frame (resolved elsewhere, cancelled, expired)',
+      params: FormatParams,
+      response: { 200: z.object({ request: RequestDoc }), 202: IgnoredDoc, 400: ErrorDoc, 404: ErrorDoc },
+    },
+  }, async (request, reply) => {
+    const adapter = formats.native(request.params.format);
+    const query = parseFormatQuery(request.query, 'follow-up');
+    const asked = nativeIntake.readFollowUp(adapter, request.body, query.context);
+    const result = nativeIntake.applyFollowUp(adapter, asked, request.principal);
+    if (result.ignored) return reply.code(202).send({ ignored: true });
+    return reply.code(200).send({ request: result.stored.record });
+  });
+
+  r.get('/v1/formats/:format/ws', {
+    websocket: true,
+    config: { auth: 'submit', validationCode: 'invalid_query' },
+    // Runs before the upgrade, so an unknown format or a bad query is a plain HTTP error.
+    preValidation: async (request) => {
+      const { format } = request.params as { format: string };
+      formats.native(format);
+      parseFormatQuery(request.query, 'socket');
+    },
+    schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
+  }, (socket, request) => {
+    attachBridgeSocket(socket, {
+      adapter: formats.native(request.params.format),
+      principal: request.principal,
+      query: parseFormatQuery(request.query, 'socket'),
+      intake: nativeIntake,
+      requests,
+      events: deps.events,
+      rateLimiter: deps.rateLimiter,
+      maxPerMinute: config.requests.max_per_minute,
+      log: deps.log.child({ module: 'bridge', format: request.params.format }),
+      pingIntervalMs: durationMs(config.events.ping_interval),
+      maxBufferedBytes: config.events.max_buffered_bytes,
+    });
+  });
+}

@@ -1,0 +1,154 @@
+import type { Logger } from 'pino';
+import type WebSocket from 'ws';
+import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
+import type { Principal } from '../auth/principal.js';
+import type { RateLimiter } from '../auth/rate-limiter.js';
+import { AppError, toErrorBody } from '../errors.js';
+import type { NativeIntake } from '../formats/native-intake.js';
+import type { FormatQuery } from '../http/format-query.js';
+import type { RequestEvents } from '../requests/request-events.js';
+import type { StoredRequest } from '../requests/request-repository.js';
+import type { RequestService } from '../requests/request-service.js';
+
+export interface BridgeSocketOptions {
+  adapter: WireAdapter;
+  principal: Principal;
+  /** The upgrade request's query: overrides and context for every frame on this socket. */
+  query: FormatQuery;
+  intake: NativeIntake;
+  requests: RequestService;
+  events: RequestEvents;
+  rateLimiter: RateLimiter;
+  maxPerMinute: number;
+  log: Logger;
+  pingIntervalMs: number;
+  /** A bridge whose unsent data passes this many bytes is cut (it replays its frames to resync). */
+  maxBufferedBytes: number;
+}
+
+/**
+ * One bridge connection on `/v1/formats/{format}/ws` (formats.md §1). Each message is one
+ * native frame: a follow-up when the adapter's follow-up schema takes it and it resolves
+ * something, else a request. Frames that change nothing and ask nothing get no answer.
+ * A request is answered with `countersign.accepted`; when it ends, its native reply is sent
+ * verbatim on this socket (at once for a replayed frame whose request already ended).
+ * Requests that end without a reply (none in the protocol, or resolved upstream) send nothing.
+ * Bad frames get `countersign.error` and the socket stays open. Messages are handled one at a
+ * time, in order, synchronously.
+ */
+export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
+  const { adapter, principal, intake } = o;
+  /** Requests sent on this socket that are still pending: their replies belong here. */
+  const watching = new Set<string>();
+  let missedPongs = 0;
+
+  function send(message: unknown) {
+    if (socket.readyState !== socket.OPEN) return;
+    const text = JSON.stringify(message);
+    if (socket.bufferedAmount + Buffer.byteLength(text) > o.maxBufferedBytes) {
+      o.log.warn({ format: adapter.format, buffered: socket.bufferedAmount }, 'bridge socket too slow; disconnecting');
+      socket.terminate();
+      return;
+    }
+    socket.send(text);
+  }
+
+  function sendReply(stored: StoredRequest) {
+    if (stored.nativeReply !== null && stored.nativeReply !== undefined) send(stored.nativeReply);
+  }
+
+  const unsubscribe = o.events.on((e) => {
+    if (e.type === 'request.created' || !watching.has(e.request.id)) return;
+    watching.delete(e.request.id);
+    // The event carries the record only; the reply was stored in the same transaction.
+    try {
+      sendReply(o.requests.get(e.request.id, principal));
+    } catch (err) {
+      o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge');
+    }
+  });
+
+  function handle(raw: string) {
+    let frame: unknown;
+    try {
+      frame = JSON.parse(raw);
+    } catch {
+      throw new AppError('invalid_frame', 'the message is not valid JSON: send one JSON object per message');
+    }
+    const asked = readFollowUp(frame);
+    if (asked?.kind === 'resolve') {
+      intake.applyFollowUp(adapter, asked, principal);
+      return;
+    }
+    if (asked?.kind === 'ignored') {
+      if (!adapter.frameSchema.safeParse(frame).success) return;
+      // Both schemas take it: a request frame, unless it asks nothing of a human either.
+      try {
+        submit(frame);
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'unsupported_frame')) throw err;
+      }
+      return;
+    }
+    submit(frame);
+  }
+
+  /**
+   * The follow-up schema is tried first (formats.md §1); null when it does not take the frame.
+   * Schemas may overlap (a protocol's event stream carries both kinds), so an adapter error on
+   * a frame the request schema also takes defers to the request path.
+   */
+  function readFollowUp(frame: unknown): FollowUp | null {
+    if (!adapter.followUpSchema?.safeParse(frame).success) return null;
+    try {
+      return intake.readFollowUp(adapter, frame, o.query.context);
+    } catch (err) {
+      if (adapter.frameSchema.safeParse(frame).success) return null;
+      throw err;
+    }
+  }
+
+  // Counted once a frame is known to be a request, so event noise a bridge forwards costs nothing.
+  function takeRate() {
+    if (principal.kind === 'submit' && !o.rateLimiter.take(principal.tokenId)) {
+      throw new AppError(
+        'rate_limited',
+        `rate limited: token "${principal.name}" created more than ${o.maxPerMinute} requests in the last minute (requests.max_per_minute)`,
+      );
+    }
+  }
+
+  function submit(frame: unknown) {
+    const { stored } = intake.submit(adapter, frame, { principal, overrides: o.query.overrides, context: o.query.context, admit: takeRate });
+    send({ type: 'countersign.accepted', id: stored.record.id });
+    if (stored.record.status === 'pending') watching.add(stored.record.id);
+    else sendReply(stored);
+  }
+
+  socket.on('message', (data: WebSocket.RawData) => {
+    const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    try {
+      handle(raw.toString('utf8'));
+    } catch (err) {
+      if (!(err instanceof AppError)) o.log.error({ err, format: adapter.format }, 'bridge frame failed');
+      const appError = err instanceof AppError ? err : new AppError('internal_error', 'internal error');
+      send({ type: 'countersign.error', ...toErrorBody(appError) });
+    }
+  });
+
+  const pinger = setInterval(() => {
+    if (missedPongs >= 2) {
+      socket.terminate();
+      return;
+    }
+    missedPongs++;
+    socket.ping();
+  }, o.pingIntervalMs);
+  pinger.unref();
+  socket.on('pong', () => (missedPongs = 0));
+  socket.on('close', () => {
+    clearInterval(pinger);
+    unsubscribe();
+    watching.clear();
+  });
+}

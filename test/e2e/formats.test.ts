@@ -1,0 +1,499 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { adapters } from '../../src/adapters/registry.js';
+import { loadConfig } from '../../src/config.js';
+import { durationMs } from '../../src/durations.js';
+import { createFakeClock } from '../helpers/fake-clock.js';
+import { expectValidRequest } from '../helpers/handup-schema.js';
+import { createRequest, decide, expectError, requestCount, show } from '../helpers/request-api.js';
+import { TEST_FORMAT, testAdapter, testFixtures } from '../helpers/test-adapter.js';
+import { startTestServer, type ApiClient, type TestServer } from '../helpers/test-server.js';
+import { connectWs, type WsClient } from '../helpers/ws-client.js';
+
+/**
+ * The native-format endpoints over a real port (formats.md §1): every registered native format
+ * runs its `e2e-request.json` / `e2e-cancel.json` fixtures through HTTP, the bridge WebSocket and
+ * the reviewers' stream; the error paths run once against a test-only format.
+ */
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
+const ALL_ADAPTERS = [...adapters, testAdapter];
+const DEFAULTS = loadConfig({ env: {} });
+
+// The contract test's fixed ReplyEnv (test/fixtures/README.md): values a live daemon makes afresh.
+const FIXED_NOW = 1767225600000;
+const FIXED_REQUEST_ID = '01KDXB5M00000000000000REQ0';
+const FIXED_UUID = /^00000000-0000-4000-8000-[0-9a-f]{12}$/;
+const FIXED_ULID = /^01KDXB5M\d{18}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+type Fixtures = { request: any; cancel: any };
+
+function loadE2EFixtures(format: string): Fixtures | undefined {
+  const file = (name: string) => join(FIXTURES, format, name);
+  if (!existsSync(file('e2e-request.json')) || !existsSync(file('e2e-cancel.json'))) return undefined;
+  const read = (name: string) => JSON.parse(readFileSync(file(name), 'utf8'));
+  return { request: read('e2e-request.json'), cancel: read('e2e-cancel.json') };
+}
+
+const cases: Array<{ format: string; fixtures: Fixtures | undefined }> = [
+  ...adapters.filter((a) => a.format !== 'handup').map((a) => ({ format: a.format, fixtures: loadE2EFixtures(a.format) })),
+  { format: TEST_FORMAT, fixtures: { request: testFixtures['e2e-request.json'], cancel: testFixtures['e2e-cancel.json'] } },
+];
+
+const qs = (query: Record<string, string> | undefined, extra: Record<string, string> = {}) => {
+  const s = new URLSearchParams({ ...(query ?? {}), ...extra }).toString();
+  return s ? `?${s}` : '';
+};
+
+/**
+ * The live reply equals the fixture's golden reply except for what the daemon makes afresh:
+ * UUIDs, ULIDs and times of the fixed ReplyEnv match any value of that kind; the fixed request
+ * id is this request's id. (JSON-RPC ids match exactly: each case runs on a fresh database.)
+ */
+function expectReplyLike(actual: unknown, golden: unknown, requestId: string, path = 'reply', fresh = new Map<string, unknown>()): void {
+  if (typeof golden === 'string') {
+    if (golden === FIXED_REQUEST_ID) return void expect(actual, path).toBe(requestId);
+    if (FIXED_UUID.test(golden) || FIXED_ULID.test(golden)) {
+      expect(actual, path).toMatch(FIXED_UUID.test(golden) ? UUID : ULID);
+      // One fresh value repeated in the golden reply is one value in the live reply too.
+      if (fresh.has(golden)) expect(actual, `${path} (same value as before)`).toBe(fresh.get(golden));
+      fresh.set(golden, actual);
+      return;
+    }
+    if (golden === new Date(FIXED_NOW).toISOString()) {
+      expect(typeof actual, path).toBe('string');
+      return void expect(Number.isNaN(Date.parse(actual as string)), path).toBe(false);
+    }
+  }
+  if (golden === FIXED_NOW || golden === FIXED_NOW / 1000) return void expect(typeof actual, path).toBe('number');
+  if (Array.isArray(golden)) {
+    expect(Array.isArray(actual) && actual.length, path).toBe(golden.length);
+    golden.forEach((g, i) => expectReplyLike((actual as unknown[])[i], g, requestId, `${path}[${i}]`, fresh));
+    return;
+  }
+  if (golden !== null && typeof golden === 'object') {
+    expect(actual, path).toBeTypeOf('object');
+    expect(Object.keys(actual as object).sort(), path).toEqual(Object.keys(golden).sort());
+    for (const [k, g] of Object.entries(golden)) expectReplyLike((actual as Record<string, unknown>)[k], g, requestId, `${path}.${k}`, fresh);
+    return;
+  }
+  expect(actual, path).toEqual(golden);
+}
+
+/** POSTs the fixture's decide block (or cancels) as the admin reviewer. */
+async function decideAsReviewer(api: ApiClient, record: { id: string; content_hash: string }, block: Record<string, unknown>) {
+  if (block.cancel) return api.post(`/v1/requests/${record.id}/cancel`);
+  if (block.expire) throw new Error('an e2e-request.json fixture must decide or cancel, not expire');
+  const { option, ...extra } = block;
+  return decide(api, record, option as string, extra);
+}
+
+describe('native formats end to end', () => {
+  let t: TestServer;
+  const sockets: WsClient[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.socket.terminate();
+    await t?.close();
+  });
+
+  async function ws(path: string, token: string | null): Promise<WsClient> {
+    const c = await connectWs(`${t.wsUrl}${path}`, token);
+    sockets.push(c);
+    return c;
+  }
+
+  async function reviewer(): Promise<WsClient> {
+    const c = await ws('/v1/events', t.adminToken);
+    await expect.poll(() => t.server.deps.hub.size()).toBeGreaterThan(0);
+    return c;
+  }
+
+  it('serves every registered native format and has its e2e fixtures', () => {
+    const served = adapters.map((a) => a.format).filter((f) => f !== 'handup');
+    for (const f of served) expect(loadE2EFixtures(f), `test/fixtures/${f}/e2e-request.json and e2e-cancel.json`).toBeDefined();
+    expect(adapters.some((a) => a.format === TEST_FORMAT), 'the test format must not be registered').toBe(false);
+  });
+
+  for (const { format, fixtures } of cases) {
+    describe(format, () => {
+      it.skipIf(!fixtures)('a frame is posted, shown to reviewers, decided, and answered in the native format', async () => {
+        const { request: fx } = fixtures!;
+        t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+        const a = await t.submitClient('bridge-a');
+        const events = await reviewer();
+        const bridge = await ws(`/v1/formats/${format}/ws${qs(fx.query)}`, a.token);
+
+        const created = await a.api.post(`/v1/formats/${format}/requests${qs(fx.query)}`, fx.frame);
+        expect(created.status, created.text).toBe(201);
+        expect(Object.keys(created.body).sort()).toEqual(['reply', 'request']);
+        expect(created.body.reply).toBeNull();
+        const record = created.body.request;
+        expectValidRequest(record);
+        expect(record.status).toBe('pending');
+        expect(record.dedupe_key).toBe(fx.expect.native_key);
+        expect(record.source.integration).toBe('bridge-a');
+        if (fx.expect.request) {
+          // The daemon normalises exactly as the contract test does, plus the token name and the format's default timeout.
+          const { source, timeout, ...rest } = fx.expect.request;
+          for (const [k, v] of Object.entries(rest)) expect(record[k], k).toEqual(v);
+          expect(record.source).toEqual({ ...source, integration: 'bridge-a' });
+          if (timeout === null && fx.query?.timeout === undefined) {
+            const def = (DEFAULTS.formats as Record<string, { default_timeout: string } | undefined>)[format]?.default_timeout ?? 'none';
+            expect(record.timeout).toBe(def === 'none' ? null : def);
+            expect(record.expires_at).toBe(def === 'none' ? null : record.created_at + durationMs(def));
+          }
+        }
+
+        const shown = await events.nextMatching((m) => m.type === 'request.created' && m.request.id === record.id);
+        expect(shown.format).toBe(format);
+        expectValidRequest(shown.request);
+
+        // The bridge sends the same frame: it maps to the same record, and its reply will come here.
+        bridge.send(fx.frame);
+        expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: record.id });
+
+        const decided = await decideAsReviewer(t.api, record, fx.decide);
+        expect(decided.status, decided.text).toBe(200);
+        expect(decided.body.status).toBe(fx.status);
+        expectValidRequest(decided.body);
+        const ended = await events.nextMatching((m) => m.type !== 'request.created' && m.request.id === record.id);
+        expect(ended.format).toBe(format);
+        expectValidRequest(ended.request);
+
+        const answered = await a.api.get(`/v1/formats/${format}/requests/${record.id}/reply?wait=5s`);
+        expect(answered.status, answered.text).toBe(200);
+        expect(answered.body.request).toEqual(decided.body);
+        expectValidRequest(answered.body.request);
+        expectReplyLike(answered.body.reply, fx.reply, record.id);
+        const reply = answered.body.reply;
+        if (reply !== null) expect(await bridge.next()).toEqual(reply);
+
+        const again = await a.api.post(`/v1/formats/${format}/requests${qs(fx.query)}`, fx.frame);
+        expect(again.status, again.text).toBe(200);
+        expect(again.body).toEqual({ request: decided.body, reply });
+
+        // A bridge that re-sends the frame after the request ended gets the stored reply at once.
+        const late = await ws(`/v1/formats/${format}/ws${qs(fx.query)}`, a.token);
+        late.send(fx.frame);
+        expect(await late.next()).toEqual({ type: 'countersign.accepted', id: record.id });
+        if (reply !== null) expect(await late.next()).toEqual(reply);
+
+        // The list filter knows the five spec formats only; the test format is alone in its database.
+        const listed = await t.api.get(format === TEST_FORMAT ? "/v1/requests" : `/v1/requests?format=${format}`);
+        expect(listed.status, listed.text).toBe(200);
+        expect(listed.body.map((r: { id: string }) => r.id)).toEqual([record.id]);
+        for (const r of listed.body) expectValidRequest(r);
+
+        // Native keys and replies belong to the submitter.
+        const b = await t.submitClient('bridge-b');
+        expectError(await b.api.get(`/v1/formats/${format}/requests/${record.id}/reply`), 404, 'not_found');
+      });
+
+      it.skipIf(!fixtures)('a follow-up frame cancels a request made on the bridge socket; repeating it changes nothing', async () => {
+        const { request: fx, cancel } = fixtures!;
+        t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+        const b = await t.submitClient('bridge-b');
+        const bridge = await ws(`/v1/formats/${format}/ws${qs(fx.query)}`, b.token);
+        bridge.send(fx.frame);
+        const accepted = await bridge.next();
+        expect(accepted).toMatchObject({ type: 'countersign.accepted', id: expect.any(String) });
+
+        const res = await b.api.post(`/v1/formats/${format}/events${qs(cancel.query)}`, cancel.frame);
+        expect(res.status, res.text).toBe(200);
+        expect(Object.keys(res.body)).toEqual(['request']);
+        expect(res.body.request).toMatchObject({ id: accepted.id, status: 'cancelled', decision: null });
+        expectValidRequest(res.body.request);
+
+        // Resolved upstream: there is nothing to send back.
+        const reply = await b.api.get(`/v1/formats/${format}/requests/${accepted.id}/reply`);
+        expect(reply.status, reply.text).toBe(200);
+        expect(reply.body).toEqual({ request: res.body.request, reply: null });
+
+        const repeated = await b.api.post(`/v1/formats/${format}/events${qs(cancel.query)}`, cancel.frame);
+        expect(repeated.status, repeated.text).toBe(202);
+        expect(repeated.body).toEqual({ ignored: true });
+        expect(await show(t.api, accepted.id)).toEqual(res.body.request);
+
+        // No reply was pushed for the upstream cancel: the next message is the answer to the next frame.
+        bridge.send(fx.frame);
+        expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: accepted.id });
+      });
+    });
+  }
+});
+
+describe('native-format endpoints: options and error paths', () => {
+  let t: TestServer;
+  const sockets: WsClient[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.socket.terminate();
+    await t?.close();
+  });
+
+  const ask = (id: string, extra: Record<string, unknown> = {}) => ({ type: 'ask', id, tool: 'shell', command: 'make deploy', ...extra });
+  const base = `/v1/formats/${TEST_FORMAT}`;
+
+  async function ws(path: string, token: string | null): Promise<WsClient> {
+    const c = await connectWs(`${t.wsUrl}${path}`, token);
+    sockets.push(c);
+    return c;
+  }
+
+  async function audit(id: string): Promise<Array<{ event: string; actor: string; details?: any }>> {
+    const res = await t.api.get(`/v1/requests/${id}/audit`);
+    expect(res.status, res.text).toBe(200);
+    return res.body;
+  }
+
+  it('refuses unknown formats and handup with 404 unknown_format, storing nothing', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    for (const format of ['nope', 'handup']) {
+      expectError(await t.api.post(`/v1/formats/${format}/requests`, { title: 'x' }), 404, 'unknown_format', format);
+      expectError(await t.api.post(`/v1/formats/${format}/events`, {}), 404, 'unknown_format');
+      expectError(await t.api.get(`/v1/formats/${format}/requests/01KDXB5M00000000000000REQ0/reply`), 404, 'unknown_format');
+      await expect(ws(`/v1/formats/${format}/ws`, t.adminToken)).rejects.toMatchObject({ status: 404 });
+    }
+    expect(await requestCount(t.api)).toBe(0);
+  });
+
+  it('refuses malformed frames with 400 invalid_frame naming the field, storing nothing', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const post = (body: unknown, q = '?session=s-1') => t.api.post(`${base}/requests${q}`, body);
+    expectError(await post({ type: 'ask', tool: 'shell' }), 400, 'invalid_frame', 'id');
+    expectError(await post(ask('a', { colour: 'red' })), 400, 'invalid_frame', 'colour');
+    expectError(await post(ask('a'), ''), 400, 'invalid_frame', 'session');
+    expectError(await t.api.request('POST', `${base}/requests?session=s-1`, undefined, { raw: '{"type":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_frame', 'JSON');
+    // Over handup's limits: refused (saying which), never truncated.
+    const long = await post(ask('a', { tool: 'x'.repeat(600) }));
+    expectError(long, 400, 'invalid_frame', 'title');
+    expect(long.body.error).toContain('512 bytes');
+    expectError(await post(ask('a', { id: 'k'.repeat(600) })), 400, 'invalid_frame', 'dedupe_key');
+    // Well-formed but asking nothing of a human.
+    expectError(await post({ type: 'notice', text: 'build finished' }), 422, 'unsupported_frame');
+    expect(await requestCount(t.api)).toBe(0);
+  });
+
+  it('checks the query: durations, on_timeout, callback_url and repeated keys', async () => {
+    t = await startTestServer({ callbacks: { allowlist: ['hooks.example.com'] } }, { adapters: ALL_ADAPTERS });
+    const post = (q: string) => t.api.post(`${base}/requests?session=s-1&${q}`, ask('a'));
+    expectError(await post('timeout=30'), 400, 'invalid_query', 'query.timeout');
+    expectError(await post('on_timeout=later'), 400, 'invalid_query', 'query.on_timeout');
+    expectError(await post('wait=soon'), 400, 'invalid_query', 'query.wait');
+    expectError(await post('session=s-2'), 400, 'invalid_query', 'query.session');
+    expectError(await post('callback_url=https://evil.example.net/x'), 400, 'callback_not_allowed', 'callback_url');
+    expectError(await t.api.post(`${base}/events?session=s-1&timeout=5m`, { type: 'resolved', id: 'a', outcome: 'allow' }), 400, 'invalid_query', 'query.timeout');
+    await expect(ws(`${base}/ws?wait=5s`, t.adminToken)).rejects.toMatchObject({ status: 400 });
+    expect(await requestCount(t.api)).toBe(0);
+
+    const ok = await post('timeout=10m&on_timeout=approve&callback_url=https://hooks.example.com/cs');
+    expect(ok.status, ok.text).toBe(201);
+    const r = ok.body.request;
+    expectValidRequest(r);
+    expect(r).toMatchObject({ timeout: '10m', on_timeout: 'approve', callback_url: 'https://hooks.example.com/cs' });
+    expect(r.expires_at).toBe(r.created_at + 600_000);
+  });
+
+  it('applies requests.default_timeout to formats without their own, and timeout=none turns expiry off', async () => {
+    t = await startTestServer({ requests: { default_timeout: '1h' } }, { adapters: ALL_ADAPTERS });
+    const def = await t.api.post(`${base}/requests?session=s-1`, ask('a'));
+    expect(def.status, def.text).toBe(201);
+    expect(def.body.request.timeout).toBe('1h');
+    expect(def.body.request.expires_at).toBe(def.body.request.created_at + 3_600_000);
+    const none = await t.api.post(`${base}/requests?session=s-1&timeout=none`, ask('b'));
+    expect(none.status, none.text).toBe(201);
+    expect(none.body.request).toMatchObject({ timeout: null, expires_at: null });
+  });
+
+  it('scopes native keys to the submitter: two tokens sending the same frame get two records', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const a = await t.submitClient('a');
+    const b = await t.submitClient('b');
+    const ra = await a.api.post(`${base}/requests?session=s-1`, ask('same'));
+    const rb = await b.api.post(`${base}/requests?session=s-1`, ask('same'));
+    expect([ra.status, rb.status]).toEqual([201, 201]);
+    expect(ra.body.request.id).not.toBe(rb.body.request.id);
+    expectError(await b.api.get(`${base}/requests/${ra.body.request.id}/reply`), 404, 'not_found');
+    // B's follow-up reaches only B's record.
+    const res = await b.api.post(`${base}/events?session=s-1`, { type: 'resolved', id: 'same', outcome: 'cancelled' });
+    expect(res.body.request.id).toBe(rb.body.request.id);
+    expect((await show(t.api, ra.body.request.id)).status).toBe('pending');
+  });
+
+  it('a request of another format is not found on this format\'s reply route', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const handup = await createRequest(t.api, { title: 'Deploy staging' });
+    expectError(await t.api.get(`${base}/requests/${handup.id}/reply`), 404, 'not_found');
+  });
+
+  it('long-polls with ?wait on the POST and on the reply route until the decision', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const a = await t.submitClient('a');
+    const events = await ws('/v1/events', t.adminToken);
+    await expect.poll(() => t.server.deps.hub.size()).toBe(1);
+
+    const posting = a.api.post(`${base}/requests?session=s-1&wait=30s`, ask('w1'));
+    const shown = await events.nextMatching((m) => m.type === 'request.created');
+    expect((await decide(t.api, shown.request, 'allow')).status).toBe(200);
+    const posted = await posting;
+    expect(posted.status, posted.text).toBe(201);
+    expect(posted.body.request.status).toBe('approved');
+    expect(posted.body.reply).toEqual({ id: 1, method: 'decision', params: { askId: 'w1', decision: 'allow' } });
+
+    const second = await a.api.post(`${base}/requests?session=s-1`, ask('w2'));
+    const waiting = a.api.get(`${base}/requests/${second.body.request.id}/reply?wait=30s`);
+    await expect.poll(() => t.server.deps.waiters.count()).toBe(1);
+    expect((await decide(t.api, second.body.request, 'deny')).status).toBe(200);
+    const replied = await waiting;
+    expect(replied.status, replied.text).toBe(200);
+    expect(replied.body.reply).toEqual({ id: 2, method: 'decision', params: { askId: 'w2', decision: 'deny' } });
+    expectValidRequest(replied.body.request);
+  });
+
+  it('answers bad socket frames with countersign.error and keeps the socket usable', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    expect(await connectWs(`${t.wsUrl}${base}/ws`, null).catch((e) => e.status)).toBe(401);
+    const bridge = await ws(`${base}/ws?session=s-1`, t.adminToken);
+
+    bridge.socket.send('{"type": "ask",');
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining('JSON') });
+    bridge.send({ type: 'ask', tool: 'shell' });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining('id') });
+    bridge.send({ type: 'notice', text: 'hello' });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unsupported_frame' });
+    bridge.send({ type: 'resolved', id: 'never-sent', outcome: 'allow' });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'not_found' });
+    expect(await requestCount(t.api)).toBe(0);
+
+    bridge.send(ask('ok'));
+    const accepted = await bridge.next();
+    expect(accepted).toEqual({ type: 'countersign.accepted', id: expect.any(String) });
+    expect(bridge.socket.readyState).toBe(bridge.socket.OPEN);
+  });
+
+  it('follow-ups: an unknown key is 404, a no-op is 202, a resolution records the upstream decision and sends no reply', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const follow = (body: unknown) => t.api.post(`${base}/events?session=s-1`, body);
+    expectError(await follow({ type: 'resolved', id: 'ghost', outcome: 'allow' }), 404, 'not_found', 'ghost');
+    expectError(await follow({ type: 'resolved', id: 'x', outcome: 'maybe' }), 400, 'invalid_frame', 'outcome');
+    expectError(await t.api.post(`${base}/events`, { type: 'resolved', id: 'x', outcome: 'allow' }), 400, 'invalid_frame', 'session');
+
+    const bridge = await ws(`${base}/ws?session=s-1`, t.adminToken);
+    bridge.send(ask('r1'));
+    const { id } = await bridge.next();
+    const noop = await follow({ type: 'resolved', id: 'r1', outcome: 'noop' });
+    expect(noop.status, noop.text).toBe(202);
+    expect(noop.body).toEqual({ ignored: true });
+
+    const res = await follow({ type: 'resolved', id: 'r1', outcome: 'allow' });
+    expect(res.status, res.text).toBe(200);
+    const r = res.body.request;
+    expectValidRequest(r);
+    expect(r).toMatchObject({ id, status: 'approved', decision: { option: 'allow', outcome: 'approve', decided_by: 'upstream', content_hash: r.content_hash } });
+    expect((await t.api.get(`${base}/requests/${id}/reply`)).body.reply).toBeNull();
+    expect((await audit(id)).map((e) => [e.event, e.actor])).toEqual([['created', 'admin'], ['decided', 'upstream']]);
+
+    // After the end, a follow-up changes nothing, and a reviewer's late decision is refused.
+    const late = await follow({ type: 'resolved', id: 'r1', outcome: 'deny' });
+    expect(late.status).toBe(202);
+    expect(await show(t.api, id)).toEqual(r);
+    expectError(await decide(t.api, r, 'deny'), 409, 'not_pending');
+
+    // Follow-ups work on the socket too; the next message is the answer to the next frame, so no reply was pushed.
+    bridge.send(ask('r2'));
+    const second = await bridge.next();
+    bridge.send({ type: 'resolved', id: 'r2', outcome: 'deny' });
+    bridge.send(ask('r3'));
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.accepted' });
+    expect((await show(t.api, second.id)).status).toBe('denied');
+  });
+
+  it('audits feedback the native reply cannot carry, and keeps the adapter\'s creation notes', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const post = async (frame: unknown) => {
+      const res = await t.api.post(`${base}/requests?session=s-1`, frame);
+      expect(res.status, res.text).toBe(201);
+      return res.body.request;
+    };
+    const dropped = await post(ask('f1'));
+    expect((await decide(t.api, dropped, 'deny', { feedback: 'use the staging cluster' })).status).toBe(200);
+    expect((await t.api.get(`${base}/requests/${dropped.id}/reply`)).body.reply.params).toEqual({ askId: 'f1', decision: 'deny' });
+    expect((await audit(dropped.id)).find((e) => e.event === 'reply.feedback_not_sent')).toEqual(
+      expect.objectContaining({ actor: 'countersign', details: { format: TEST_FORMAT, feedback: 'use the staging cluster' } }),
+    );
+
+    const carried = await post(ask('f2', { reasons: true, command: undefined }));
+    expect((await decide(t.api, carried, 'deny', { feedback: 'use the staging cluster' })).status).toBe(200);
+    expect((await t.api.get(`${base}/requests/${carried.id}/reply`)).body.reply.params.reason).toBe('use the staging cluster');
+    const rows = await audit(carried.id);
+    expect(rows.map((e) => e.event)).toEqual(['created', 'decided']);
+    expect(rows[0]!.details).toEqual({ format: TEST_FORMAT, notes: ['the frame carried no command'] });
+  });
+
+  it('a reply that cannot be rendered does not block the decision; it is audited and the reply is null', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const res = await t.api.post(`${base}/requests?session=s-1`, ask('boom', { explode: true }));
+    const decided = await decide(t.api, res.body.request, 'allow');
+    expect(decided.status, decided.text).toBe(200);
+    expect(decided.body.status).toBe('approved');
+    expect((await t.api.get(`${base}/requests/${res.body.request.id}/reply`)).body.reply).toBeNull();
+    expect((await audit(res.body.request.id)).map((e) => e.event)).toEqual(['created', 'decided', 'reply.render_failed']);
+  });
+
+  it('pushes the reply of an expired request on the bridge socket', async () => {
+    const clock = createFakeClock();
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS, clock });
+    const bridge = await ws(`${base}/ws?session=s-1&timeout=1m&on_timeout=approve`, t.adminToken);
+    bridge.send(ask('e1'));
+    const { id } = await bridge.next();
+    clock.advance(60_000);
+    expect(await bridge.next()).toEqual({ id: 1, method: 'decision', params: { askId: 'e1', decision: 'allow' } });
+    const r = await show(t.api, id);
+    expect(r).toMatchObject({ status: 'expired', decision: { option: 'allow', decided_by: 'timeout' } });
+  });
+
+  it('counts socket and HTTP creates against the same per-token rate limit', async () => {
+    const clock = createFakeClock();
+    t = await startTestServer({ requests: { max_per_minute: 2 } }, { adapters: ALL_ADAPTERS, clock });
+    const a = await t.submitClient('a');
+    expect((await a.api.post(`${base}/requests?session=s-1`, ask('1'))).status).toBe(201);
+    const bridge = await ws(`${base}/ws?session=s-1`, a.token);
+    bridge.send(ask('2'));
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.accepted' });
+    bridge.send(ask('3'));
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'rate_limited' });
+    expectError(await a.api.post(`${base}/requests?session=s-1`, ask('3')), 429, 'rate_limited');
+    expect(await requestCount(t.api)).toBe(2);
+    clock.advance(60_001);
+    bridge.send(ask('3'));
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.accepted' });
+  });
+
+  it('closes bridge sockets on shutdown; a pending request keeps waiting', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const bridge = await ws(`${base}/ws?session=s-1`, t.adminToken);
+    bridge.send(ask('s1'));
+    const { id } = await bridge.next();
+    await t.server.close();
+    expect(typeof (await bridge.closed)).toBe('number');
+    t = await startTestServer({ data_dir: t.dataDir }, { adapters: ALL_ADAPTERS });
+    expect((await show(t.api, id)).status).toBe('pending');
+  });
+
+  it('keeps the JSON-RPC id counter across restarts', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'countersign-formats-'));
+    const decideOne = async (nativeId: string) => {
+      const res = await t.api.post(`${base}/requests?session=s-1`, ask(nativeId));
+      expect((await decide(t.api, res.body.request, 'allow')).status).toBe(200);
+      return (await t.api.get(`${base}/requests/${res.body.request.id}/reply`)).body.reply.id;
+    };
+    t = await startTestServer({ data_dir: dataDir }, { adapters: ALL_ADAPTERS });
+    expect([await decideOne('c1'), await decideOne('c2')]).toEqual([1, 2]);
+    await t.server.close();
+    t = await startTestServer({ data_dir: dataDir }, { adapters: ALL_ADAPTERS });
+    expect(await decideOne('c3')).toBe(3);
+  });
+});
