@@ -47,13 +47,22 @@ type Details = z.infer<typeof DetailsSchema>;
 
 const ChoiceSchema = z.strictObject({ key: z.enum(ACTIONS), label: z.string().min(1).max(500) });
 
-const uniqueKeys = <T extends { key: string }>(choices: T[] | undefined, ctx: z.RefinementCtx, path: PropertyKey[]) => {
+const flag = (ctx: z.RefinementCtx, path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', message, path });
+
+/** Flags every repeat of an id (`items[i][key]`) that PaperClip requires to be unique. */
+function unique<K extends string>(
+  ctx: z.RefinementCtx,
+  items: ReadonlyArray<Record<K, string>> | undefined,
+  key: K,
+  path: PropertyKey[],
+  what: string,
+) {
   const seen = new Set<string>();
-  (choices ?? []).forEach((c, i) => {
-    if (seen.has(c.key)) ctx.addIssue({ code: 'custom', message: `choice key "${c.key}" appears more than once`, path: [...path, i, 'key'] });
-    seen.add(c.key);
+  (items ?? []).forEach((item, i) => {
+    if (seen.has(item[key])) flag(ctx, [...path, i, key], `${what} "${item[key]}" appears more than once`);
+    seen.add(item[key]);
   });
-};
+}
 
 const QuestionOptionSchema = z.strictObject({
   id: z.string().min(1).max(160),
@@ -89,15 +98,11 @@ const QuestionSetQuestionSchema = z
   })
   .superRefine((q, ctx) => {
     const options = q.options ?? [];
-    if (q.answerMode === 'text' && options.length > 0) ctx.addIssue({ code: 'custom', message: 'text questions cannot define options', path: ['options'] });
-    if (q.answerMode === 'text' && q.customAnswer) ctx.addIssue({ code: 'custom', message: 'text questions do not use a custom answer', path: ['customAnswer'] });
-    if (q.answerMode !== 'text' && options.length === 0) ctx.addIssue({ code: 'custom', message: 'select questions need at least one option', path: ['options'] });
-    const ids = new Set<string>();
-    options.forEach((o, i) => {
-      if (ids.has(o.id)) ctx.addIssue({ code: 'custom', message: `option id "${o.id}" appears more than once`, path: ['options', i, 'id'] });
-      ids.add(o.id);
-    });
-    if (options.filter((o) => o.recommended).length > 1) ctx.addIssue({ code: 'custom', message: 'at most one option may be recommended', path: ['options'] });
+    if (q.answerMode === 'text' && options.length > 0) flag(ctx, ['options'], 'text questions cannot define options');
+    if (q.answerMode === 'text' && q.customAnswer) flag(ctx, ['customAnswer'], 'text questions do not use a custom answer');
+    if (q.answerMode !== 'text' && options.length === 0) flag(ctx, ['options'], 'select questions need at least one option');
+    unique(ctx, options, 'id', ['options'], 'option id');
+    if (options.filter((o) => o.recommended).length > 1) flag(ctx, ['options'], 'at most one option may be recommended');
   });
 type QuestionSetQuestion = z.infer<typeof QuestionSetQuestionSchema>;
 
@@ -109,13 +114,7 @@ const QuestionSetSchema = z
     submitLabel: z.string().max(200).optional(),
     questions: z.array(QuestionSetQuestionSchema).min(1).max(64),
   })
-  .superRefine((set, ctx) => {
-    const ids = new Set<string>();
-    set.questions.forEach((q, i) => {
-      if (ids.has(q.id)) ctx.addIssue({ code: 'custom', message: `question id "${q.id}" appears more than once`, path: ['questions', i, 'id'] });
-      ids.add(q.id);
-    });
-  });
+  .superRefine((set, ctx) => unique(ctx, set.questions, 'id', ['questions'], 'question id'));
 type QuestionSet = z.infer<typeof QuestionSetSchema>;
 
 const V2PermissionSchema = z
@@ -132,7 +131,7 @@ const V2PermissionSchema = z
     turnId: z.string().min(1).max(240),
     itemId: z.string().min(1).max(240).nullable().optional(),
   })
-  .superRefine((r, ctx) => uniqueKeys(r.choices, ctx, ['choices']));
+  .superRefine((r, ctx) => unique(ctx, r.choices, 'key', ['choices'], 'choice key'));
 
 const V2InputSchema = z.strictObject({
   schema: z.literal(REQUEST_V2),
@@ -159,7 +158,7 @@ const V1Schema = z
     choices: z.array(z.looseObject({ key: z.string().min(1), label: z.string().min(1) })).optional(),
     details: DetailsSchema.optional(),
   })
-  .superRefine((r, ctx) => uniqueKeys(r.choices, ctx, ['choices']));
+  .superRefine((r, ctx) => unique(ctx, r.choices, 'key', ['choices'], 'choice key'));
 
 // Issue-thread payloads: the create schemas of PaperClip's interaction routes.
 const markdown = z.string().max(20000).nullable().optional();
@@ -190,7 +189,9 @@ const CheckboxPayload = z
     prompt: z.string().min(1).max(1000),
     detailsMarkdown: markdown,
     options: z
-      .array(z.looseObject({ id: z.string().min(1).max(120), label: z.string().min(1).max(120), description: z.string().max(500).nullable().optional() }))
+      .array(
+        z.looseObject({ id: z.string().min(1).max(120), label: z.string().min(1).max(120), description: z.string().max(500).nullable().optional() }),
+      )
       .min(1)
       .max(200),
     defaultSelectedOptionIds: z.array(z.string().min(1).max(120)).optional(),
@@ -202,13 +203,10 @@ const CheckboxPayload = z
     allowDeclineReason: z.boolean().optional(),
   })
   .superRefine((p, ctx) => {
-    const ids = new Set<string>();
-    p.options.forEach((o, i) => {
-      if (ids.has(o.id)) ctx.addIssue({ code: 'custom', message: `option id "${o.id}" appears more than once`, path: ['options', i, 'id'] });
-      ids.add(o.id);
-    });
+    unique(ctx, p.options, 'id', ['options'], 'option id');
+    const ids = new Set(p.options.map((o) => o.id));
     (p.defaultSelectedOptionIds ?? []).forEach((id, i) => {
-      if (!ids.has(id)) ctx.addIssue({ code: 'custom', message: `"${id}" is not an option id`, path: ['defaultSelectedOptionIds', i] });
+      if (!ids.has(id)) flag(ctx, ['defaultSelectedOptionIds', i], `"${id}" is not an option id`);
     });
   });
 
@@ -234,14 +232,10 @@ const VerdictsPayload = z
     requireReasonOn: z.array(z.enum(VERDICTS)).max(3).optional(),
   })
   .superRefine((p, ctx) => {
-    const ids = new Set<string>();
-    p.items.forEach((item, i) => {
-      if (ids.has(item.id)) ctx.addIssue({ code: 'custom', message: `item id "${item.id}" appears more than once`, path: ['items', i, 'id'] });
-      ids.add(item.id);
-    });
+    unique(ctx, p.items, 'id', ['items'], 'item id');
     const verdicts = p.verdicts ?? ['approve', 'reject'];
     if (!verdicts.includes('approve') || !verdicts.includes('reject') || new Set(verdicts).size !== verdicts.length) {
-      ctx.addIssue({ code: 'custom', message: 'verdicts must include approve and reject once each; defer is optional', path: ['verdicts'] });
+      flag(ctx, ['verdicts'], 'verdicts must include approve and reject once each; defer is optional');
     }
   });
 
@@ -275,18 +269,10 @@ const AskQuestionsPayload = z
       .max(10),
   })
   .superRefine((p, ctx) => {
-    const ids = new Set<string>();
+    unique(ctx, p.questions, 'id', ['questions'], 'question id');
     p.questions.forEach((q, i) => {
-      if (ids.has(q.id)) ctx.addIssue({ code: 'custom', message: `question id "${q.id}" appears more than once`, path: ['questions', i, 'id'] });
-      ids.add(q.id);
-      const optionIds = new Set<string>();
-      q.options.forEach((o, j) => {
-        if (optionIds.has(o.id)) ctx.addIssue({ code: 'custom', message: `option id "${o.id}" appears more than once`, path: ['questions', i, 'options', j, 'id'] });
-        optionIds.add(o.id);
-      });
-      if (q.options.filter((o) => o.freeText).length > 1) {
-        ctx.addIssue({ code: 'custom', message: 'a question may declare at most one free-text option', path: ['questions', i, 'options'] });
-      }
+      unique(ctx, q.options, 'id', ['questions', i, 'options'], 'option id');
+      if (q.options.filter((o) => o.freeText).length > 1) flag(ctx, ['questions', i, 'options'], 'a question may declare at most one free-text option');
     });
   });
 
@@ -294,17 +280,17 @@ const SuggestTasksPayload = z
   .looseObject({
     version: z.literal(1).optional(),
     tasks: z
-      .array(z.looseObject({ clientKey: z.string().min(1).max(120), title: z.string().min(1).max(240), description: z.string().max(20000).nullable().optional() }))
+      .array(
+        z.looseObject({
+          clientKey: z.string().min(1).max(120),
+          title: z.string().min(1).max(240),
+          description: z.string().max(20000).nullable().optional(),
+        }),
+      )
       .min(1)
       .max(50),
   })
-  .superRefine((p, ctx) => {
-    const keys = new Set<string>();
-    p.tasks.forEach((t, i) => {
-      if (keys.has(t.clientKey)) ctx.addIssue({ code: 'custom', message: `clientKey "${t.clientKey}" appears more than once`, path: ['tasks', i, 'clientKey'] });
-      keys.add(t.clientKey);
-    });
-  });
+  .superRefine((p, ctx) => unique(ctx, p.tasks, 'clientKey', ['tasks'], 'clientKey'));
 
 const interaction = <K extends string, P extends z.ZodType>(kind: K, payload: P) =>
   z.looseObject({
@@ -352,7 +338,7 @@ const DriverRequestSchema = z
     choices: z.array(ChoiceSchema).min(1).max(4).optional(),
     actions: z.array(z.enum([...ACTIONS, 'submit'])).optional(),
   })
-  .superRefine((r, ctx) => uniqueKeys(r.choices, ctx, ['choices']));
+  .superRefine((r, ctx) => unique(ctx, r.choices, 'key', ['choices'], 'choice key'));
 type DriverRequest = z.infer<typeof DriverRequestSchema>;
 
 const requestOptions = [z.discriminatedUnion('requestKind', [V2PermissionSchema, V2InputSchema]), V1Schema, InteractionSchema] as const;
@@ -375,7 +361,7 @@ const EventSchema = z
     payload: z.looseObject({ request: EventRequestSchema.optional() }),
   })
   .superRefine((e, ctx) => {
-    if (e.eventType === CREATED && !e.payload.request) ctx.addIssue({ code: 'custom', message: `${CREATED} needs a request`, path: ['payload', 'request'] });
+    if (e.eventType === CREATED && !e.payload.request) flag(ctx, ['payload', 'request'], `${CREATED} needs a request`);
   });
 
 const FrameSchema = z.discriminatedUnion('schema', [EventSchema, ...requestOptions], {
@@ -393,7 +379,7 @@ const FollowUpSchema = z
   })
   .superRefine((e, ctx) => {
     if (TERMINAL_EVENTS.includes(e.eventType) && !e.payload.requestId) {
-      ctx.addIssue({ code: 'custom', message: `${e.eventType} needs the requestId it settles`, path: ['payload', 'requestId'] });
+      flag(ctx, ['payload', 'requestId'], `${e.eventType} needs the requestId it settles`);
     }
   });
 type PaperclipFollowUp = z.infer<typeof FollowUpSchema>;
@@ -423,8 +409,20 @@ type PaperclipContext =
   | { reply: 'runtime'; requestId: string; turnId: string | null; form: RuntimeForm; sessionChoice: boolean; cancel: boolean }
   | { reply: 'legacy'; requestId: string; type: 'permission' | 'input'; keys: Array<[label: string, key: string]> }
   | { reply: 'interaction'; requestId: string; kind: 'request_confirmation'; reason: boolean }
-  | { reply: 'interaction'; requestId: string; kind: 'request_checkbox_confirmation'; reason: boolean; options: string[]; defaults: string[] }
-  | { reply: 'interaction'; requestId: string; kind: 'request_item_verdicts'; items: Array<{ id: string; verdicts: Array<[label: string, verdict: Verdict]> }> }
+  | {
+      reply: 'interaction';
+      requestId: string;
+      kind: 'request_checkbox_confirmation';
+      reason: boolean;
+      options: string[];
+      defaults: string[];
+    }
+  | {
+      reply: 'interaction';
+      requestId: string;
+      kind: 'request_item_verdicts';
+      items: Array<{ id: string; verdicts: Array<[label: string, verdict: Verdict]> }>;
+    }
   | { reply: 'interaction'; requestId: string; kind: 'ask_user_questions'; questions: QuestionMap[] }
   | { reply: 'interaction'; requestId: string; kind: 'suggest_tasks'; keys: string[] };
 
@@ -582,7 +580,8 @@ function mapQuestionSet(set: QuestionSet) {
     if (options.length > MAX_QUESTION_OPTIONS) {
       throw new AppError(
         'invalid_frame',
-        `input.questions[${i}].options: countersign accepts at most ${MAX_QUESTION_OPTIONS} options per question; question "${q.id}" has ${options.length}`,
+        `input.questions[${i}].options: countersign accepts at most ${MAX_QUESTION_OPTIONS} options per question; ` +
+          `question "${q.id}" has ${options.length}`,
       );
     }
     const labels = distinctLabels(options);
@@ -615,8 +614,12 @@ function questionNotes(q: QuestionSetQuestion, labels: string[]): string[] {
   const notes: string[] = [];
   // handup has no optional questions: every question must be answered before Submit.
   if (!q.required) notes.push(`question "${q.id}" is optional upstream but must be answered here`);
-  if (q.textValidation) notes.push(`question "${q.id}" has text validation PaperClip checks on resolve: ${JSON.stringify(q.textValidation)}`);
-  if (q.helpText && withHelp(q.prompt, q.helpText) === q.prompt) notes.push(`question "${q.id}": helpText left out (over ${MAX_QUESTION_BYTES} bytes)`);
+  if (q.textValidation) {
+    notes.push(`question "${q.id}" has text validation PaperClip checks on resolve: ${JSON.stringify(q.textValidation)}`);
+  }
+  if (q.helpText && withHelp(q.prompt, q.helpText) === q.prompt) {
+    notes.push(`question "${q.id}": helpText left out (over ${MAX_QUESTION_BYTES} bytes)`);
+  }
   if (labels.some((l, i) => l !== q.options?.[i]?.label)) notes.push(`question "${q.id}": duplicate option labels suffixed with their ids`);
   return notes;
 }
@@ -635,8 +638,13 @@ function withHelp(prompt: string, help: string | null | undefined): string {
 }
 
 // v1 choice keys are free strings; these words make a key an approval (formats.md §2).
-const ALLOW_WORDS = new Set(['allow', 'allowed', 'approve', 'approved', 'accept', 'accepted', 'yes', 'y', 'ok', 'okay', 'confirm', 'continue', 'proceed', 'grant', 'always', 'run']);
-const NEGATIONS = new Set(['no', 'not', 'don', 'dont', 'never', 'deny', 'denied', 'reject', 'decline', 'disallow', 'cancel', 'abort', 'stop', 'block']);
+const ALLOW_WORDS = new Set([
+  'allow', 'allowed', 'approve', 'approved', 'accept', 'accepted', 'yes', 'y', 'ok', 'okay', 'confirm', 'continue', 'proceed', 'grant',
+  'always', 'run',
+]);
+const NEGATIONS = new Set([
+  'no', 'not', 'don', 'dont', 'never', 'deny', 'denied', 'reject', 'decline', 'disallow', 'cancel', 'abort', 'stop', 'block',
+]);
 
 function outcomeOfKey(key: string): Option['outcome'] {
   const words = key.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/);
@@ -684,19 +692,28 @@ function driver(r: DriverRequest, env: Envelope): Omit<Built, 'nativeKey'> {
     if (r.input) return questionSetRequest(r.prompt, r.input, r, env, turnId, r.requestKind);
     if (fields.length > 0) return fieldForm(r, env, fields, turnId);
     if (r.requestKind === 'user_input') {
-      throw new AppError('invalid_frame', 'payload.request: a user_input request needs input (a paperclip.question_set.v1) or details.fields to ask anything');
+      throw new AppError(
+        'invalid_frame',
+        'payload.request: a user_input request needs input (a paperclip.question_set.v1) or details.fields to ask anything',
+      );
     }
   }
   // An elicitation without a form is a plain accept/decline; the harness refuses accept_for_session for it.
   const allowed: Action[] = r.requestKind === 'elicitation' ? ['accept', 'decline', 'cancel'] : [...ACTIONS];
   const labels = r.requestKind === 'elicitation' ? ELICITATION_LABELS : DEFAULT_LABELS;
   const offered =
-    r.choices ?? (r.actions ?? allowed).filter((a): a is Action => allowed.includes(a as Action)).map((key) => ({ key, label: labels[key] }));
+    r.choices ??
+    (r.actions ?? allowed).filter((a): a is Action => allowed.includes(a as Action)).map((key) => ({ key, label: labels[key] }));
   if (offered.length === 0) throw new AppError('invalid_frame', 'payload.request.actions: no action a reviewer could take');
   return approval(r, env, offered, Boolean(r.choices ?? r.actions), turnId);
 }
 
-const ELICITATION_LABELS: Record<Action, string> = { accept: 'Accept', accept_for_session: 'Accept for this session', decline: 'Decline', cancel: 'Cancel' };
+const ELICITATION_LABELS: Record<Action, string> = {
+  accept: 'Accept',
+  accept_for_session: 'Accept for this session',
+  decline: 'Decline',
+  cancel: 'Cancel',
+};
 
 /** Driver forms (`details.fields`): one free-text question per field, named by the field. */
 function fieldForm(
@@ -706,7 +723,10 @@ function fieldForm(
   turnId: string | null,
 ): Omit<Built, 'nativeKey'> {
   if (fields.length > MAX_QUESTIONS) {
-    throw new AppError('invalid_frame', `details.fields: countersign accepts at most ${MAX_QUESTIONS} fields (one question each) per request; this frame has ${fields.length}`);
+    throw new AppError(
+      'invalid_frame',
+      `details.fields: countersign accepts at most ${MAX_QUESTIONS} fields (one question each) per request; this frame has ${fields.length}`,
+    );
   }
   const { title, summary } = heading(r.prompt, 'Answer the agent');
   return {
@@ -735,8 +755,12 @@ function fieldForm(
 
 function issueThread(r: Interaction, env: Envelope): Omit<Built, 'nativeKey'> {
   const common = { source: source(undefined, env) };
-  const header = (prompt: string | undefined, fallback: string) => heading(r.title ?? prompt, fallback, r.title ? prompt : undefined, r.summary);
-  const details = (md: string | null | undefined): Preview[] => (md?.trim() ? [{ type: 'markdown', title: 'Details', inline: md }] : []);
+  const header = (prompt: string | undefined, fallback: string, ...more: Array<string | undefined>) =>
+    heading(r.title ?? prompt, fallback, r.title ? prompt : undefined, r.summary, ...more);
+  const markdownPreview = (title: string, md: string | null | undefined): Preview[] =>
+    md?.trim() ? [{ type: 'markdown', title, inline: md }] : [];
+  const reasonAllowed = (p: { rejectRequiresReason?: boolean | undefined; allowDeclineReason?: boolean | undefined }) =>
+    p.rejectRequiresReason === true || p.allowDeclineReason !== false;
   const confirmOptions = (p: { acceptLabel?: string | null | undefined; rejectLabel?: string | null | undefined }): Option[] => [
     { id: 'accept', label: p.acceptLabel ?? 'Accept', outcome: 'approve', style: 'primary' },
     { id: 'reject', label: p.rejectLabel ?? 'Reject', outcome: 'deny', style: 'danger' },
@@ -751,8 +775,8 @@ function issueThread(r: Interaction, env: Envelope): Omit<Built, 'nativeKey'> {
         ...header(p.prompt, 'Confirm'),
         kind: action ? 'command' : 'review',
         previews: [
-          ...details(p.detailsMarkdown),
-          ...(action?.previewMarkdown?.trim() ? [{ type: 'markdown' as const, title: action.toolDisplayName ?? action.toolName, inline: action.previewMarkdown }] : []),
+          ...markdownPreview('Details', p.detailsMarkdown),
+          ...(action ? markdownPreview(action.toolDisplayName ?? action.toolName, action.previewMarkdown) : []),
           ...(action?.argumentsSummaryJson ? [{ type: 'json' as const, title: 'Arguments', inline: action.argumentsSummaryJson }] : []),
         ],
         options: confirmOptions(p),
@@ -764,22 +788,24 @@ function issueThread(r: Interaction, env: Envelope): Omit<Built, 'nativeKey'> {
       }
       return {
         request,
-        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, reason: p.rejectRequiresReason === true || p.allowDeclineReason !== false },
+        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, reason: reasonAllowed(p) },
       };
     }
     case 'request_checkbox_confirmation': {
       const p = r.payload;
       if (p.options.length > MAX_FIELDS) {
-        throw new AppError('invalid_frame', `payload.options: countersign accepts at most ${MAX_FIELDS} checkbox options (input.fields); this frame has ${p.options.length}`);
+        throw new AppError(
+          'invalid_frame',
+          `payload.options: countersign accepts at most ${MAX_FIELDS} checkbox options (input.fields); this frame has ${p.options.length}`,
+        );
       }
       const defaults = p.defaultSelectedOptionIds ?? [];
-      const bounds = selectionBounds(p.minSelected, p.maxSelected);
       return {
         request: {
           ...common,
-          ...heading(r.title ?? p.prompt, 'Confirm', r.title ? p.prompt : undefined, r.summary, bounds),
+          ...header(p.prompt, 'Confirm', selectionBounds(p.minSelected, p.maxSelected)),
           kind: 'review',
-          previews: details(p.detailsMarkdown),
+          previews: markdownPreview('Details', p.detailsMarkdown),
           options: confirmOptions(p),
           // handup has no multi-select field: one checkbox per option; an unedited approval keeps the defaults.
           input: {
@@ -797,7 +823,7 @@ function issueThread(r: Interaction, env: Envelope): Omit<Built, 'nativeKey'> {
           reply: 'interaction',
           requestId: r.requestId,
           kind: r.kind,
-          reason: p.rejectRequiresReason === true || p.allowDeclineReason !== false,
+          reason: reasonAllowed(p),
           options: p.options.map((o) => o.id),
           defaults,
         },
@@ -806,20 +832,24 @@ function issueThread(r: Interaction, env: Envelope): Omit<Built, 'nativeKey'> {
     case 'request_item_verdicts': {
       const p = r.payload;
       if (p.items.length > MAX_QUESTIONS) {
-        throw new AppError('invalid_frame', `payload.items: countersign accepts at most ${MAX_QUESTIONS} items (one question each) per request; this frame has ${p.items.length}`);
+        throw new AppError(
+          'invalid_frame',
+          `payload.items: countersign accepts at most ${MAX_QUESTIONS} items (one question each) per request; this frame has ${p.items.length}`,
+        );
       }
       const verdicts = p.verdicts ?? ['approve', 'reject'];
       const needReason = p.requireReasonOn ?? ['reject'];
       const labelled = verdicts.map((v): [string, Verdict] => [VERDICT_LABELS[v], v]);
-      const reasonHint = needReason.length > 0 ? `\n\nGive a reason (free text) with ${needReason.map((v) => VERDICT_LABELS[v]).join(' or ')}.` : '';
+      const reasonHint =
+        needReason.length > 0 ? `\n\nGive a reason (free text) with ${needReason.map((v) => VERDICT_LABELS[v]).join(' or ')}.` : '';
       return {
         request: {
           ...common,
           ...header(p.prompt, 'Review items'),
           kind: 'question',
           previews: [
-            ...details(p.detailsMarkdown),
-            ...p.items.flatMap((item) => (item.previewMarkdown?.trim() ? [{ type: 'markdown' as const, title: item.label, inline: item.previewMarkdown }] : [])),
+            ...markdownPreview('Details', p.detailsMarkdown),
+            ...p.items.flatMap((item) => markdownPreview(item.label, item.previewMarkdown)),
           ],
           options: [
             { id: 'submit', label: 'Submit verdicts', outcome: 'approve', style: 'primary' },
@@ -834,7 +864,12 @@ function issueThread(r: Interaction, env: Envelope): Omit<Built, 'nativeKey'> {
             })),
           },
         },
-        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, items: p.items.map((item) => ({ id: item.id, verdicts: labelled })) },
+        context: {
+          reply: 'interaction',
+          requestId: r.requestId,
+          kind: r.kind,
+          items: p.items.map((item) => ({ id: item.id, verdicts: labelled })),
+        },
       };
     }
     case 'ask_user_questions': {
@@ -843,7 +878,13 @@ function issueThread(r: Interaction, env: Envelope): Omit<Built, 'nativeKey'> {
       const questions: Question[] = p.questions.map((q) => {
         const labels = distinctLabels(q.options);
         const freeText = q.options.find((o) => o.freeText)?.id ?? null;
-        maps.push({ id: q.id, mode: q.selectionMode, custom: freeText !== null, freeTextOption: freeText, options: q.options.map((o, i) => [labels[i]!, o.id]) });
+        maps.push({
+          id: q.id,
+          mode: q.selectionMode,
+          custom: freeText !== null,
+          freeTextOption: freeText,
+          options: q.options.map((o, i) => [labels[i]!, o.id]),
+        });
         return {
           id: q.id,
           question: withHelp(q.prompt, q.helpText),
@@ -870,11 +911,13 @@ function issueThread(r: Interaction, env: Envelope): Omit<Built, 'nativeKey'> {
     }
     case 'suggest_tasks': {
       const p = r.payload;
-      const list = p.tasks.map((t) => `- **${t.title}**${t.description?.trim() ? `\n\n  ${t.description.trim().replace(/\n/g, '\n  ')}` : ''}`).join('\n');
+      const described = (t: (typeof p.tasks)[number]) => (t.description?.trim() ? `\n\n  ${t.description.trim().replace(/\n/g, '\n  ')}` : '');
+      const list = p.tasks.map((t) => `- **${t.title}**${described(t)}`).join('\n');
+      const count = `${p.tasks.length} suggested task${p.tasks.length === 1 ? '' : 's'}`;
       return {
         request: {
           ...common,
-          ...heading(r.title ?? undefined, `Create ${p.tasks.length} suggested task${p.tasks.length === 1 ? '' : 's'}?`, undefined, r.summary),
+          ...header(undefined, `Create ${count}?`),
           kind: 'review',
           previews: [{ type: 'markdown', title: 'Suggested tasks', inline: list }],
           options: confirmOptions({}),

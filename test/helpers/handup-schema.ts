@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsPlugin from 'ajv-formats';
 import { expect } from 'vitest';
 
 /** The shared/ folder sits beside the project checkout. */
@@ -13,6 +14,9 @@ export function loadSchema(file: string): Record<string, unknown> {
 // The upstream schemas use Rust-style formats (uint64, int32, uint); they carry no constraint
 // beyond `minimum`, so they are declared as known and not checked.
 const ajv = new Ajv2020({ allErrors: true, strict: false });
+// ajv-formats ships as CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsPlugin as unknown as { default?: typeof addFormatsPlugin }).default ?? addFormatsPlugin);
+addFormats(ajv);
 for (const f of ['uint64', 'int64', 'int32', 'uint32', 'uint', 'uint8', 'uint16', 'double', 'float']) ajv.addFormat(f, true);
 
 export function compileSchema(file: string) {
