@@ -3,15 +3,21 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
-import { registerAuthHook } from './http/auth-hook.js';
+import { bearerToken, registerAuthHook } from './http/auth-hook.js';
 import { registerErrorHandler } from './http/error-handler.js';
+import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
+import { registerDeliveryRoutes } from './http/routes/delivery-routes.js';
+import { registerFormatRoutes } from './http/routes/format-routes.js';
 import { registerHealthRoutes } from './http/routes/health-routes.js';
 import { registerHistoryRoutes } from './http/routes/history-routes.js';
 import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
 import { registerEventsRoute } from './ws/events-route.js';
+import { registerPageRoutes } from './web/page-routes.js';
+import { sessionCookieToken } from './web/session-cookie.js';
+import { registerSessionRoutes } from './web/session-routes.js';
 
 /**
  * Builds the whole HTTP/WebSocket surface without listening: tests call this directly and
@@ -28,6 +34,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
   });
 
+  // The API speaks JSON only (product.md §4): a text/plain body is 415, not parsed as a string.
+  // Scopes that take other bodies (blobs) install their own parsers.
+  app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   app.setValidatorCompiler(validatorCompiler);
   // Route response schemas document the API; replies are built by our own code and sent as is.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -41,16 +51,22 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
-  registerAuthHook(app, deps.tokens);
+  // Bridges send native frames over WebSocket: the same size limit as an HTTP body.
+  await app.register(fastifyWebsocket, { options: { maxPayload: deps.config.requests.max_body_bytes } });
+  // Bearer first: a request carrying the header never falls back to the page's session cookie.
+  registerAuthHook(app, deps.tokens, [bearerToken, sessionCookieToken]);
 
   registerHealthRoutes(app, deps);
   registerRequestRoutes(app, deps);
   registerDecisionRoutes(app, deps);
+  registerDeliveryRoutes(app, deps);
   registerHistoryRoutes(app, deps);
   registerBlobRoutes(app, deps);
   registerTokenRoutes(app, deps);
   registerEventsRoute(app, deps);
+  registerFormatRoutes(app, deps);
+  registerSessionRoutes(app, deps);
+  registerPageRoutes(app);
 
   return app;
 }

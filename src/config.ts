@@ -14,9 +14,12 @@ const duration = z.string().refine((s) => parseDuration(s).ok, { message: 'must 
 const durationOrNone = z
   .string()
   .refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 10m, or "none"' });
-const port = z.coerce.number().int().min(0).max(65535);
-const positiveInt = z.coerce.number().int().positive();
-const nonNegativeInt = z.coerce.number().int().min(0);
+// Numbers from the environment arrive as text; only non-blank text is converted, because
+// z.coerce would turn an empty variable (null) into 0, a valid port.
+const numeric = (n: z.ZodNumber) => z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), n);
+const port = numeric(z.number().int().min(0).max(65535));
+const positiveInt = numeric(z.number().int().positive());
+const nonNegativeInt = numeric(z.number().int().min(0));
 
 export const ConfigSchema = z.strictObject({
   host: z.string().min(1),
@@ -87,7 +90,7 @@ export function loadConfig({ file, env = process.env, overrides }: LoadConfigOpt
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
       const key = issue.path.join('.') || '(root)';
-      const via = fromEnv.get(key);
+      const via = [...fromEnv].find(([k]) => key === k || key.startsWith(`${k}.`))?.[1];
       return `${key}: ${issue.message}${via ? ` (from ${via})` : ''}`;
     });
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
@@ -113,7 +116,9 @@ export function envKeys(): Array<{ path: string[]; envName: string; isList: bool
 
 /** Settings the CLI client reads (`--url` and `--token` win over these). */
 export function clientEnv(env: Env = process.env): { url: string | undefined; token: string | undefined; dataDir: string | undefined } {
-  return { url: env.COUNTERSIGN_URL, token: env.COUNTERSIGN_TOKEN ?? env.COUNTERSIGN_ADMIN_TOKEN, dataDir: env.COUNTERSIGN_DATA_DIR };
+  // An empty variable counts as unset, as it does for the daemon's own settings.
+  const get = (name: string) => env[name]?.trim() || undefined;
+  return { url: get('COUNTERSIGN_URL'), token: get('COUNTERSIGN_TOKEN') ?? get('COUNTERSIGN_ADMIN_TOKEN'), dataDir: get('COUNTERSIGN_DATA_DIR') };
 }
 
 function readConfigFile(path: string): unknown {

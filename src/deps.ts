@@ -2,9 +2,12 @@ import type { Logger } from 'pino';
 import type { BlobRepository } from './blobs/blob-repository.js';
 import type { RateLimiter } from './auth/rate-limiter.js';
 import type { TokenService } from './auth/token-service.js';
+import type { DeliveryRepository } from './callbacks/delivery-repository.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import type { FormatCatalog } from './formats/format-catalog.js';
+import type { NativeIntake } from './formats/native-intake.js';
 import type { RequestEvents } from './requests/request-events.js';
 import type { RequestService } from './requests/request-service.js';
 import type { Waiters } from './requests/waiters.js';
@@ -24,4 +27,9 @@ export interface Deps {
   rateLimiter: RateLimiter;
   blobs: BlobRepository;
   hub: EventsHub;
+  /** The wire formats served (the adapter registry, unless a test wires its own). */
+  formats: FormatCatalog;
+  nativeIntake: NativeIntake;
+  /** The callback outbox (deliveries and their attempts). */
+  deliveries: DeliveryRepository;
 }

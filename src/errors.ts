@@ -58,6 +58,9 @@ export function toErrorBody(err: AppError): ErrorBody {
 export interface FieldIssue {
   path: ReadonlyArray<PropertyKey>;
   message: string;
+  /** zod's issue code; `unrecognized_keys` issues also list the unknown `keys`. */
+  code?: string | undefined;
+  keys?: ReadonlyArray<unknown> | undefined;
 }
 
 export function formatIssuePath(path: ReadonlyArray<PropertyKey>): string {
@@ -71,6 +74,10 @@ export function formatIssuePath(path: ReadonlyArray<PropertyKey>): string {
 
 /** Builds the 4xx error for failed validation: the message names the first offending field. */
 export function validationError(code: ErrorCode, issues: ReadonlyArray<FieldIssue>, prefix?: string): AppError {
+  // zod reports unknown fields on their parent object; name each unknown field itself instead.
+  issues = issues.flatMap((i): FieldIssue[] =>
+    i.code === 'unrecognized_keys' && i.keys?.length ? i.keys.map((k) => ({ path: [...i.path, String(k)], message: 'unknown field' })) : [i],
+  );
   const first = issues[0];
   const where = (p: ReadonlyArray<PropertyKey>) =>
     !prefix ? formatIssuePath(p) : p.length ? `${prefix}.${formatIssuePath(p)}` : prefix;

@@ -2,18 +2,27 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { WireAdapter } from './adapters/adapter.js';
+import { adapters as registeredAdapters } from './adapters/registry.js';
 import { buildApp } from './app.js';
 import { resolveAdminToken } from './auth/admin-token.js';
 import { createRateLimiter } from './auth/rate-limiter.js';
 import { createTokenRepository } from './auth/token-repository.js';
 import { createTokenService } from './auth/token-service.js';
 import { createBlobRepository } from './blobs/blob-repository.js';
+import { createCallbackDispatcher, type CallbackDispatcherOverrides } from './callbacks/callback-dispatcher.js';
+import { createCallbackOutboxHook } from './callbacks/callback-outbox-hook.js';
+import { createDeliveryRepository } from './callbacks/delivery-repository.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
+import { createCounterRepository } from './db/counter-repository.js';
 import { openDatabase, type Db } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { durationMs } from './durations.js';
+import { createFormatCatalog } from './formats/format-catalog.js';
+import { createNativeIntake } from './formats/native-intake.js';
+import { createNativeReplyHook } from './formats/native-reply-hook.js';
 import { createLogger } from './logger.js';
 import { createExpiryScheduler } from './requests/expiry-scheduler.js';
 import { RequestEvents } from './requests/request-events.js';
@@ -38,14 +47,25 @@ export interface StartOptions {
   log?: Logger;
   /** Listen (default true). Tests may build everything and use `app.inject` instead. */
   listen?: boolean;
+  /** The wire formats served (default: the registry). Tests add their own adapters here. */
+  adapters?: readonly WireAdapter<any, any, any>[];
+  /** Callback network and randomness (tests inject a DNS resolver, a dial spy, a fixed jitter). */
+  callbacks?: CallbackDispatcherOverrides;
 }
 
 /** Wires every part from the config: the one place dependencies are created. */
-export function createDeps(config: Readonly<Config>, db: Db, adminToken: string, { clock = systemClock, log }: StartOptions = {}): Deps {
+export function createDeps(config: Readonly<Config>, db: Db, adminToken: string, { clock = systemClock, log, adapters = registeredAdapters }: StartOptions = {}): Deps {
   const logger = log ?? createLogger(config.log_level);
   const events = new RequestEvents();
-  const terminalHooks: TerminalHook[] = [];
-  const requests = createRequestService({ db, repo: createRequestRepository(db), clock, events, terminalHooks });
+  const formats = createFormatCatalog(adapters);
+  const repo = createRequestRepository(db);
+  const deliveries = createDeliveryRepository(db);
+  const terminalHooks: TerminalHook[] = [
+    // First: later hooks (the callback outbox) read the reply it leaves on `stored.nativeReply`.
+    createNativeReplyHook({ formats, repo, counters: createCounterRepository(db), log: logger.child({ module: 'replies' }) }),
+    createCallbackOutboxHook({ deliveries }),
+  ];
+  const requests = createRequestService({ db, repo, clock, events, terminalHooks });
   return {
     config,
     log: logger,
@@ -64,6 +84,9 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,
     }),
+    formats,
+    nativeIntake: createNativeIntake({ requests, config, clock }),
+    deliveries,
   };
 }
 
@@ -80,7 +103,19 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   const admin = resolveAdminToken(config.data_dir, config.admin_token);
   const deps = createDeps(config, db, admin.token, options);
   const scheduler = createExpiryScheduler({ service: deps.requests, events: deps.events, clock: deps.clock, log: deps.log.child({ module: 'expiry' }) });
+  const callbacks = createCallbackDispatcher({
+    db,
+    deliveries: deps.deliveries,
+    appendAudit: createRequestRepository(db).appendAudit,
+    events: deps.events,
+    clock: deps.clock,
+    config: config.callbacks,
+    log: deps.log.child({ module: 'callbacks' }),
+    userAgent: `countersign/${deps.version}`,
+    ...options.callbacks,
+  });
   const app = await buildApp(deps);
+  callbacks.start();
   scheduler.start();
 
   let url = '';
@@ -102,6 +137,8 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     close() {
       closing ??= (async () => {
         scheduler.stop();
+        // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
+        await callbacks.stop();
         // Long-polls are answered with the still-pending record, reviewers told we are going away.
         deps.waiters.releaseAll();
         deps.hub.close();

@@ -18,6 +18,8 @@ export interface TerminalTransition {
   stored: StoredRequest;
   type: TerminalEventType;
   at: number;
+  /** Who caused it (the audit actor): a principal's name, `timeout` or `upstream`. */
+  actor: string;
 }
 
 /**
@@ -32,6 +34,8 @@ export interface NativeOrigin {
   key: string;
   frame: unknown;
   context: unknown;
+  /** The adapter's notes about the frame, kept in the `created` audit row. */
+  notes?: string[];
 }
 
 export interface CreateOptions {
@@ -85,7 +89,7 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
       throw new AppError('not_pending', `request ${record.id} is no longer pending`);
     }
     repo.appendAudit(record.id, audit.event, audit.actor, at, audit.details);
-    for (const hook of terminalHooks) hook({ stored: updated, type, at });
+    for (const hook of terminalHooks) hook({ stored: updated, type, at, actor: audit.actor });
     if (updated.nativeReply !== stored.nativeReply) repo.setNativeReply(record.id, updated.nativeReply);
     return updated;
   }
@@ -140,7 +144,8 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
           resolvedAt: null,
         };
         repo.insert(stored);
-        repo.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format });
+        const notes = native?.notes?.length ? { notes: native.notes } : {};
+        repo.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
         return { stored, created: true };
       });
       if (result.created) emit('request.created', result.stored);

@@ -54,6 +54,8 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
           done = true;
           clock.clearTimer(timer);
           set.delete(wake);
+          // Unknown ids must not leave empty entries behind (callers choose the ids).
+          if (set.size === 0 && byId.get(id) === set) byId.delete(id);
           reject(err);
         }
       });

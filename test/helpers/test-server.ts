@@ -1,9 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Clock } from '../../src/clock.js';
 import { loadConfig, type Config, type DeepPartial } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -65,13 +64,13 @@ export interface TestServer {
  * Starts the real daemon on 127.0.0.1 with a random port and a fresh SQLite file in a temp
  * directory. Close it in afterEach.
  */
-export async function startTestServer(overrides: DeepPartial<Config> = {}, opts: { clock?: Clock } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: DeepPartial<Config> = {}, opts: Pick<StartOptions, 'clock' | 'adapters'> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'countersign-test-'));
   const config = loadConfig({
     env: {},
     overrides: { host: '127.0.0.1', port: 0, log_level: 'silent', admin_token: ADMIN_TOKEN, ...overrides, data_dir: overrides.data_dir ?? dataDir },
   });
-  const server = await startServer(config, opts.clock ? { clock: opts.clock } : {});
+  const server = await startServer(config, opts);
   const api = createApiClient(server.url, ADMIN_TOKEN);
   return {
     server,

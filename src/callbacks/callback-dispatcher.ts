@@ -1,0 +1,277 @@
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { request } from 'undici';
+import type { Clock, TimerHandle } from '../clock.js';
+import type { Config } from '../config.js';
+import { writeTransaction, type Db } from '../db/database.js';
+import { durationMs } from '../durations.js';
+import type { RequestEvents } from '../requests/request-events.js';
+import { checkCallbackUrl } from './callback-url-policy.js';
+import type { DeliveryRepository, LeasedDelivery } from './delivery-repository.js';
+import { classifyStatus, planRetry, type AttemptOutcome, type FailReason } from './retry-policy.js';
+import { BlockedAddressError, createSafeDispatcher, type Dial, type Resolver } from './safe-dispatcher.js';
+import { standardWebhooksKey, webhookHeaders } from './webhook-signature.js';
+
+/** What tests (and embedders) may replace: the network beyond this machine and randomness. */
+export interface CallbackDispatcherOverrides {
+  resolve?: Resolver;
+  dial?: Dial;
+  /** Jitter source in [0, 1). */
+  random?: () => number;
+  /** Monotonic ms, for attempt latency only. */
+  monotonic?: () => number;
+}
+
+export type AuditWriter = (requestId: string, event: string, actor: string, at: number, details?: unknown) => void;
+
+export interface CallbackDispatcherDeps extends CallbackDispatcherOverrides {
+  db: Db;
+  deliveries: DeliveryRepository;
+  appendAudit: AuditWriter;
+  events: RequestEvents;
+  clock: Clock;
+  config: Readonly<Config['callbacks']>;
+  log: Logger;
+  userAgent: string;
+}
+
+// Deliveries in flight at once, so one slow receiver does not hold up everyone else's.
+const CONCURRENCY = 4;
+// How long a lease may outlive the attempt deadline before it counts as abandoned.
+const LEASE_MARGIN_MS = 60_000;
+// On shutdown, attempts in flight get this long to finish before they are cut and released.
+const SHUTDOWN_GRACE_MS = 2_000;
+// setTimeout stores its delay in an int32; longer waits are reached in hops.
+const MAX_TIMER_MS = 2_147_483_647;
+const RESPONSE_DRAIN_LIMIT = 64 * 1024;
+const ACTOR = 'callbacks';
+
+const TIMEOUT = new Error('attempt deadline reached');
+const SHUTDOWN = new Error('shutting down');
+
+/**
+ * The one callback worker (product.md §6). It leases due outbox rows, POSTs each body through
+ * the SSRF-safe dispatcher, records every attempt and reschedules or finishes the row, all in
+ * SQLite, so a restart resumes exactly where the last process stopped. It never polls: it is
+ * woken after commit by terminal events for requests with a callback_url, and otherwise sleeps
+ * on one timer armed for the earliest `next_attempt_at`.
+ */
+export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
+  const { db, deliveries, appendAudit, events, clock, config, log, userAgent } = deps;
+  const random = deps.random ?? Math.random;
+  const monotonic = deps.monotonic ?? (() => performance.now());
+  const schedule = config.retry_schedule.map(durationMs);
+  const maxAgeMs = durationMs(config.max_age);
+  const timeoutMs = durationMs(config.timeout);
+  if (config.secret && standardWebhooksKey(config.secret).length === 0) {
+    throw new Error('callbacks.secret: a whsec_ secret must carry base64 key bytes after the prefix');
+  }
+  const agent = createSafeDispatcher({
+    allowlist: config.allowlist,
+    timeoutMs,
+    ...(deps.resolve ? { resolve: deps.resolve } : {}),
+    ...(deps.dial ? { dial: deps.dial } : {}),
+  });
+
+  let stopped = true;
+  let closed = false;
+  let timer: TimerHandle | null = null;
+  let wakeQueued = false;
+  let unsubscribe: (() => void) | null = null;
+  const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+
+  function clearTimer() {
+    if (timer) clock.clearTimer(timer);
+    timer = null;
+  }
+
+  function arm(delay: number) {
+    clearTimer();
+    timer = clock.setTimer(() => {
+      timer = null;
+      pump();
+    }, Math.min(Math.max(0, delay), MAX_TIMER_MS));
+  }
+
+  /** Starts every due delivery there is room for, then sleeps until the next one is due. */
+  function pump() {
+    if (stopped) return;
+    clearTimer();
+    try {
+      while (inFlight.size < CONCURRENCY) {
+        const now = clock.now();
+        const leased = writeTransaction(db, () => deliveries.leaseDue(now, now + timeoutMs + LEASE_MARGIN_MS));
+        if (!leased) break;
+        run(leased);
+      }
+      // A full worker is re-pumped as each attempt ends; otherwise wait for the next due row.
+      if (inFlight.size < CONCURRENCY) {
+        const next = deliveries.nextDue();
+        if (next !== null) arm(next - clock.now());
+      }
+    } catch (err) {
+      log.error({ err }, 'callback worker failed to read the outbox; retrying in 1s');
+      arm(1000);
+    }
+  }
+
+  function wake() {
+    if (wakeQueued || stopped) return;
+    wakeQueued = true;
+    // After the current turn: the transaction has committed and the HTTP reply goes out first.
+    setImmediate(() => {
+      wakeQueued = false;
+      pump();
+    });
+  }
+
+  function run(leased: LeasedDelivery) {
+    const controller = new AbortController();
+    const done = attempt(leased, controller)
+      .then(({ outcome, latencyMs }) => finalize(leased, outcome, latencyMs))
+      .catch((err: unknown) => log.error({ err, delivery_id: leased.id }, 'callback attempt could not be recorded'))
+      .finally(() => {
+        inFlight.delete(leased.id);
+        pump();
+      });
+    inFlight.set(leased.id, { controller, done });
+  }
+
+  async function attempt(leased: LeasedDelivery, controller: AbortController): Promise<{ outcome: AttemptOutcome; latencyMs: number }> {
+    const started = monotonic();
+    const elapsed = () => monotonic() - started;
+    const now = clock.now();
+    if (now > leased.createdAt + maxAgeMs) {
+      return { outcome: { kind: 'fail', status: null, errorClass: 'max_age', error: 'not sent: older than callbacks.max_age', reason: 'max_age' }, latencyMs: 0 };
+    }
+    try {
+      // The allowlist may have changed since the request was created.
+      checkCallbackUrl(leased.url, config.allowlist);
+    } catch (err) {
+      return { outcome: { kind: 'fail', status: null, errorClass: 'url_not_allowed', error: `not sent: ${(err as Error).message}`, reason: 'url_not_allowed' }, latencyMs: 0 };
+    }
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': userAgent,
+      ...webhookHeaders({ secret: config.secret, id: leased.id, timestampSec: Math.floor(now / 1000), body: leased.body }),
+    };
+    const deadline = clock.setTimer(() => controller.abort(TIMEOUT), timeoutMs);
+    try {
+      const res = await request(leased.url, { method: 'POST', headers, body: leased.body, dispatcher: agent, signal: controller.signal });
+      const latencyMs = elapsed();
+      const retryAfter = res.headers['retry-after'];
+      const outcome = classifyStatus(res.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());
+      // The receiver's body is never read or stored; drain a little so the socket can be reused.
+      await res.body.dump({ limit: RESPONSE_DRAIN_LIMIT }).catch(() => undefined);
+      return { outcome, latencyMs };
+    } catch (err) {
+      return { outcome: classifyError(err, controller.signal), latencyMs: elapsed() };
+    } finally {
+      clock.clearTimer(deadline);
+    }
+  }
+
+  function finalize(leased: LeasedDelivery, outcome: AttemptOutcome, latencyMs: number) {
+    const { id, requestId, type, attempt: n } = leased;
+    writeTransaction(db, () => {
+      const now = clock.now();
+      const fail = (reason: FailReason, status: number | null, error: string) => {
+        if (!deliveries.finish(id, 'failed', now, error)) return;
+        appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
+        log.warn({ delivery_id: id, request_id: requestId, reason, status }, 'callback delivery failed');
+      };
+      switch (outcome.kind) {
+        case 'delivered':
+          deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
+          if (deliveries.finish(id, 'delivered', now, null)) {
+            appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
+          }
+          return;
+        case 'interrupted':
+          deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
+          // Not counted against the schedule and due again at once (on the next start).
+          deliveries.release(id, now, null);
+          return;
+        case 'fail':
+          deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+          fail(outcome.reason, outcome.status, outcome.error);
+          return;
+        case 'retry': {
+          deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+          const plan = planRetry({
+            counted: deliveries.countedAttempts(id),
+            schedule,
+            random,
+            now,
+            createdAt: leased.createdAt,
+            maxAgeMs,
+            retryAfterMs: outcome.retryAfterMs,
+          });
+          if ('at' in plan) deliveries.release(id, plan.at, outcome.error);
+          else fail(plan.giveUp, outcome.status, outcome.error);
+          return;
+        }
+      }
+    });
+  }
+
+  return {
+    /** Reclaims leases a crashed process left behind, subscribes to terminal events, delivers what is due. */
+    start() {
+      if (!stopped) return;
+      // stop() closes the HTTP agent for good: a stopped worker is replaced, not restarted.
+      if (closed) throw new Error('a stopped callback dispatcher cannot be started again');
+      stopped = false;
+      const reclaimed = writeTransaction(db, () => deliveries.reclaimLeases(clock.now()));
+      if (reclaimed) log.info({ count: reclaimed }, 'resuming callback deliveries interrupted by the last stop');
+      unsubscribe = events.on((e) => {
+        if (e.type !== 'request.created' && e.request.callback_url) wake();
+      });
+      pump();
+    },
+
+    /**
+     * Stops leasing; attempts in flight get a short grace, then are cut and their rows released
+     * (due again at the next start). Nothing queued is lost: pending rows simply wait in SQLite.
+     */
+    async stop(): Promise<void> {
+      if (stopped) return;
+      stopped = true;
+      closed = true;
+      unsubscribe?.();
+      unsubscribe = null;
+      clearTimer();
+      if (inFlight.size) {
+        const grace = clock.setTimer(() => {
+          for (const f of inFlight.values()) f.controller.abort(SHUTDOWN);
+        }, SHUTDOWN_GRACE_MS);
+        await Promise.all([...inFlight.values()].map((f) => f.done));
+        clock.clearTimer(grace);
+      }
+      await agent.destroy();
+    },
+
+    /** The number of attempts in flight (for tests and diagnostics). */
+    inFlight: () => inFlight.size,
+  };
+}
+
+export type CallbackDispatcher = ReturnType<typeof createCallbackDispatcher>;
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA', 'EAI_NONAME']);
+
+/** Maps a thrown error (possibly wrapped in `cause`s) to what the attempt means. */
+function classifyError(err: unknown, signal: AbortSignal): AttemptOutcome {
+  if (signal.aborted && signal.reason === SHUTDOWN) return { kind: 'interrupted', error: 'the daemon stopped before the attempt finished' };
+  if (signal.aborted && signal.reason === TIMEOUT) return { kind: 'retry', status: null, errorClass: 'timeout', error: 'no response before callbacks.timeout', retryAfterMs: null };
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof BlockedAddressError) return { kind: 'fail', status: null, errorClass: 'address_not_allowed', error: e.message, reason: 'address_not_allowed' };
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return { kind: 'retry', status: null, errorClass: 'timeout', error: e.message, retryAfterMs: null };
+    if (typeof code === 'string' && DNS_CODES.has(code)) return { kind: 'retry', status: null, errorClass: 'dns', error: e.message, retryAfterMs: null };
+  }
+  const e = err as { message?: unknown; code?: unknown };
+  const message = typeof e?.message === 'string' && e.message ? e.message : String(err);
+  return { kind: 'retry', status: null, errorClass: 'network', error: typeof e?.code === 'string' ? `${e.code}: ${message}` : message, retryAfterMs: null };
+}

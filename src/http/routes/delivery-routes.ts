@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import { ErrorDoc, IdParams } from '../schemas.js';
+
+const AttemptDoc = z.object({
+  n: z.number().int(),
+  started_at: z.number().int(),
+  status: z.number().int().nullable(),
+  latency_ms: z.number().int().nullable(),
+  error_class: z.string().nullable(),
+  error: z.string().nullable(),
+});
+
+const DeliveryDoc = z.object({
+  id: z.string().describe('The delivery id, sent as webhook-id and as the body id'),
+  request_id: z.string(),
+  type: z.enum(['request.decided', 'request.expired', 'request.cancelled']),
+  url: z.string(),
+  state: z.enum(['pending', 'leased', 'delivered', 'failed']),
+  created_at: z.number().int(),
+  next_attempt_at: z.number().int().nullable(),
+  finished_at: z.number().int().nullable(),
+  last_error: z.string().nullable(),
+  attempts: z.array(AttemptDoc),
+});
+
+/** Callback deliveries of one request with every attempt (product.md §6); admin only. */
+export function registerDeliveryRoutes(app: FastifyInstance, deps: Deps) {
+  app.withTypeProvider<ZodTypeProvider>().get('/v1/requests/:id/deliveries', {
+    schema: {
+      summary: 'Callback deliveries of a request, oldest first, each with its attempts',
+      params: IdParams,
+      response: { 200: z.array(DeliveryDoc), 404: ErrorDoc },
+    },
+  }, async (request) => {
+    const { id } = request.params;
+    deps.requests.get(id, request.principal); // 404 for an unknown id
+    return deps.deliveries.listForRequest(id);
+  });
+}
