@@ -5,6 +5,8 @@ import './route-config.js';
 interface ValidationIssue {
   instancePath: string;
   message?: string;
+  keyword?: string;
+  params?: { keys?: unknown };
 }
 
 /**
@@ -31,6 +33,8 @@ function toAppError(err: FastifyError | AppError, validationCode: ErrorCode): Ap
     const issues = fe.validation.map((v) => ({
       path: v.instancePath.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
       message: v.message ?? 'is invalid',
+      code: v.keyword,
+      keys: Array.isArray(v.params?.keys) ? v.params.keys : undefined,
     }));
     return validationError(validationCode, issues, context);
   }

@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import { formatIssuePath } from '../errors.js';
+
+/** serde_json's default recursion limit, so anything handup itself accepts is accepted here. */
+export const MAX_JSON_DEPTH = 128;
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * What is wrong with a parsed JSON value that JSON.parse accepts but the rest of the daemon
+ * cannot handle, or null: nesting deeper than `maxDepth` (recursive validation, serialisation
+ * and RFC 8785 canonicalisation would overflow the stack) and strings with lone surrogate
+ * escapes such as "\ud800" (not Unicode; RFC 8785 refuses them). Iterative, so the check
+ * itself cannot overflow. The message starts with the offending field's path.
+ */
+export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string | null {
+  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value, path: [] }];
+  while (stack.length) {
+    const { value: v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return `${formatIssuePath(path)}: must be valid Unicode (it contains a lone surrogate escape)`;
+      continue;
+    }
+    if (typeof v !== 'object' || v === null) continue;
+    if (path.length >= maxDepth) return `${formatIssuePath(path.slice(0, 1))}: nested deeper than ${maxDepth} levels`;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: [...path, i] });
+    } else {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        if (LONE_SURROGATE.test(key)) return `${formatIssuePath(path)}: a key must be valid Unicode (it contains a lone surrogate escape)`;
+        stack.push({ value: child, path: [...path, key] });
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Replaces the default JSON body parser with one that also runs `jsonValueProblem`, so every
+ * JSON route (handup and native formats alike) refuses such bodies with a 400 before any
+ * route code sees them. The error carries statusCode 400; the error handler renders it with
+ * the route's validation code. Prototype-poisoning protection is fastify's own.
+ */
+export function registerJsonBodyParser(app: FastifyInstance) {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    parse(request, body as string, (err, value) => {
+      if (err) return done(err, undefined);
+      const problem = jsonValueProblem(value);
+      if (problem) return done(Object.assign(new Error(problem), { statusCode: 400 }), undefined);
+      done(null, value);
+    });
+  });
+}

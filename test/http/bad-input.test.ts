@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequest } from '../helpers/request-api.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+/**
+ * product.md §9: anything malformed gets a 4xx with a code and a message naming the field, and
+ * nothing is stored. One table, one server; after every case the stored state is unchanged.
+ */
+
+interface Case {
+  name: string;
+  method?: string;
+  /** Default POST /v1/requests. `{id}` is replaced by a pending request's id, `{hash}` by its hash. */
+  path?: string;
+  body?: unknown;
+  raw?: string;
+  contentType?: string;
+  status: number;
+  code: string;
+  /** The message must name this (the field, usually). */
+  names?: string;
+}
+
+const many = <T>(n: number, f: (i: number) => T) => Array.from({ length: n }, (_, i) => f(i));
+const question = (id: string) => ({ id, question: `${id}?`, options: [{ label: 'yes' }, { label: 'no' }] });
+
+const CASES: Case[] = [
+  // The body as a whole
+  { name: 'bad JSON', raw: '{"title": "x",', status: 400, code: 'invalid_request', names: 'JSON' },
+  { name: 'empty body', raw: '', status: 400, code: 'invalid_request', names: 'empty' },
+  { name: 'a JSON array', body: [{ title: 'x' }], status: 400, code: 'invalid_request', names: 'object' },
+  { name: 'JSON null', raw: 'null', status: 400, code: 'invalid_request' },
+  { name: 'a JSON string', body: 'title', status: 400, code: 'invalid_request' },
+  { name: 'wrong content type', raw: 'title=x', contentType: 'text/plain', status: 415, code: 'unsupported_media_type' },
+  { name: 'form content type', raw: 'title=x', contentType: 'application/x-www-form-urlencoded', status: 415, code: 'unsupported_media_type' },
+  { name: 'prototype poisoning', raw: '{"title": "x", "__proto__": {"admin": true}}', status: 400, code: 'invalid_request' },
+  { name: 'a lone surrogate in the title', raw: '{"title": "x\\ud800"}', status: 400, code: 'invalid_request', names: 'title: must be valid Unicode' },
+  { name: 'a lone surrogate in a nested key', raw: '{"title": "x", "input": {"a": {"\\udc00": 1}}}', status: 400, code: 'invalid_request', names: 'input.a' },
+  { name: 'input nested 10000 levels deep', raw: `{"title": "x", "input": {"a": ${'['.repeat(10_000)}${']'.repeat(10_000)}}}`, status: 400, code: 'invalid_request', names: 'input: nested deeper than 128' },
+  { name: 'body over 1 MiB', body: { title: 'x', input: { blob: 'a'.repeat(1024 * 1024 + 1) } }, status: 413, code: 'payload_too_large' },
+
+  // Fields and types
+  { name: 'missing title', body: { summary: 'x' }, status: 400, code: 'invalid_request', names: 'title' },
+  { name: 'title not a string', body: { title: 42 }, status: 400, code: 'invalid_request', names: 'title' },
+  { name: 'blank title', body: { title: '   ' }, status: 400, code: 'invalid_request', names: 'title' },
+  { name: 'title over 512 bytes', body: { title: 'x'.repeat(513) }, status: 400, code: 'invalid_request', names: 'title' },
+  { name: 'title over 512 bytes in 171 characters', body: { title: '€'.repeat(171) }, status: 400, code: 'invalid_request', names: 'title' },
+  { name: 'summary over 64 KiB', body: { title: 'x', summary: 'é'.repeat(32 * 1024 + 1) }, status: 400, code: 'invalid_request', names: 'summary' },
+  { name: 'input over 64 KiB', body: { title: 'x', input: { raw: 'x'.repeat(64 * 1024) } }, status: 400, code: 'invalid_request', names: 'input' },
+  { name: 'summary not a string', body: { title: 'x', summary: ['a'] }, status: 400, code: 'invalid_request', names: 'summary' },
+  { name: 'unknown top-level field', body: { title: 'x', priority: 'urgent' }, status: 400, code: 'invalid_request', names: 'priority: unknown field' },
+  { name: 'unknown field in source', body: { title: 'x', source: { agent: 'a', user: 'me' } }, status: 400, code: 'invalid_request', names: 'source.user: unknown field' },
+  { name: 'source field not a string', body: { title: 'x', source: { agent: 7 } }, status: 400, code: 'invalid_request', names: 'source.agent' },
+  { name: 'unknown field in an option', body: { title: 'x', options: [{ id: 'a', label: 'A', outcome: 'approve', color: 'red' }] }, status: 400, code: 'invalid_request', names: 'options[0].color: unknown field' },
+  { name: 'unknown field in a preview', body: { title: 'x', previews: [{ type: 'text', inline: 'hi', body: 'x' }] }, status: 400, code: 'invalid_request', names: 'previews[0].body: unknown field' },
+  { name: 'unknown field in a question', body: { title: 'x', kind: 'question', input: { questions: [{ ...question('q'), hint: 'x' }] } }, status: 400, code: 'invalid_request', names: 'input.questions[0].hint: unknown field' },
+
+  // Enums
+  { name: 'bad kind', body: { title: 'x', kind: 'approval' }, status: 400, code: 'invalid_request', names: 'kind' },
+  { name: 'bad risk', body: { title: 'x', risk: 'critical' }, status: 400, code: 'invalid_request', names: 'risk' },
+  { name: 'bad on_timeout', body: { title: 'x', on_timeout: 'ignore' }, status: 400, code: 'invalid_request', names: 'on_timeout' },
+  { name: 'bad option outcome', body: { title: 'x', options: [{ id: 'a', label: 'A', outcome: 'maybe' }] }, status: 400, code: 'invalid_request', names: 'options[0].outcome' },
+  { name: 'bad preview type', body: { title: 'x', previews: [{ type: 'spreadsheet' }] }, status: 400, code: 'invalid_request', names: 'previews[0].type' },
+  { name: 'bad input.feedback', body: { title: 'x', input: { feedback: 'always' } }, status: 400, code: 'invalid_request', names: 'input.feedback' },
+
+  // Durations
+  ...['30', '-1s', '2y', '1 h', '400000d', '0s', 'soon', ''].map((timeout): Case => ({
+    name: `timeout ${JSON.stringify(timeout)}`, body: { title: 'x', timeout }, status: 400, code: 'invalid_request', names: 'timeout',
+  })),
+  { name: 'timeout a number', body: { title: 'x', timeout: 30 }, status: 400, code: 'invalid_request', names: 'timeout' },
+  { name: 'bad run_timeout', body: { title: 'x', run_timeout: '10' }, status: 400, code: 'invalid_request', names: 'run_timeout' },
+
+  // Counts and uniqueness
+  { name: '0 options', body: { title: 'x', options: [] }, status: 400, code: 'invalid_request', names: 'options' },
+  { name: '33 options', body: { title: 'x', options: many(33, (i) => ({ id: `o${i}`, label: `O${i}`, outcome: 'approve' })) }, status: 400, code: 'invalid_request', names: 'options' },
+  { name: 'duplicate option ids', body: { title: 'x', options: [{ id: 'a', label: 'A', outcome: 'approve' }, { id: 'a', label: 'B', outcome: 'deny' }] }, status: 400, code: 'invalid_request', names: 'options[1].id' },
+  { name: '65 previews', body: { title: 'x', previews: many(65, () => ({ type: 'text', inline: 'x' })) }, status: 400, code: 'invalid_request', names: 'previews' },
+  { name: '11 questions', body: { title: 'x', kind: 'question', input: { questions: many(11, (i) => question(`q${i}`)) } }, status: 400, code: 'invalid_request', names: 'input.questions' },
+  { name: '0 questions', body: { title: 'x', kind: 'question', input: { questions: [] } }, status: 400, code: 'invalid_request', names: 'input.questions' },
+  { name: 'duplicate question ids', body: { title: 'x', kind: 'question', input: { questions: [question('q'), question('q')] } }, status: 400, code: 'invalid_request', names: 'input.questions[1].id' },
+  { name: 'duplicate option labels in a question', body: { title: 'x', kind: 'question', input: { questions: [{ id: 'q', question: 'q?', options: [{ label: 'yes' }, { label: 'yes' }] }] } }, status: 400, code: 'invalid_request', names: 'input.questions[0].options[1].label' },
+  { name: 'a question with neither options nor free text', body: { title: 'x', kind: 'question', input: { questions: [{ id: 'q', question: 'q?' }] } }, status: 400, code: 'invalid_request', names: 'input.questions[0].options' },
+  { name: 'question kind without questions', body: { title: 'x', kind: 'question' }, status: 400, code: 'invalid_request', names: 'input.questions' },
+  { name: 'info with input', body: { title: 'x', kind: 'info', input: { a: 1 } }, status: 400, code: 'invalid_request', names: 'input' },
+  { name: 'bad blob hash', body: { title: 'x', previews: [{ type: 'image', blob: 'sha256:xyz' }] }, status: 400, code: 'invalid_request', names: 'previews[0].blob' },
+  { name: 'both inline and content', body: { title: 'x', previews: [{ type: 'text', inline: 'a', content: 'b' }] }, status: 400, code: 'invalid_request', names: 'previews[0].content' },
+  { name: 'empty dedupe_key', body: { title: 'x', dedupe_key: '' }, status: 400, code: 'invalid_request', names: 'dedupe_key' },
+
+  // Callbacks (default: empty allowlist)
+  { name: 'callback_url with an empty allowlist', body: { title: 'x', callback_url: 'https://hooks.example.com/cb' }, status: 400, code: 'callback_not_allowed', names: 'callback_url' },
+
+  // List filters
+  { name: 'list status=bogus', method: 'GET', path: '/v1/requests?status=bogus', status: 400, code: 'invalid_request', names: 'query.status' },
+  { name: 'list status with one bad member', method: 'GET', path: '/v1/requests?status=pending,bogus', status: 400, code: 'invalid_request', names: 'query.status' },
+  { name: 'list kind=bogus', method: 'GET', path: '/v1/requests?kind=bogus', status: 400, code: 'invalid_request', names: 'query.kind' },
+  { name: 'list format=bogus', method: 'GET', path: '/v1/requests?format=bogus', status: 400, code: 'invalid_request', names: 'query.format' },
+  { name: 'list limit=0', method: 'GET', path: '/v1/requests?limit=0', status: 400, code: 'invalid_request', names: 'query.limit' },
+  { name: 'list limit=501', method: 'GET', path: '/v1/requests?limit=501', status: 400, code: 'invalid_request', names: 'query.limit' },
+  { name: 'list limit=ten', method: 'GET', path: '/v1/requests?limit=ten', status: 400, code: 'invalid_request', names: 'query.limit' },
+  { name: 'list limit=1.5', method: 'GET', path: '/v1/requests?limit=1.5', status: 400, code: 'invalid_request', names: 'query.limit' },
+  { name: 'list unknown query parameter', method: 'GET', path: '/v1/requests?sort=asc', status: 400, code: 'invalid_request', names: 'query.sort: unknown field' },
+  { name: 'history bad cursor', method: 'GET', path: '/v1/history?cursor=bogus', status: 400, code: 'invalid_request', names: 'cursor' },
+  { name: 'history outcome=pending', method: 'GET', path: '/v1/history?outcome=pending', status: 400, code: 'invalid_request', names: 'query.outcome' },
+  { name: 'history limit=501', method: 'GET', path: '/v1/history?limit=501', status: 400, code: 'invalid_request', names: 'query.limit' },
+  { name: 'history unknown query parameter', method: 'GET', path: '/v1/history?before=1', status: 400, code: 'invalid_request', names: 'query.before: unknown field' },
+  { name: 'an id over 64 characters', method: 'GET', path: `/v1/requests/${'A'.repeat(65)}`, status: 400, code: 'invalid_request', names: 'id' },
+
+  // Decision bodies (on a pending request, which must stay pending)
+  { name: 'decision unknown field', path: '/v1/requests/{id}/decision', body: { option: 'approve', content_hash: '{hash}', approved: true }, status: 400, code: 'invalid_decision', names: 'approved: unknown field' },
+  { name: 'decision missing option', path: '/v1/requests/{id}/decision', body: { content_hash: '{hash}' }, status: 400, code: 'invalid_decision', names: 'option' },
+  { name: 'decision missing content_hash', path: '/v1/requests/{id}/decision', body: { option: 'approve' }, status: 400, code: 'invalid_decision', names: 'content_hash' },
+  { name: 'decision option not a string', path: '/v1/requests/{id}/decision', body: { option: 1, content_hash: '{hash}' }, status: 400, code: 'invalid_decision', names: 'option' },
+  { name: 'decision bad scope', path: '/v1/requests/{id}/decision', body: { option: 'approve', content_hash: '{hash}', scope: 'forever' }, status: 400, code: 'invalid_decision', names: 'scope' },
+  { name: 'decision unknown field in an answer', path: '/v1/requests/{id}/decision', body: { option: 'approve', content_hash: '{hash}', fields: { answers: { q: { selected: [], note: 'x' } } } }, status: 400, code: 'invalid_decision', names: 'fields.answers.q.note: unknown field' },
+  { name: 'decision feedback with a lone surrogate', path: '/v1/requests/{id}/decision', raw: '{"option": "deny", "content_hash": "{hash}", "feedback": "\\udfff"}', status: 400, code: 'invalid_decision', names: 'feedback' },
+  { name: 'decision bad JSON', path: '/v1/requests/{id}/decision', raw: '{option', status: 400, code: 'invalid_decision', names: 'JSON' },
+  { name: 'decision array body', path: '/v1/requests/{id}/decision', body: [], status: 400, code: 'invalid_decision' },
+  { name: 'decision wrong content type', path: '/v1/requests/{id}/decision', raw: 'approve', contentType: 'text/plain', status: 415, code: 'unsupported_media_type' },
+
+  // Tokens and blobs
+  { name: 'token name with capitals', path: '/v1/tokens', body: { name: 'CI' }, status: 400, code: 'invalid_request', names: 'name' },
+  { name: 'token name over 40 characters', path: '/v1/tokens', body: { name: 'a'.repeat(41) }, status: 400, code: 'invalid_request', names: 'name' },
+  { name: 'token bad expires', path: '/v1/tokens', body: { name: 'ok', expires: 'never' }, status: 400, code: 'invalid_request', names: 'expires' },
+  { name: 'token unknown field', path: '/v1/tokens', body: { name: 'ok', scope: 'admin' }, status: 400, code: 'invalid_request', names: 'scope: unknown field' },
+  { name: 'blob bad hash', method: 'GET', path: '/v1/blobs/sha256:nothex', status: 400, code: 'invalid_request', names: 'hash' },
+  { name: 'blob empty upload', path: '/v1/blobs', raw: '', contentType: 'application/octet-stream', status: 400, code: 'invalid_request' },
+];
+
+describe('bad input', () => {
+  let t: TestServer;
+  let pending: { id: string; content_hash: string };
+  beforeAll(async () => {
+    t = await startTestServer();
+    pending = await createRequest(t.api, { title: 'the one stored request' });
+  });
+  afterAll(async () => t?.close());
+
+  /** Everything a refused call must leave untouched. */
+  async function snapshot() {
+    const db = t.server.deps.db;
+    const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const list = await t.api.get('/v1/requests?limit=500');
+    return {
+      listed: list.body,
+      requests: count('requests'),
+      audit: count('audit'),
+      tokens: count('tokens'),
+      blobs: count('blobs'),
+    };
+  }
+
+  it(`answers ${CASES.length} malformed bodies and parameters with a 4xx, a code and the field, storing nothing`, async () => {
+    expect(CASES.length).toBeGreaterThanOrEqual(30);
+    const before = await snapshot();
+    expect(before.requests).toBe(1);
+    for (const c of CASES) {
+      const path = (c.path ?? '/v1/requests').replace('{id}', pending.id);
+      const body = c.body === undefined ? undefined : JSON.parse(JSON.stringify(c.body).replaceAll('{hash}', pending.content_hash));
+      const headers = c.contentType ? { 'content-type': c.contentType } : undefined;
+      const method = c.method ?? 'POST';
+      const res = await t.api.request(method, path, body, {
+        ...(c.raw !== undefined ? { raw: c.raw.replaceAll('{hash}', pending.content_hash) } : {}),
+        ...(headers ? { headers } : {}),
+        ...(method === 'POST' && c.raw === undefined && body === undefined ? { raw: '' } : {}),
+      });
+      expect.soft(res.status, `${c.name}: ${res.text.slice(0, 300)}`).toBe(c.status);
+      expect.soft(res.body?.code, `${c.name}: ${res.text.slice(0, 300)}`).toBe(c.code);
+      expect.soft(typeof res.body?.error, `${c.name}: error message`).toBe('string');
+      if (c.names) expect.soft(res.body?.error ?? '', `${c.name}: the message names ${c.names}`).toContain(c.names);
+      expect.soft(await snapshot(), `${c.name}: nothing stored`).toEqual(before);
+    }
+  });
+});

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { expectValidRequest } from '../helpers/handup-schema.js';
+import { createRequest, decide, expectError } from '../helpers/request-api.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+/** GET /v1/requests/{id}/wait: the long-poll (product.md §4). Real clock, real server. */
+describe('long-poll wait', () => {
+  let t: TestServer;
+  afterEach(async () => t?.close());
+
+  it('returns the decided record once the decision commits', async () => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    // A long own timeout: the wait can only end early because of the decision.
+    const waiting = t.api.get(`/v1/requests/${r.id}/wait?timeout=60s`);
+    // The waiter is registered once the server has seen the wait.
+    await expect.poll(() => t.server.deps.waiters.count()).toBe(1);
+    const [decided, waited] = await Promise.all([decide(t.api, r, 'approve'), waiting]);
+    expect(decided.status).toBe(200);
+    expect(waited.status, waited.text).toBe(200);
+    expectValidRequest(waited.body);
+    expect(waited.body.status).toBe('approved');
+    expect(waited.body).toEqual(decided.body);
+    expect(t.server.deps.waiters.count()).toBe(0);
+  });
+
+  it('wakes every waiter of the request, and on cancel too', async () => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    const waits = [1, 2, 3].map(() => t.api.get(`/v1/requests/${r.id}/wait?timeout=60s`));
+    await expect.poll(() => t.server.deps.waiters.count()).toBe(3);
+    expect((await t.api.post(`/v1/requests/${r.id}/cancel`)).status).toBe(200);
+    for (const w of await Promise.all(waits)) {
+      expect(w.status).toBe(200);
+      expectValidRequest(w.body);
+      expect(w.body.status).toBe('cancelled');
+    }
+  });
+
+  it('answers at once for a request that is already decided', async () => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    await decide(t.api, r, 'deny');
+    const res = await t.api.get(`/v1/requests/${r.id}/wait?timeout=60s`);
+    expect(res.status).toBe(200);
+    expectValidRequest(res.body);
+    expect(res.body.status).toBe('denied');
+  });
+
+  it('returns the still-pending record when its own timeout passes', async () => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    const res = await t.api.get(`/v1/requests/${r.id}/wait?timeout=300ms`);
+    expect(res.status, res.text).toBe(200);
+    expectValidRequest(res.body);
+    expect(res.body).toEqual(r);
+    expect(t.server.deps.waiters.count()).toBe(0);
+  });
+
+  it('answers open waits with the pending record when the daemon shuts down', async () => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    const waiting = t.api.get(`/v1/requests/${r.id}/wait?timeout=60s`);
+    await expect.poll(() => t.server.deps.waiters.count()).toBe(1);
+    const closing = t.close();
+    const res = await waiting;
+    await closing;
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('pending');
+  });
+
+  it('404 for an unknown id', async () => {
+    t = await startTestServer();
+    expectError(await t.api.get('/v1/requests/01KDXB5M000000000000000000/wait?timeout=1s'), 404, 'not_found');
+    expect(t.server.deps.waiters.count()).toBe(0);
+  });
+
+  it('a submit token waits on its own request; someone else\'s is 404', async () => {
+    t = await startTestServer();
+    const mine = await t.submitClient('bot-a');
+    const other = await t.submitClient('bot-b');
+    const own = await mine.api.post('/v1/requests', { title: 'mine' });
+    const admins = await createRequest(t.api, { title: 'admin' });
+    const waiting = mine.api.get(`/v1/requests/${own.body.id}/wait?timeout=60s`);
+    await expect.poll(() => t.server.deps.waiters.count()).toBe(1);
+    await decide(t.api, own.body, 'approve');
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expectValidRequest(res.body);
+    expect(res.body.status).toBe('approved');
+
+    expectError(await other.api.get(`/v1/requests/${own.body.id}/wait?timeout=1s`), 404, 'not_found');
+    expectError(await mine.api.get(`/v1/requests/${admins.id}/wait?timeout=1s`), 404, 'not_found');
+    expect(t.server.deps.waiters.count()).toBe(0);
+  });
+
+  it.each(['abc', '30', '-1s', '0s', '2y', '400d', ''])('refuses timeout=%j with 400 naming query.timeout', async (timeout) => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    expectError(await t.api.get(`/v1/requests/${r.id}/wait?timeout=${encodeURIComponent(timeout)}`), 400, 'invalid_request', 'query.timeout');
+  });
+
+  it('refuses an unknown query parameter', async () => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    expectError(await t.api.get(`/v1/requests/${r.id}/wait?wait=1s`), 400, 'invalid_request', 'query');
+  });
+});

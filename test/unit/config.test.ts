@@ -1,0 +1,141 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, ConfigSchema, DEFAULT_CONFIG_FILE, envKeys, loadConfig } from '../../src/config.js';
+
+describe('config', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-config-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function configError(fn: () => unknown): string {
+    try {
+      fn();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    throw new Error('expected a ConfigError');
+  }
+
+  it('the shipped defaults validate and match the spec', () => {
+    const defaults = JSON.parse(readFileSync(DEFAULT_CONFIG_FILE, 'utf8'));
+    expect(ConfigSchema.safeParse(defaults).success).toBe(true);
+    const c = loadConfig({ env: {} });
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      port: 7470,
+      admin_token: null,
+      requests: { default_timeout: 'none', max_per_minute: 120, max_body_bytes: 1024 * 1024 },
+      events: { ping_interval: '25s' },
+      storage: { synchronous: 'full' },
+      callbacks: { allowlist: [], secret: null, max_age: '24h', retry_schedule: ['5s', '30s', '2m', '10m', '30m', '1h', '2h', '4h', '8h'] },
+    });
+    expect(c.data_dir).toBe(resolve('./data'));
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.callbacks.allowlist)).toBe(true);
+  });
+
+  it('every key has a COUNTERSIGN_<SECTION>_<KEY> variable, including the ones the spec names', () => {
+    const names = envKeys().map((k) => k.envName);
+    for (const n of [
+      'COUNTERSIGN_HOST',
+      'COUNTERSIGN_PORT',
+      'COUNTERSIGN_DATA_DIR',
+      'COUNTERSIGN_ADMIN_TOKEN',
+      'COUNTERSIGN_LOG_LEVEL',
+      'COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT',
+      'COUNTERSIGN_REQUESTS_MAX_PER_MINUTE',
+      'COUNTERSIGN_EVENTS_PING_INTERVAL',
+      'COUNTERSIGN_CALLBACKS_ALLOWLIST',
+      'COUNTERSIGN_CALLBACKS_SECRET',
+      'COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE',
+    ]) {
+      expect(names).toContain(n);
+    }
+  });
+
+  it('environment variables override the defaults; lists are comma-separated', () => {
+    const c = loadConfig({
+      env: {
+        COUNTERSIGN_PORT: '8080',
+        COUNTERSIGN_HOST: '0.0.0.0',
+        COUNTERSIGN_DATA_DIR: dir,
+        COUNTERSIGN_ADMIN_TOKEN: 'a-very-long-admin-token',
+        COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT: '15m',
+        COUNTERSIGN_REQUESTS_MAX_PER_MINUTE: '0',
+        COUNTERSIGN_CALLBACKS_ALLOWLIST: 'hooks.example.com, *.ci.example.org,,127.0.0.1',
+        COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE: '1s,2s',
+        COUNTERSIGN_CALLBACKS_SECRET: 'whsec',
+        COUNTERSIGN_LOG_LEVEL: 'debug',
+        COUNTERSIGN_STORAGE_SYNCHRONOUS: 'normal',
+        COUNTERSIGN_FORMATS_ROLL_DEFAULT_TIMEOUT: 'none',
+      },
+    });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      data_dir: dir,
+      admin_token: 'a-very-long-admin-token',
+      requests: { default_timeout: '15m', max_per_minute: 0 },
+      callbacks: { allowlist: ['hooks.example.com', '*.ci.example.org', '127.0.0.1'], retry_schedule: ['1s', '2s'], secret: 'whsec' },
+      log_level: 'debug',
+      storage: { synchronous: 'normal' },
+      formats: { roll: { default_timeout: 'none' } },
+    });
+  });
+
+  it('an empty variable clears a nullable setting', () => {
+    const file = join(dir, 'c.yaml');
+    writeFileSync(file, 'admin_token: from-the-file-0123456789\n');
+    expect(loadConfig({ file, env: {} }).admin_token).toBe('from-the-file-0123456789');
+    expect(loadConfig({ file, env: { COUNTERSIGN_ADMIN_TOKEN: '' } }).admin_token).toBeNull();
+  });
+
+  it('a config file (YAML) overrides the defaults, env overrides the file, COUNTERSIGN_CONFIG names it', () => {
+    const file = join(dir, 'countersign.yaml');
+    writeFileSync(file, 'port: 9000\nrequests:\n  default_timeout: 1h\ncallbacks:\n  allowlist: [a.example.com]\n');
+    const fromFile = loadConfig({ file, env: {} });
+    expect(fromFile.port).toBe(9000);
+    expect(fromFile.requests).toMatchObject({ default_timeout: '1h', max_per_minute: 120 });
+    expect(fromFile.callbacks.allowlist).toEqual(['a.example.com']);
+    expect(loadConfig({ env: { COUNTERSIGN_CONFIG: file } }).port).toBe(9000);
+    expect(loadConfig({ file, env: { COUNTERSIGN_PORT: '9001' } }).port).toBe(9001);
+  });
+
+  it.each([
+    ['COUNTERSIGN_PORT', 'abc', 'port'],
+    ['COUNTERSIGN_PORT', '70000', 'port'],
+    ['COUNTERSIGN_PORT', '', 'port'],
+    ['COUNTERSIGN_PORT', '80.5', 'port'],
+    ['COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT', '30', 'requests.default_timeout'],
+    ['COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT', '2y', 'requests.default_timeout'],
+    ['COUNTERSIGN_REQUESTS_MAX_PER_MINUTE', '-1', 'requests.max_per_minute'],
+    ['COUNTERSIGN_REQUESTS_MAX_BODY_BYTES', '', 'requests.max_body_bytes'],
+    ['COUNTERSIGN_REQUESTS_MAX_BODY_BYTES', '0', 'requests.max_body_bytes'],
+    ['COUNTERSIGN_EVENTS_PING_INTERVAL', 'fast', 'events.ping_interval'],
+    ['COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE', '5s,soon', 'callbacks.retry_schedule'],
+    ['COUNTERSIGN_LOG_LEVEL', 'loud', 'log_level'],
+    ['COUNTERSIGN_STORAGE_SYNCHRONOUS', 'off', 'storage.synchronous'],
+    ['COUNTERSIGN_ADMIN_TOKEN', 'short', 'admin_token'],
+    ['COUNTERSIGN_HOST', '', 'host'],
+  ])('%s=%j is a ConfigError naming %s and the variable', (name, value, key) => {
+    const message = configError(() => loadConfig({ env: { [name]: value } }));
+    expect(message).toContain(key);
+    expect(message).toContain(name);
+  });
+
+  it('a bad value in a file names the key; unknown keys and bad YAML are errors', () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'requests:\n  default_timeout: 30\n');
+    expect(configError(() => loadConfig({ file: bad, env: {} }))).toContain('requests.default_timeout');
+    writeFileSync(bad, 'requests:\n  default_timeot: 30s\n');
+    expect(configError(() => loadConfig({ file: bad, env: {} }))).toContain('default_timeot');
+    writeFileSync(bad, 'port: [1\n');
+    expect(configError(() => loadConfig({ file: bad, env: {} }))).toContain(bad);
+    expect(configError(() => loadConfig({ file: join(dir, 'missing.yaml'), env: {} }))).toContain('missing.yaml');
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { jsonValueProblem, MAX_JSON_DEPTH } from '../../src/http/json-body-parser.js';
+
+/** Nests `value` inside `levels` arrays. */
+function nest(levels: number, value: unknown = 1): unknown {
+  let v = value;
+  for (let i = 0; i < levels; i++) v = [v];
+  return v;
+}
+
+describe('jsonValueProblem', () => {
+  it('accepts ordinary JSON, including well-formed astral characters', () => {
+    expect(jsonValueProblem({ title: 'deploy 🚀', input: { a: [1, null, true, { 'ключ': 'значение' }] } })).toBeNull();
+    expect(jsonValueProblem(null)).toBeNull();
+    expect(jsonValueProblem('😀')).toBeNull();
+  });
+
+  it(`accepts ${MAX_JSON_DEPTH} levels of nesting and refuses one more, naming the top-level field`, () => {
+    // The body object is one level, input another: MAX_JSON_DEPTH containers in all.
+    expect(jsonValueProblem({ input: nest(MAX_JSON_DEPTH - 1) })).toBeNull();
+    expect(jsonValueProblem({ input: nest(MAX_JSON_DEPTH) })).toBe(`input: nested deeper than ${MAX_JSON_DEPTH} levels`);
+    expect(jsonValueProblem(nest(200_000))).toBe(`[0]: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  });
+
+  it.each([
+    ['a lone high surrogate', { title: 'a\uD800b' }, 'title'],
+    ['a lone high surrogate at the end', { title: 'a\uD800' }, 'title'],
+    ['a lone low surrogate', { previews: [{ inline: '\uDC00' }] }, 'previews[0].inline'],
+    ['a reversed pair', { summary: '\uDC00\uD800' }, 'summary'],
+    ['a bad key', { input: { '\uD83D': 1 } }, 'input'],
+  ])('refuses %s, naming the field', (_name, value, path) => {
+    expect(jsonValueProblem(value)).toMatch(new RegExp(`^${path.replace(/[[\]]/g, '\\$&')}: .*valid Unicode`));
+  });
+});

@@ -1,0 +1,93 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../src/db/database.js';
+import { migrate, MIGRATIONS_DIR, MigrationError, readMigrations } from '../../src/db/migrate.js';
+
+describe('migrations (real SQLite file)', () => {
+  let dir: string;
+  let db: Db;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-migrate-'));
+    db = openDatabase(join(dir, 'countersign.db'), { synchronous: 'full' });
+  });
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const latest = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).length;
+  const version = () => db.pragma('user_version', { simple: true });
+  const tables = () => (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
+
+  it('takes a fresh database to the latest version', () => {
+    expect(latest).toBeGreaterThanOrEqual(1);
+    expect(migrate(db)).toEqual({ from: 0, to: latest });
+    expect(version()).toBe(latest);
+    expect(tables()).toEqual(expect.arrayContaining(['requests', 'audit', 'tokens', 'blobs', 'schema_migrations']));
+    const applied = db.prepare('SELECT version, name, sha256 FROM schema_migrations ORDER BY version').all() as Array<{ version: number; name: string; sha256: string }>;
+    expect(applied.map((m) => m.version)).toEqual(Array.from({ length: latest }, (_, i) => i + 1));
+    expect(applied[0]!.name).toBe('0001_init');
+    for (const m of applied) expect(m.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+  });
+
+  it('a second run is a no-op', () => {
+    migrate(db);
+    db.prepare("INSERT INTO tokens (id, name, digest, created_at) VALUES ('t', 'n', 'd', 1)").run();
+    expect(migrate(db)).toEqual({ from: latest, to: latest });
+    expect(version()).toBe(latest);
+    expect(db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({ n: latest });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM tokens').get()).toEqual({ n: 1 });
+  });
+
+  it('refuses a database newer than the code with MigrationError, and leaves it alone', () => {
+    migrate(db);
+    db.pragma(`user_version = ${latest + 1}`);
+    expect(() => migrate(db)).toThrow(MigrationError);
+    expect(() => migrate(db)).toThrow(new RegExp(`schema version ${latest + 1}.*newer`));
+    expect(version()).toBe(latest + 1);
+  });
+
+  it('applies each migration in its own transaction: a failing one leaves the previous version whole', () => {
+    const mdir = join(dir, 'migrations');
+    mkdirSync(mdir);
+    writeFileSync(join(mdir, '0001_one.sql'), 'CREATE TABLE one (x INTEGER);');
+    writeFileSync(join(mdir, '0002_two.sql'), 'CREATE TABLE two (x INTEGER); INSERT INTO nowhere VALUES (1);');
+    expect(() => migrate(db, readMigrations(mdir))).toThrow();
+    expect(version()).toBe(1);
+    expect(tables()).toContain('one');
+    expect(tables()).not.toContain('two');
+  });
+
+  it('refuses migration files out of sequence', () => {
+    const mdir = join(dir, 'gap');
+    mkdirSync(mdir);
+    writeFileSync(join(mdir, '0001_one.sql'), 'SELECT 1;');
+    writeFileSync(join(mdir, '0003_three.sql'), 'SELECT 1;');
+    expect(() => readMigrations(mdir)).toThrow(MigrationError);
+  });
+
+  describe('audit table', () => {
+    beforeEach(() => {
+      migrate(db);
+      db.prepare("INSERT INTO audit (request_id, event, actor, at) VALUES ('r', 'created', 'admin', 1)").run();
+    });
+
+    it('rejects UPDATE', () => {
+      expect(() => db.prepare("UPDATE audit SET actor = 'someone else'").run()).toThrow(/append-only/);
+      expect(db.prepare('SELECT actor FROM audit').get()).toEqual({ actor: 'admin' });
+    });
+
+    it('rejects DELETE', () => {
+      expect(() => db.prepare('DELETE FROM audit').run()).toThrow(/append-only/);
+      expect(db.prepare('SELECT COUNT(*) AS n FROM audit').get()).toEqual({ n: 1 });
+    });
+
+    it('accepts new rows', () => {
+      db.prepare("INSERT INTO audit (request_id, event, actor, at) VALUES ('r', 'decided', 'admin', 2)").run();
+      expect(db.prepare('SELECT COUNT(*) AS n FROM audit').get()).toEqual({ n: 2 });
+    });
+  });
+});
