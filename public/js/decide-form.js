@@ -1,0 +1,184 @@
+import { api, requestPath } from './api.js';
+import { h } from './dom.js';
+
+/**
+ * The decision panel of a pending request: question forms, feedback, one button per option of
+ * the request, and cancel. Every decision echoes the content_hash of the record on screen, so
+ * a request that changed underneath the reviewer is refused (412) rather than decided blind.
+ */
+export function createDecideForm(record, { onSend, onDone, onStale }) {
+  const questions = record.kind === 'question' ? record.input?.questions ?? [] : [];
+  const feedbackRequired = record.input?.feedback === 'required_on_deny';
+  const error = h('div', { class: 'form-error', role: 'alert', hidden: true });
+  const feedback = h('textarea', {
+    id: 'feedback', name: 'feedback', rows: 3, maxlength: 65536,
+    placeholder: feedbackRequired ? 'Required when denying: tell the agent why' : 'Optional: a note for the agent',
+  });
+  const fieldsets = questions.map(questionFieldset);
+  const buttons = [];
+  let busy = false;
+
+  const firstApprove = record.options.find((o) => o.outcome === 'approve');
+  const firstDeny = record.options.find((o) => o.outcome === 'deny');
+  for (const option of record.options) {
+    const tone = option.style === 'danger' || option.outcome === 'deny' ? 'deny' : 'approve';
+    const primary = option.style === 'primary' || option === firstApprove || option === firstDeny;
+    const key = option === firstApprove ? 'a' : option === firstDeny ? 'd' : null;
+    buttons.push(h('button', {
+      type: 'button',
+      class: ['btn', `btn-${tone}`, !primary && 'btn-soft'],
+      dataset: { option: option.id, outcome: option.outcome },
+      onclick: () => decide(option),
+    }, option.label, key ? h('kbd', { class: 'hint' }, key) : null));
+  }
+
+  const cancelButton = h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => confirmCancel() }, 'Cancel request');
+  const cancelBox = h('span', { class: 'cancel-box' }, cancelButton);
+
+  const form = h('form', { class: 'decide', novalidate: true, onsubmit: (e) => e.preventDefault() },
+    fieldsets.map((f) => f.el),
+    h('div', { class: 'field' },
+      h('label', { for: 'feedback' }, 'Feedback', h('span', { class: 'muted' }, feedbackRequired ? ' · required to deny' : ' · optional')),
+      feedback),
+    error,
+    h('div', { class: 'actions' }, buttons, h('span', { class: 'spacer' }), cancelBox));
+
+  function showError(title, message, focus) {
+    error.replaceChildren(h('strong', null, title), ' ', message);
+    error.hidden = false;
+    focus?.focus();
+  }
+
+  function setBusy(on) {
+    busy = on;
+    for (const b of form.querySelectorAll('button')) b.disabled = on;
+    form.classList.toggle('busy', on);
+  }
+
+  function showApiError(err) {
+    // 409/412 mean the record on screen is out of date: the page reloads it and shows why.
+    if (err.status === 409) {
+      onStale('Too late: this request is no longer pending. It was decided, cancelled or expired meanwhile (409 not_pending).');
+    } else if (err.status === 412) {
+      onStale('The request changed after you opened it, so the decision was refused (412 content_hash_mismatch). It has been reloaded: review it again before deciding.');
+    } else if (err.status === 0) {
+      showError('Not sent.', 'The daemon cannot be reached; check the connection and try again.');
+    } else if (err.status !== 401) {
+      showError(`Refused (${err.status} ${err.code}).`, err.message);
+    }
+  }
+
+  /** Answers keyed by question id, or null (with the unanswered ones marked) if incomplete. */
+  function collectAnswers() {
+    const answers = {};
+    let firstMissing = null;
+    for (const f of fieldsets) {
+      const answer = f.value();
+      f.el.classList.toggle('invalid', !answer);
+      if (answer) answers[f.id] = answer;
+      else firstMissing ??= f;
+    }
+    if (firstMissing) {
+      showError('Not yet.', 'Answer every question before submitting.', firstMissing.el.querySelector('input, textarea'));
+      return null;
+    }
+    return answers;
+  }
+
+  async function decide(option) {
+    if (busy || !option) return;
+    error.hidden = true;
+    const note = feedback.value.trim();
+    if (option.outcome === 'deny' && feedbackRequired && !note) {
+      feedback.classList.add('invalid');
+      return showError('Feedback needed.', 'This request asks for a reason when it is denied.', feedback);
+    }
+    feedback.classList.remove('invalid');
+    const body = { option: option.id, content_hash: record.content_hash };
+    if (note) body.feedback = note;
+    if (questions.length && option.outcome === 'approve') {
+      const answers = collectAnswers();
+      if (!answers) return;
+      body.fields = { answers };
+    }
+    setBusy(true);
+    onSend?.(record.id);
+    try {
+      const updated = await api('POST', requestPath(record.id, '/decision'), body);
+      onDone(updated);
+    } catch (err) {
+      setBusy(false);
+      showApiError(err);
+    }
+  }
+
+  // Two clicks, no browser dialog: cancelling tells the agent nobody will answer.
+  function confirmCancel() {
+    cancelBox.replaceChildren(
+      h('span', { class: 'muted' }, 'Cancel it? '),
+      h('button', { type: 'button', class: 'btn btn-deny btn-soft', onclick: () => cancel() }, 'Yes, cancel'),
+      h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => cancelBox.replaceChildren(cancelButton) }, 'Keep'));
+  }
+
+  async function cancel() {
+    if (busy) return;
+    setBusy(true);
+    onSend?.(record.id);
+    try {
+      const updated = await api('POST', requestPath(record.id, '/cancel'));
+      onDone(updated);
+    } catch (err) {
+      setBusy(false);
+      cancelBox.replaceChildren(cancelButton);
+      showApiError(err);
+    }
+  }
+
+  return {
+    el: form,
+    approve: () => decide(firstApprove),
+    deny: () => decide(firstDeny),
+    focusFeedback: () => feedback.focus(),
+  };
+}
+
+let uid = 0;
+
+/** One question: radios (single), checkboxes (multi), and/or a free-text box. */
+function questionFieldset(q) {
+  const name = `q${++uid}`;
+  const multi = Boolean(q.multi);
+  const inputs = [];
+  const options = (q.options ?? []).map((o, i) => {
+    const input = h('input', { type: multi ? 'checkbox' : 'radio', name, value: o.label, id: `${name}-${i}` });
+    inputs.push(input);
+    return h('div', { class: ['choice', q.recommended === i && 'recommended'] },
+      input,
+      h('label', { for: `${name}-${i}` },
+        h('span', { class: 'choice-label' }, o.label),
+        q.recommended === i ? h('span', { class: 'chip chip-accent' }, 'Recommended') : null,
+        o.description ? h('span', { class: 'choice-desc' }, o.description) : null),
+      o.preview ? h('details', { class: 'choice-preview' }, h('summary', null, 'Preview'), h('pre', { class: 'text' }, o.preview)) : null);
+  });
+  const text = q.allow_free_text
+    ? h('textarea', { rows: 2, name: `${name}-text`, 'aria-label': `Your answer: ${q.question}`, placeholder: options.length ? 'Or write your own answer' : 'Your answer' })
+    : null;
+  const el = h('fieldset', { class: 'question', dataset: { question: q.id } },
+    h('legend', null, q.header ? h('span', { class: 'q-header' }, q.header) : null, h('span', { class: 'q-text' }, q.question)),
+    multi ? h('p', { class: 'muted small' }, 'Choose any that apply') : null,
+    options,
+    text);
+  el.addEventListener('input', () => el.classList.remove('invalid'));
+  return {
+    id: q.id,
+    el,
+    value() {
+      const selected = inputs.filter((i) => i.checked).map((i) => i.value);
+      const written = text?.value.trim() ?? '';
+      if (!selected.length && !written) return null;
+      const answer = { selected };
+      if (written) answer.text = written;
+      return answer;
+    },
+  };
+}

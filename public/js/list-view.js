@@ -1,0 +1,117 @@
+import { $, h, replace } from './dom.js';
+import { ago, timeLeft, urgency } from './format.js';
+import { FORMATS } from './pending-store.js';
+
+const KINDS = ['command', 'edit', 'review', 'question', 'info', 'custom'];
+
+/** The pending column: filters, count, cards (newest first) with live countdowns. */
+export function createListView({ store }) {
+  const list = $('#pending-list');
+  const summary = $('#pending-summary');
+  const count = $('#pending-count');
+  const format = $('#filter-format');
+  const kind = $('#filter-kind');
+  const agent = $('#filter-agent');
+  let selectedId = null;
+
+  replace(format, h('option', { value: '' }, 'All formats'), FORMATS.map((f) => h('option', { value: f }, f)));
+  replace(kind, h('option', { value: '' }, 'All kinds'), KINDS.map((k) => h('option', { value: k }, k)));
+  for (const select of [format, kind, agent]) select.addEventListener('change', render);
+
+  const matches = (r) =>
+    (!format.value || store.formatOf(r.id) === format.value) &&
+    (!kind.value || r.kind === kind.value) &&
+    (!agent.value || r.source?.agent === agent.value);
+
+  function visible() {
+    return store.list().filter(matches);
+  }
+
+  /** Agents present in the queue; a chosen agent stays listed even when its last request ends. */
+  let agentKey = null;
+  function renderAgents() {
+    const agents = new Set(store.list().map((r) => r.source?.agent).filter(Boolean));
+    if (agent.value) agents.add(agent.value);
+    const sorted = [...agents].sort();
+    // Rebuilt only when the set changes, so an open dropdown is not closed by unrelated events.
+    const key = JSON.stringify(sorted);
+    if (key === agentKey) return;
+    agentKey = key;
+    const chosen = agent.value;
+    replace(agent, h('option', { value: '' }, 'All agents'), sorted.map((a) => h('option', { value: a }, a)));
+    agent.value = chosen;
+  }
+
+  function card(r) {
+    const src = r.source ?? {};
+    const where = [src.repo ? src.repo.split('/').pop() : null, src.branch].filter(Boolean).join(':');
+    const fmt = store.formatOf(r.id);
+    return h('li', null,
+      h('a', {
+        class: ['card', `risk-${r.risk}`, r.id === selectedId && 'selected'],
+        href: `#/pending/${encodeURIComponent(r.id)}`,
+        dataset: { id: r.id },
+        'aria-current': r.id === selectedId ? 'true' : null,
+      },
+      h('div', { class: 'card-top' },
+        h('span', { class: ['risk-dot', `risk-${r.risk}`], title: `${r.risk} risk` }),
+        h('span', { class: 'chip' }, r.kind),
+        fmt ? h('span', { class: 'chip chip-quiet' }, fmt) : null,
+        h('span', { class: 'spacer' }),
+        r.expires_at != null ? h('span', { class: ['countdown', urgency(r.expires_at)], dataset: { expires: r.expires_at } }, timeLeft(r.expires_at)) : null),
+      h('div', { class: 'card-title' }, r.title),
+      h('div', { class: 'card-meta' },
+        h('span', null, src.agent ?? src.integration ?? 'unknown agent'),
+        where ? h('span', null, where) : null,
+        h('span', { dataset: { ago: r.created_at } }, ago(r.created_at)))));
+  }
+
+  function render() {
+    renderAgents();
+    const all = store.size;
+    const shown = visible();
+    count.textContent = String(all);
+    count.hidden = all === 0;
+    document.title = all ? `(${all}) countersign` : 'countersign';
+    summary.textContent = all === 0 ? 'Queue is empty' : shown.length === all ? `${all} pending` : `${shown.length} of ${all} pending`;
+    if (shown.length) {
+      replace(list, shown.map(card));
+    } else if (all === 0) {
+      replace(list, h('li', { class: 'empty' },
+        h('p', { class: 'empty-title' }, 'Nothing waiting for you'),
+        h('p', null, 'New requests appear here as soon as an agent asks.')));
+    } else {
+      replace(list, h('li', { class: 'empty' },
+        h('p', { class: 'empty-title' }, 'No pending request matches these filters'),
+        h('button', { type: 'button', class: 'btn btn-ghost', onclick: clearFilters }, 'Clear filters')));
+    }
+  }
+
+  function clearFilters() {
+    format.value = kind.value = agent.value = '';
+    render();
+  }
+
+  function tick(now = Date.now()) {
+    for (const el of list.querySelectorAll('[data-expires]')) {
+      const at = Number(el.dataset.expires);
+      el.textContent = timeLeft(at, now);
+      el.className = `countdown ${urgency(at, now)}`;
+    }
+    for (const el of list.querySelectorAll('[data-ago]')) el.textContent = ago(Number(el.dataset.ago), now);
+  }
+
+  function select(id) {
+    selectedId = id;
+    for (const a of list.querySelectorAll('a.card')) {
+      const on = a.dataset.id === id;
+      a.classList.toggle('selected', on);
+      if (on) {
+        a.setAttribute('aria-current', 'true');
+        a.scrollIntoView({ block: 'nearest' });
+      } else a.removeAttribute('aria-current');
+    }
+  }
+
+  return { render, tick, select, visible };
+}

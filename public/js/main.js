@@ -1,0 +1,276 @@
+import { api, onUnauthorized, requestPath } from './api.js';
+import { $, h, replace, toast } from './dom.js';
+import { createDetailView } from './detail-view.js';
+import { STATUS_LABEL } from './format.js';
+import { createHistoryView } from './history-view.js';
+import { installShortcuts, SHORTCUTS } from './keyboard.js';
+import { createListView } from './list-view.js';
+import { createLive } from './live.js';
+import { createPendingStore, FORMATS } from './pending-store.js';
+import { checkSession, signIn, signInMessage, signOut } from './session.js';
+
+/**
+ * Wiring: sign-in, the two views (pending, history), the detail pane, the live stream and the
+ * keyboard. The location hash holds the view and the selected request (`#/pending/<id>`), so
+ * the browser's Back button works, on a phone too. It never holds the token.
+ */
+
+// Requests this page decided (or tried to): their end is announced once, not again by the stream.
+const decidedHere = new Set();
+// The request to show after each decision, chosen when it is sent: by the time the answer
+// arrives the stream may already have taken the decided card out of the list.
+const nextAfter = new Map();
+const store = createPendingStore();
+const listView = createListView({ store });
+const historyView = createHistoryView();
+const detail = createDetailView($('#detail'), {
+  onSend: (id) => {
+    decidedHere.add(id);
+    const visible = listView.visible();
+    const i = visible.findIndex((r) => r.id === id);
+    nextAfter.set(id, i < 0 ? null : (visible[i + 1] ?? visible[i - 1])?.id ?? null);
+  },
+  onDone: decided,
+  onBack: back,
+  reload: reloadRecord,
+});
+const live = createLive({ onEvent, resync, onStatus: showStatus, onDown: checkStillSignedIn });
+let route = { view: 'pending', id: null };
+let signedIn = false;
+let historyLoaded = false;
+
+// ---- routing ----
+
+function parseHash() {
+  const m = /^#\/(pending|history)(?:\/([^/]+))?$/.exec(location.hash);
+  if (!m) return { view: 'pending', id: null };
+  try {
+    return { view: m[1], id: m[2] ? decodeURIComponent(m[2]) : null };
+  } catch {
+    return { view: m[1], id: null };
+  }
+}
+
+function navigate(view, id = null) {
+  const hash = `#/${view}${id ? `/${encodeURIComponent(id)}` : ''}`;
+  if (location.hash === hash) applyRoute();
+  else location.hash = hash;
+}
+
+function back() {
+  navigate(route.view);
+}
+
+async function applyRoute() {
+  if (!signedIn) return;
+  const previous = route;
+  route = parseHash();
+  document.body.dataset.view = route.view;
+  document.body.dataset.pane = route.id ? 'detail' : 'list';
+  for (const tab of document.querySelectorAll('[data-tab]')) tab.setAttribute('aria-current', tab.dataset.tab === route.view ? 'page' : 'false');
+  $('#pending-view').hidden = route.view !== 'pending';
+  $('#history-view').hidden = route.view !== 'history';
+  if (route.view === 'history' && (!historyLoaded || previous.view !== 'history')) {
+    historyLoaded = true;
+    void historyView.load();
+  }
+  listView.select(route.view === 'pending' ? route.id : null);
+  historyView.select(route.view === 'history' ? route.id : null);
+  if (route.id !== detail.id || route.view !== previous.view) await showDetail(route);
+}
+
+async function showDetail({ view, id }) {
+  if (!id) return detail.show(null);
+  const known = view === 'pending' ? store.get(id) : historyView.get(id);
+  let record = known;
+  if (!record) {
+    try {
+      record = await api('GET', requestPath(id));
+    } catch (err) {
+      if (err.status !== 401) toast(`Cannot open request ${id}: ${err.message}`, 'error');
+      return detail.show(null);
+    }
+    if (route.id !== id) return;
+  }
+  detail.show(record, { format: store.formatOf(id), actionable: view === 'pending' });
+}
+
+/** Refetches a request whose decision was refused as stale (409/412) and says why. */
+async function reloadRecord(id, notice) {
+  let record;
+  try {
+    record = await api('GET', requestPath(id));
+  } catch (err) {
+    if (err.status !== 401) toast(notice ?? `Cannot reload request ${id}: ${err.message}`, 'error');
+    return;
+  }
+  store.apply({ type: 'request.reloaded', request: record });
+  if (record.status === 'pending') detail.show(record, { format: store.formatOf(id), actionable: route.view === 'pending', notice });
+  else detail.retire(record, notice);
+}
+
+// ---- live queue ----
+
+async function resync() {
+  const pending = (format) => api('GET', `/v1/requests?status=pending&limit=500${format ? `&format=${format}` : ''}`);
+  // Listed records do not carry their wire format; asking once per format recovers it.
+  const [all, ...byFormat] = await Promise.all([pending(null), ...FORMATS.map(pending)]);
+  const formatOf = new Map();
+  byFormat.forEach((records, i) => records.forEach((r) => formatOf.set(r.id, FORMATS[i])));
+  store.replaceAll(all, formatOf);
+  // The request on screen may have ended while the stream was down.
+  if (route.view === 'pending' && detail.id && !store.has(detail.id)) void reloadRecord(detail.id);
+}
+
+function onEvent(message) {
+  const r = message?.request;
+  if (!r) return;
+  const wasQueued = store.has(r.id);
+  store.apply(message);
+  if (r.status === 'pending') return;
+  detail.retire(r);
+  if (wasQueued && !decidedHere.has(r.id)) toast(`${STATUS_LABEL[r.status] ?? r.status}: ${r.title}`);
+}
+
+store.subscribe(() => {
+  listView.render();
+  listView.select(route.view === 'pending' ? route.id : null);
+});
+
+/** After a decision here: show the next request, the usual inbox rhythm. */
+function decided(updated) {
+  const next = nextAfter.get(updated.id);
+  nextAfter.delete(updated.id);
+  store.apply({ type: 'request.decided', request: updated });
+  toast(`${STATUS_LABEL[updated.status] ?? updated.status}: ${updated.title}`, 'success');
+  // Only move on if the reviewer is still looking at the request they decided.
+  if (route.view === 'pending' && route.id === updated.id) navigate('pending', next && store.has(next) ? next : null);
+}
+
+function showStatus(state) {
+  const el = $('#conn');
+  el.dataset.state = state;
+  $('#conn-text').textContent = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' }[state] ?? state;
+  el.title = state === 'live' ? 'Receiving new requests as they arrive' : 'Not connected: the list may be out of date; retrying';
+}
+
+async function checkStillSignedIn() {
+  try {
+    if (signedIn && !(await checkSession())) leave('Your session ended. Sign in again.');
+  } catch {
+    // The daemon is unreachable: keep retrying the stream.
+  }
+}
+
+// ---- sign-in ----
+
+function enter() {
+  signedIn = true;
+  $('#signin').hidden = true;
+  $('#app').hidden = false;
+  live.start();
+  void applyRoute();
+}
+
+function leave(message, kind = 'error') {
+  signedIn = false;
+  live.stop();
+  store.clear();
+  historyLoaded = false;
+  detail.show(null);
+  $('#app').hidden = true;
+  $('#signin').hidden = false;
+  const note = $('#signin-error');
+  note.textContent = message ?? '';
+  note.hidden = !message;
+  note.className = kind === 'error' ? 'form-error' : 'form-note';
+  $('#token').focus();
+}
+
+$('#signin-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const button = $('#signin-button');
+  const error = $('#signin-error');
+  const token = $('#token');
+  button.disabled = true;
+  error.hidden = true;
+  try {
+    await signIn(token.value);
+    token.value = '';
+    enter();
+  } catch (err) {
+    error.className = 'form-error';
+    error.textContent = signInMessage(err);
+    error.hidden = false;
+    token.select();
+  } finally {
+    button.disabled = false;
+  }
+});
+
+$('#signout').addEventListener('click', async () => {
+  try {
+    await signOut();
+  } catch {
+    // Signed out locally either way; the cookie is session-only.
+  }
+  leave('Signed out.', 'info');
+});
+
+onUnauthorized(() => {
+  if (signedIn) leave('Your session ended. Sign in again.');
+});
+
+// ---- keyboard and help ----
+
+function step(delta) {
+  const ids = route.view === 'pending' ? listView.visible().map((r) => r.id) : historyView.ids();
+  if (!ids.length) return;
+  const i = ids.indexOf(route.id);
+  const next = i < 0 ? (delta > 0 ? ids[0] : ids[ids.length - 1]) : ids[Math.min(ids.length - 1, Math.max(0, i + delta))];
+  navigate(route.view, next);
+}
+
+const help = $('#help');
+replace($('#help-list'), SHORTCUTS.map(([key, what]) => h('div', null, h('dt', null, h('kbd', null, key)), h('dd', null, what))));
+const toggleHelp = () => (help.open ? help.close() : help.showModal());
+$('#help-button').addEventListener('click', toggleHelp);
+$('#help-close').addEventListener('click', () => help.close());
+
+installShortcuts({
+  j: () => step(1),
+  k: () => step(-1),
+  a: () => detail.form?.approve(),
+  d: () => detail.form?.deny(),
+  f: () => detail.form?.focusFeedback(),
+  p: () => navigate('pending'),
+  h: () => navigate('history'),
+  '/': () => {
+    navigate('history');
+    historyView.focusSearch();
+  },
+  '?': toggleHelp,
+  Escape: () => {
+    if (help.open) help.close();
+    else if (route.id) back();
+  },
+});
+
+// ---- start ----
+
+window.addEventListener('hashchange', () => void applyRoute());
+window.addEventListener('online', () => live.kick());
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) live.kick();
+});
+setInterval(() => {
+  listView.tick();
+  detail.tick();
+}, 1000);
+
+try {
+  if (await checkSession()) enter();
+  else leave(null);
+} catch (err) {
+  leave(signInMessage(err));
+}

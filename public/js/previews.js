@@ -1,0 +1,185 @@
+import { blobPath, fetchBlob } from './api.js';
+import { h, replace } from './dom.js';
+import { bytes } from './format.js';
+import { renderMarkdown } from './markdown.js';
+
+/**
+ * One renderer per preview type (handup's Preview). Text is always set as text; markdown is
+ * sanitised; HTML goes only into an iframe with an empty `sandbox` (no scripts, no same-origin,
+ * no forms, no popups) through `srcdoc`, so it can neither run nor reach the API.
+ */
+
+/** Text previews larger than this are offered as downloads instead of being drawn. */
+const MAX_TEXT_BYTES = 2 * 1024 * 1024;
+const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml|x-icon|vnd\.microsoft\.icon)$/;
+
+// The one Trusted Types policy besides DOMPurify's: it only ever feeds a sandboxed srcdoc.
+const srcdocPolicy = window.trustedTypes?.createPolicy('countersign-srcdoc', { createHTML: (s) => s });
+
+// Object URLs of preview images; released whenever the detail pane is redrawn.
+const objectUrls = new Set();
+export function releasePreviewResources() {
+  for (const url of objectUrls) URL.revokeObjectURL(url);
+  objectUrls.clear();
+}
+
+const TYPE_LABEL = {
+  text: 'Text', markdown: 'Markdown', code: 'Code', diff: 'Diff', files: 'Files', command: 'Command', json: 'JSON',
+  html: 'HTML', image: 'Image', video: 'Video', audio: 'Audio', file: 'File', pdf: 'PDF', email: 'Email',
+};
+
+export function renderPreview(preview) {
+  const title = preview.title || preview.name || null;
+  const meta = [preview.lang, preview.mime, preview.size != null ? bytes(preview.size) : null].filter(Boolean).join(' · ');
+  const body = h('div', { class: 'preview-body' });
+  const section = h('section', { class: ['preview', `preview-${preview.type}`] },
+    h('header', { class: 'preview-head' },
+      h('span', { class: 'preview-type' }, TYPE_LABEL[preview.type] ?? preview.type),
+      title ? h('span', { class: 'preview-title' }, title) : null,
+      meta ? h('span', { class: 'preview-meta' }, meta) : null),
+    body);
+  fill(body, preview).catch((err) => body.replaceChildren(h('p', { class: 'muted' }, `Could not load this preview: ${err.message}`)));
+  return section;
+}
+
+async function fill(body, p) {
+  switch (p.type) {
+    case 'command': return body.append(commandView(p));
+    case 'diff': return withText(body, p, (text) => diffView(text));
+    case 'code': return withText(body, p, (text) => h('pre', { class: 'code' }, h('code', null, text)));
+    case 'markdown': return withText(body, p, (text) => renderMarkdown(text));
+    case 'json': return withText(body, p, (text) => h('pre', { class: 'code' }, h('code', null, prettyJson(text))));
+    case 'html': return withText(body, p, (text) => sandboxedHtml(text, p.title || p.name || 'HTML preview'));
+    case 'text': return withText(body, p, (text) => h('pre', { class: 'text' }, text));
+    case 'image': return body.append(await imageView(p));
+    case 'files': return body.append(filesView(p));
+    case 'email': return body.append(emailView(p.email ?? {}));
+    default: return body.append(fileView(p));
+  }
+}
+
+/** Inline text, or the blob's text when the preview was stored by hash. */
+async function withText(body, p, render) {
+  if (p.inline != null) return replace(body, render(p.inline), beforeAfter(p));
+  if (p.blob) {
+    if (p.size != null && p.size > MAX_TEXT_BYTES) return body.append(fileView(p));
+    body.append(h('p', { class: 'muted' }, 'Loading…'));
+    const text = await (await fetchBlob(p.blob)).text();
+    return replace(body, render(text), beforeAfter(p));
+  }
+  replace(body, beforeAfter(p) ?? h('p', { class: 'muted' }, 'This preview is empty.'));
+}
+
+function beforeAfter(p) {
+  if (!p.before_blob && !p.after_blob) return null;
+  return h('p', { class: 'file-links' },
+    p.before_blob ? download(p.before_blob, 'before', 'Before') : null,
+    p.after_blob ? download(p.after_blob, 'after', 'After') : null);
+}
+
+function download(hash, name, label = name) {
+  return h('a', { class: 'file-link', href: blobPath(hash), download: name || '' }, label || hash);
+}
+
+function shellQuote(arg) {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+function commandView(p) {
+  const c = p.command ?? {};
+  const line = c.shell ?? (c.argv ? c.argv.map(shellQuote).join(' ') : p.inline ?? '');
+  return h('div', null,
+    h('pre', { class: 'command' }, h('span', { class: 'prompt', 'aria-hidden': 'true' }, '$ '), line),
+    c.cwd ? h('p', { class: 'kv' }, h('span', { class: 'k' }, 'in'), h('code', null, c.cwd)) : null,
+    c.env_keys?.length ? h('p', { class: 'kv' }, h('span', { class: 'k' }, 'env'), c.env_keys.map((k) => h('code', { class: 'chip' }, k))) : null);
+}
+
+function diffView(text) {
+  const lines = text.replace(/\n$/, '').split('\n');
+  let added = 0;
+  let removed = 0;
+  const rows = lines.map((line) => {
+    let cls = 'ctx';
+    if (line.startsWith('+++') || line.startsWith('---')) cls = 'file';
+    else if (line.startsWith('+')) { cls = 'add'; added++; }
+    else if (line.startsWith('-')) { cls = 'del'; removed++; }
+    else if (line.startsWith('@@')) cls = 'hunk';
+    else if (/^(diff |index |new file|deleted file|similarity|rename )/.test(line)) cls = 'meta';
+    return h('span', { class: `d-${cls}` }, line, '\n');
+  });
+  return h('div', null,
+    h('p', { class: 'diff-stat' }, h('span', { class: 'd-add-n' }, `+${added}`), ' ', h('span', { class: 'd-del-n' }, `−${removed}`)),
+    h('pre', { class: 'code diff' }, h('code', null, rows)));
+}
+
+function prettyJson(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function sandboxedHtml(html, title) {
+  const frame = h('iframe', { class: 'html-frame', sandbox: '', referrerpolicy: 'no-referrer', title: `Sandboxed HTML: ${title}` });
+  frame.srcdoc = srcdocPolicy ? srcdocPolicy.createHTML(html) : html;
+  return h('div', null, frame, h('p', { class: 'muted small' }, 'Shown in a sandbox: scripts, forms and network requests are blocked.'));
+}
+
+async function imageView(p) {
+  if (!p.blob) return p.inline ? h('pre', { class: 'text' }, p.inline) : h('p', { class: 'muted' }, 'No image data.');
+  const blob = await fetchBlob(p.blob);
+  // The blob endpoint serves octet-stream; the image gets its declared type only if it is one.
+  const type = IMAGE_TYPES.test(p.mime ?? '') ? p.mime : 'application/octet-stream';
+  const url = URL.createObjectURL(new Blob([blob], { type }));
+  objectUrls.add(url);
+  return h('figure', { class: 'image' },
+    h('img', { src: url, alt: p.title || p.name || 'Image preview' }),
+    h('figcaption', null, download(p.blob, p.name ?? 'image', 'Download')));
+}
+
+function fileView(p) {
+  if (!p.blob) return p.inline ? h('pre', { class: 'text' }, p.inline) : h('p', { class: 'muted' }, 'No file attached.');
+  return h('p', { class: 'file-links' }, download(p.blob, p.name ?? p.title ?? p.type, `Download ${p.name ?? p.title ?? p.type}`),
+    p.size != null ? h('span', { class: 'muted' }, ` ${bytes(p.size)}`) : null);
+}
+
+function filesView(p) {
+  const files = p.files ?? [];
+  if (files.length === 0) return h('p', { class: 'muted' }, 'No files.');
+  return h('ul', { class: 'file-list' }, files.map((f) =>
+    h('li', { class: f.path === p.entry ? 'entry' : null },
+      download(f.blob, f.path.split('/').pop(), f.path),
+      h('span', { class: 'muted' }, ` ${f.mime} · ${bytes(f.size)}`),
+      f.path === p.entry ? h('span', { class: 'chip' }, 'entry') : null)));
+}
+
+function emailView(e) {
+  const row = (label, value) => (value == null || value === '' || (Array.isArray(value) && value.length === 0)
+    ? null
+    : h('div', { class: 'email-row' }, h('dt', null, label), h('dd', null, Array.isArray(value) ? value.join(', ') : value)));
+  const out = h('div', { class: 'email' },
+    h('dl', { class: 'email-head' },
+      row('From', e.from), row('To', e.to), row('Cc', e.cc), row('Bcc', e.bcc), row('Reply-To', e.reply_to),
+      row('Subject', e.subject), row('Date', e.date)));
+  if (e.body) out.append(renderMarkdown(e.body, 'markdown email-body'));
+  else if (e.body_html) out.append(sandboxedHtml(e.body_html, e.subject || 'email'));
+  if (e.body && e.body_html) {
+    const toggle = h('details', { class: 'email-html' }, h('summary', null, 'HTML version'));
+    toggle.addEventListener('toggle', () => {
+      if (toggle.open && toggle.children.length === 1) toggle.append(sandboxedHtml(e.body_html, e.subject || 'email'));
+    });
+    out.append(toggle);
+  }
+  if (e.attachments?.length) {
+    out.append(h('ul', { class: 'file-list' }, e.attachments.map((a) => h('li', null,
+      a.blob ? download(a.blob, a.name, a.name) : a.name,
+      h('span', { class: 'muted' }, ` ${[a.mime, a.size != null ? bytes(a.size) : null].filter(Boolean).join(' · ')}`)))));
+  }
+  if (e.in_reply_to?.body) {
+    out.append(h('blockquote', { class: 'email-quote' },
+      h('p', { class: 'muted small' }, [e.in_reply_to.from, e.in_reply_to.date].filter(Boolean).join(' · ') || 'In reply to'),
+      h('pre', { class: 'text' }, e.in_reply_to.body)));
+  }
+  return out;
+}

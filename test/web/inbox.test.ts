@@ -1,0 +1,456 @@
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRequest, decide, show } from '../helpers/request-api.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { COMMAND_REQUEST, EDIT_REQUEST, QUESTION_REQUEST, REVIEW_REQUEST } from './sample-requests.js';
+
+/**
+ * The reviewer inbox in real headless Chromium against the real daemon on a real port. One
+ * browser for the file; each test gets a fresh daemon and a fresh browser context (no cookies).
+ * Tests wait for conditions on the page, never for fixed durations.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
+// Without the background-networking flags Chromium dials out at start, which a closed network refuses.
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+describe('reviewer inbox (Chromium)', () => {
+  let browser: Browser;
+  let t: TestServer;
+  let context: BrowserContext;
+  let page: Page;
+  /** Script errors, JS dialogs (alert/confirm) and CSP or Trusted Types violations: none allowed. */
+  let problems: string[];
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+  afterAll(async () => browser?.close());
+
+  beforeEach(async () => {
+    t = await startTestServer();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    problems = [];
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('dialog', (dialog) => {
+      problems.push(`dialog: ${dialog.type()} ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    page.on('console', (msg) => {
+      if (/Content Security Policy|Trusted ?Type|TrustedHTML/i.test(msg.text())) problems.push(`console: ${msg.text()}`);
+    });
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    await t?.close();
+    expect(problems).toEqual([]);
+  });
+
+  const card = (title: string) => page.locator('#pending-list a.card', { hasText: title });
+  const detailTitle = () => page.locator('#detail .detail-title');
+
+  async function signIn() {
+    await page.goto(t.url);
+    await page.locator('#token').fill(t.adminToken);
+    await page.locator('#signin-button').click();
+    // Live means the WebSocket opened under the page's CSP and the first resync finished.
+    await page.locator('#conn[data-state="live"]').waitFor();
+  }
+
+  async function open(title: string) {
+    await card(title).click();
+    await detailTitle().filter({ hasText: title }).waitFor();
+  }
+
+  it('refuses a wrong token on the form, signs in with the right one, and signs out', async () => {
+    await page.goto(t.url);
+    await page.locator('#token').fill('not-the-admin-token-0000');
+    await page.locator('#signin-button').click();
+    await page.locator('#signin-error', { hasText: 'not accepted' }).waitFor();
+    expect(await page.locator('#app').isVisible()).toBe(false);
+
+    await page.locator('#token').fill(t.adminToken);
+    await page.locator('#signin-button').click();
+    await page.locator('#conn[data-state="live"]').waitFor();
+    expect(await page.locator('#signin').isVisible()).toBe(false);
+    const session = (await context.cookies()).find((c) => c.name === 'countersign_session');
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+    expect(page.url()).not.toContain(t.adminToken);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+
+    // The session survives a reload.
+    await page.reload();
+    await page.locator('#conn[data-state="live"]').waitFor();
+
+    await page.locator('#signout').click();
+    await page.locator('#signin-error', { hasText: 'Signed out' }).waitFor();
+    expect((await context.cookies()).some((c) => c.name === 'countersign_session')).toBe(false);
+    await page.reload();
+    await page.locator('#token').waitFor();
+    expect(await page.locator('#app').isVisible()).toBe(false);
+  });
+
+  it('shows a request created over the API without reload, and approves it with feedback', async () => {
+    await signIn();
+    await page.locator('#pending-summary', { hasText: 'Queue is empty' }).waitFor();
+
+    const created = await createRequest(t.api, COMMAND_REQUEST);
+    await card(COMMAND_REQUEST.title).waitFor();
+    expect(await page.locator('#pending-count').textContent()).toBe('1');
+    expect(await card(COMMAND_REQUEST.title).locator('.countdown').textContent()).toMatch(/left$/);
+
+    await open(COMMAND_REQUEST.title);
+    expect(await page.locator('#detail .hash code').textContent()).toBe(created.content_hash);
+    expect(await page.locator('#detail pre.command').textContent()).toBe('$ npm run migrate -- --env staging');
+    expect(await page.locator('#detail .source').textContent()).toContain('claude-code');
+
+    await page.locator('#feedback').fill('Go ahead; keep an eye on the lock time.');
+    await page.locator('#decision-block button[data-option="approve"]').click();
+    await card(COMMAND_REQUEST.title).waitFor({ state: 'detached' });
+
+    const record = await show(t.api, created.id);
+    expect(record.status).toBe('approved');
+    expect(record.decision).toMatchObject({
+      option: 'approve',
+      outcome: 'approve',
+      feedback: 'Go ahead; keep an eye on the lock time.',
+      content_hash: created.content_hash,
+      decided_by: 'admin',
+    });
+    await page.locator('#pending-summary', { hasText: 'Queue is empty' }).waitFor();
+  });
+
+  it('answers a two-question request (multi-select and free text)', async () => {
+    const created = await createRequest(t.api, QUESTION_REQUEST);
+    await signIn();
+    await open(QUESTION_REQUEST.title);
+
+    const targets = page.locator('fieldset[data-question="targets"]');
+    expect(await targets.locator('.choice.recommended input').getAttribute('value')).toBe('staging');
+    expect(await targets.locator('input[type="checkbox"]').count()).toBe(3);
+
+    // Submitting with nothing answered is stopped on the page.
+    await page.locator('#decision-block button[data-option="submit"]').click();
+    await page.locator('#decision-block .form-error', { hasText: 'Answer every question' }).waitFor();
+    expect((await show(t.api, created.id)).status).toBe('pending');
+
+    await targets.locator('input[value="staging"]').check();
+    await targets.locator('input[value="eu-west"]').check();
+    await page.locator('fieldset[data-question="notes"] textarea').fill('Mention the new orders index.');
+    await page.locator('#decision-block button[data-option="submit"]').click();
+    await card(QUESTION_REQUEST.title).waitFor({ state: 'detached' });
+
+    const record = await show(t.api, created.id);
+    expect(record.status).toBe('answered');
+    expect(record.decision.fields.answers).toEqual({
+      targets: { selected: ['staging', 'eu-west'] },
+      notes: { selected: [], text: 'Mention the new orders index.' },
+    });
+  });
+
+  it('retires a request that expires: the card leaves and the open detail stops offering a decision', async () => {
+    await signIn();
+    const created = await createRequest(t.api, { title: 'Short-lived request', timeout: '2s', on_timeout: 'expire' });
+    await open('Short-lived request');
+    await page.locator('#decision-block button[data-option="approve"]').waitFor();
+
+    await card('Short-lived request').waitFor({ state: 'detached' });
+    await page.locator('#decision-block .status-expired').waitFor();
+    expect(await page.locator('#decision-block button').count()).toBe(0);
+    expect((await show(t.api, created.id)).status).toBe('expired');
+  });
+
+  it('renders user text as text: an HTML title, summary and previews run nothing and create no elements', async () => {
+    const title = '<img src=x onerror=alert(1)>';
+    await createRequest(t.api, {
+      title,
+      summary: 'Hello <img src=x onerror=alert(2)> <script>alert(3)</script> [click](javascript:alert(4)) **bold**',
+      source: { agent: '<b onmouseover=alert(5)>agent</b>' },
+      previews: [
+        { type: 'text', inline: '<img src=x onerror=alert(6)>' },
+        { type: 'markdown', inline: '<iframe src="javascript:alert(7)"></iframe><a href="javascript:alert(8)">x</a> <svg onload=alert(9)>' },
+        { type: 'html', inline: '<img src=x onerror=alert(10)><script>alert(11)</script><p id="inside">sandboxed</p>' },
+      ],
+    });
+    await signIn();
+    await card(title).waitFor();
+    expect(await card(title).locator('.card-title').textContent()).toBe(title);
+    await open(title);
+
+    expect(await detailTitle().textContent()).toBe(title);
+    expect(await page.locator('#detail .source dd').first().textContent()).toBe('<b onmouseover=alert(5)>agent</b>');
+    expect(await page.locator('#detail .preview-text pre').textContent()).toBe('<img src=x onerror=alert(6)>');
+    // Markdown syntax is rendered (bold); raw HTML inside it shows as text; nothing active survives.
+    await page.locator('#detail .block .markdown strong', { hasText: 'bold' }).waitFor();
+    const summary = await page.locator('#detail .block .markdown').first().textContent();
+    expect(summary).toContain('Hello <img src=x onerror=alert(2)> <script>alert(3)</script>');
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.locator('#app script, #app svg, #app b').count()).toBe(0);
+    expect(await page.locator('a[href^="javascript:"]').count()).toBe(0);
+    // HTML only inside an iframe with an empty sandbox (no scripts, no same-origin).
+    const frame = page.locator('#detail iframe');
+    expect(await frame.count()).toBe(1);
+    expect(await frame.getAttribute('sandbox')).toBe('');
+    expect(await page.frameLocator('#detail iframe').locator('#inside').textContent()).toBe('sandboxed');
+  });
+
+  it('renders previews by type: diff colouring, pretty JSON, code, sandboxed HTML', async () => {
+    await createRequest(t.api, EDIT_REQUEST);
+    await createRequest(t.api, REVIEW_REQUEST);
+    await signIn();
+
+    await open(EDIT_REQUEST.title);
+    expect(await page.locator('#detail .diff .d-add').count()).toBe(6);
+    expect(await page.locator('#detail .diff .d-del').count()).toBe(2);
+    expect(await page.locator('#detail .diff .d-hunk').count()).toBe(1);
+    expect(await page.locator('#detail .diff-stat').textContent()).toBe('+6 −2');
+    const [add, del] = await Promise.all([
+      page.locator('#detail .diff .d-add').first().evaluate((el) => getComputedStyle(el).backgroundColor),
+      page.locator('#detail .diff .d-del').first().evaluate((el) => getComputedStyle(el).backgroundColor),
+    ]);
+    expect(add).not.toBe(del);
+
+    await open(REVIEW_REQUEST.title);
+    expect(await page.locator('#detail .preview-markdown .markdown h2').textContent()).toBe('New plans');
+    expect(await page.locator('#detail .preview-json code').textContent()).toContain('"team": {\n    "price": 12');
+    expect(await page.locator('#detail .preview-code code').textContent()).toBe('.plan { display: grid; gap: 1rem; }');
+    expect(await page.frameLocator('#detail iframe').locator('#frame-heading').textContent()).toBe('Pricing');
+    expect(await page.title()).not.toBe('pwned');
+  });
+
+  it('shows previews stored as blobs: the image through an object URL, text fetched, files as downloads', async () => {
+    const upload = async (bytes: Buffer, type: string) => {
+      const res = await t.api.request('POST', '/v1/blobs', undefined, { raw: bytes, headers: { 'content-type': type } });
+      expect(res.status, res.text).toBe(201);
+      return res.text;
+    };
+    // A 1x1 PNG.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    const image = await upload(png, 'image/png');
+    const code = await upload(Buffer.from('export const answer = 42;\n'), 'text/plain');
+    await createRequest(t.api, {
+      title: 'Blob previews',
+      previews: [
+        { type: 'image', blob: image, mime: 'image/png', name: 'dot.png', size: png.length },
+        { type: 'code', blob: code, lang: 'ts', name: 'answer.ts', size: 26 },
+        { type: 'file', blob: code, name: 'answer.ts', mime: 'text/plain', size: 26 },
+      ],
+    });
+    await signIn();
+    await open('Blob previews');
+
+    const img = page.locator('#detail .preview-image img');
+    await img.waitFor();
+    expect(await img.getAttribute('src')).toMatch(/^blob:/);
+    await page.waitForFunction(() => (document.querySelector('#detail .preview-image img') as HTMLImageElement | null)?.naturalWidth === 1);
+    await page.locator('#detail .preview-code code', { hasText: 'export const answer = 42;' }).waitFor();
+    expect(await page.locator('#detail .preview-file a').getAttribute('href')).toBe(`/v1/blobs/${encodeURIComponent(code)}`);
+    expect(await page.locator('#detail .preview-file a').getAttribute('download')).toBe('answer.ts');
+  });
+
+  it('requires feedback to deny when the request asks for it', async () => {
+    const created = await createRequest(t.api, REVIEW_REQUEST);
+    await signIn();
+    await open(REVIEW_REQUEST.title);
+
+    await page.locator('#decision-block button[data-option="deny"]').click();
+    await page.locator('#decision-block .form-error', { hasText: 'Feedback needed' }).waitFor();
+    expect((await show(t.api, created.id)).status).toBe('pending');
+
+    await page.locator('#feedback').fill('Prices are not final yet.');
+    await page.locator('#decision-block button[data-option="deny"]').click();
+    await card(REVIEW_REQUEST.title).waitFor({ state: 'detached' });
+    const record = await show(t.api, created.id);
+    expect(record.status).toBe('denied');
+    expect(record.decision.feedback).toBe('Prices are not final yet.');
+  });
+
+  it('cancels a request after a second confirming click', async () => {
+    const created = await createRequest(t.api, { title: 'Cancel me' });
+    await signIn();
+    await open('Cancel me');
+    await page.locator('#decision-block button', { hasText: 'Cancel request' }).click();
+    await page.locator('#decision-block button', { hasText: 'Yes, cancel' }).click();
+    await card('Cancel me').waitFor({ state: 'detached' });
+    expect((await show(t.api, created.id)).status).toBe('cancelled');
+  });
+
+  it('shows the 409 when someone else decided first while the page heard nothing', async () => {
+    // The event stream is held back (its socket opens but never delivers), so the page still
+    // offers the decision when the daemon has already taken another one.
+    await page.routeWebSocket('**/v1/events', () => {});
+    const created = await createRequest(t.api, { title: 'Raced request' });
+    await signIn();
+    await open('Raced request');
+    expect((await decide(t.api, created, 'deny', { feedback: 'decided elsewhere' })).status).toBe(200);
+
+    await page.locator('#decision-block button[data-option="approve"]').click();
+    await page.locator('#decision-block .notice', { hasText: '409' }).waitFor();
+    await page.locator('#decision-block .status-denied').waitFor();
+    await card('Raced request').waitFor({ state: 'detached' });
+    expect((await show(t.api, created.id)).status).toBe('denied');
+  });
+
+  it('works from the keyboard: j/k move, a approves, f then d denies with feedback, ? shows help', async () => {
+    const older = await createRequest(t.api, { title: 'Older request' });
+    const newer = await createRequest(t.api, { title: 'Newer request' });
+    await signIn();
+    await card('Older request').waitFor();
+    expect(await page.locator('#pending-list .card-title').allTextContents()).toEqual(['Newer request', 'Older request']);
+
+    await page.keyboard.press('j');
+    await detailTitle().filter({ hasText: 'Newer request' }).waitFor();
+    await page.keyboard.press('j');
+    await detailTitle().filter({ hasText: 'Older request' }).waitFor();
+    await page.keyboard.press('k');
+    await detailTitle().filter({ hasText: 'Newer request' }).waitFor();
+
+    await page.keyboard.press('a');
+    await card('Newer request').waitFor({ state: 'detached' });
+    // The next request opens by itself.
+    await detailTitle().filter({ hasText: 'Older request' }).waitFor();
+    await page.keyboard.press('f');
+    await page.keyboard.type('Not this one.');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('d');
+    await card('Older request').waitFor({ state: 'detached' });
+
+    expect((await show(t.api, newer.id)).status).toBe('approved');
+    expect((await show(t.api, older.id)).decision).toMatchObject({ outcome: 'deny', feedback: 'Not this one.' });
+
+    await page.keyboard.press('?');
+    await page.locator('#help[open]').waitFor();
+    expect(await page.locator('#help').textContent()).toContain('Next request');
+    await page.keyboard.press('Escape');
+    await page.locator('#help').waitFor({ state: 'hidden' });
+  });
+
+  it('filters the pending list by format, kind and agent', async () => {
+    await createRequest(t.api, COMMAND_REQUEST);
+    await createRequest(t.api, EDIT_REQUEST);
+    await createRequest(t.api, QUESTION_REQUEST);
+    await signIn();
+    await page.locator('#pending-summary', { hasText: '3 pending' }).waitFor();
+
+    await page.locator('#filter-kind').selectOption('edit');
+    await page.locator('#pending-summary', { hasText: '1 of 3 pending' }).waitFor();
+    expect(await page.locator('#pending-list .card-title').allTextContents()).toEqual([EDIT_REQUEST.title]);
+
+    await page.locator('#filter-kind').selectOption('');
+    await page.locator('#filter-agent').selectOption('release-bot');
+    expect(await page.locator('#pending-list .card-title').allTextContents()).toEqual([QUESTION_REQUEST.title]);
+
+    await page.locator('#filter-agent').selectOption('');
+    await page.locator('#filter-format').selectOption('paperclip');
+    await page.locator('#pending-list .empty', { hasText: 'No pending request matches' }).waitFor();
+    await page.locator('#filter-format').selectOption('handup');
+    await page.locator('#pending-summary', { hasText: '3 pending' }).waitFor();
+  });
+
+  it('reconnects after the event stream drops and resyncs what it missed', async () => {
+    await signIn();
+    // Cut the page's socket on the server; a request created now reaches no subscriber.
+    for (const client of (t.server.app as any).websocketServer.clients) client.terminate();
+    await createRequest(t.api, { title: 'Created while disconnected' });
+    await card('Created while disconnected').waitFor();
+    await page.locator('#conn[data-state="live"]').waitFor();
+  });
+
+  it('history: outcome filter, search, paging, audit trail and deliveries', async () => {
+    const docs = await createRequest(t.api, { title: 'Deploy the docs site' });
+    expect((await decide(t.api, docs, 'approve', { feedback: 'ship it' })).status).toBe(200);
+    const risky = await createRequest(t.api, { title: 'Drop the old table' });
+    expect((await decide(t.api, risky, 'deny')).status).toBe(200);
+    for (let i = 0; i < 50; i++) {
+      const r = await createRequest(t.api, { title: `Routine task ${i}` });
+      expect((await t.api.post(`/v1/requests/${r.id}/cancel`)).status).toBe(200);
+    }
+    await signIn();
+    await page.locator('nav [data-tab="history"]').click();
+    await page.locator('#history-summary', { hasText: '50+ resolved' }).waitFor();
+    expect(await page.locator('#history-list a.card').count()).toBe(50);
+    await page.locator('#history-more').click();
+    await page.locator('#history-summary', { hasText: '52 resolved' }).waitFor();
+    expect(await page.locator('#history-more').isVisible()).toBe(false);
+
+    await page.locator('#history-outcome').selectOption('denied');
+    await page.locator('#history-summary', { hasText: '1 resolved' }).waitFor();
+    expect(await page.locator('#history-list .card-title').allTextContents()).toEqual(['Drop the old table']);
+
+    await page.locator('#history-outcome').selectOption('');
+    await page.locator('#history-q').fill('docs');
+    await page.locator('#history-q').press('Enter');
+    await page.locator('#history-summary', { hasText: '1 resolved' }).waitFor();
+    await page.locator('#history-list a.card', { hasText: 'Deploy the docs site' }).click();
+    await page.locator('#decision-block .status-approved').waitFor();
+    expect(await page.locator('#decision-block .feedback').textContent()).toBe('ship it');
+
+    await page.locator('#detail summary', { hasText: 'Audit trail' }).click();
+    await page.locator('#detail .timeline .what', { hasText: 'decided' }).waitFor();
+    expect(await page.locator('#detail .timeline .what').allTextContents()).toEqual(['created', 'decided']);
+    await page.locator('#detail summary', { hasText: 'Callback deliveries' }).click();
+    await page.locator('#detail details:has(summary:text("Callback deliveries")) .fold-body', { hasText: 'None' }).waitFor();
+  });
+
+  it('shows a request\'s callback deliveries with each attempt', async () => {
+    // A callback receiver on loopback that accepts everything.
+    const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    try {
+      await t.close();
+      t = await startTestServer({ callbacks: { allowlist: ['127.0.0.1'] } });
+      const created = await createRequest(t.api, { title: 'With a callback', callback_url: hook });
+      expect((await decide(t.api, created, 'approve')).status).toBe(200);
+      await expect
+        .poll(async () => (await t.api.get(`/v1/requests/${created.id}/deliveries`)).body[0]?.state, { timeout: 10_000 })
+        .toBe('delivered');
+
+      await signIn();
+      await page.evaluate((id) => (location.hash = `#/history/${id}`), created.id);
+      await page.locator('#decision-block .status-approved').waitFor();
+      await page.locator('#detail summary', { hasText: 'Callback deliveries' }).click();
+      const row = page.locator('#detail .deliveries > li[data-state="delivered"]');
+      await row.waitFor();
+      expect(await row.locator('.url').textContent()).toBe(hook);
+      expect(await row.locator('.attempts li').first().textContent()).toContain('HTTP 204');
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('saves screenshots of the inbox (desktop and phone width) with no horizontal scroll at 390px', async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    for (const r of [COMMAND_REQUEST, QUESTION_REQUEST, REVIEW_REQUEST, EDIT_REQUEST]) await createRequest(t.api, r);
+    await signIn();
+    await page.locator('#pending-summary', { hasText: '4 pending' }).waitFor();
+    await open(EDIT_REQUEST.title);
+    await page.screenshot({ path: join(ARTIFACTS, 'inbox.png') });
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${t.url}/#/pending`);
+    await page.locator('#pending-summary', { hasText: '4 pending' }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(ARTIFACTS, 'inbox-phone.png') });
+
+    await open(COMMAND_REQUEST.title);
+    expect(await page.locator('#detail .back').isVisible()).toBe(true);
+    expect(await page.locator('#pending-view').isVisible()).toBe(false);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(ARTIFACTS, 'inbox-phone-detail.png'), fullPage: true });
+    await page.locator('#detail .back').click();
+    await card(COMMAND_REQUEST.title).waitFor();
+  });
+});
