@@ -48,7 +48,30 @@ export type FollowUp =
       option?: string;
       feedback?: string | null;
       fields?: Record<string, unknown> | null;
+    }
+  | {
+      /**
+       * Ends every pending request of this format and submitter whose `source.session` is
+       * `session`, for protocols whose "the turn/session is over" frame names no request (Ask's
+       * `turn.aborted`, `session.ended`). Matched on the stored session itself, never on a native
+       * key prefix: session ids may contain the key's separator.
+       */
+      kind: 'resolve-session';
+      session: string;
+      status: 'cancelled' | 'expired';
+      /** Kept in each request's audit row (cancelled and expired records carry no decision). */
+      feedback?: string | null;
     };
+
+/**
+ * The pending request a `resolve` follow-up names, as stored, for an adapter that reads the
+ * frame against it (e.g. an answer that is the label of one of the record's options).
+ */
+export interface FollowUpTarget<Ctx = unknown> {
+  record: HandupRequest;
+  /** The adapter's own `Normalized.context` from when the request was created. */
+  context: Ctx;
+}
 
 export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
   /** URL segment, `format` column value and fixture folder name. Never renamed. */
@@ -67,6 +90,11 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
    * where the protocol has none. Called once, inside the terminal transaction; stored.
    */
   renderReply(record: HandupRequest, context: Ctx, env: ReplyEnv): unknown;
-  /** Follow-up frame → what it asks of the stored record. */
-  followUp?(frame: Follow, ctx: FrameContext): FollowUp;
+  /**
+   * Follow-up frame → what it asks of the stored record. The intake calls it once without
+   * `stored` to learn the native key; when that finds a pending request of this submitter, it
+   * calls it again with the record and its context and applies that answer, which must name the
+   * same key. Without `stored` it reads the frame alone (the key must not depend on `stored`).
+   */
+  followUp?(frame: Follow, ctx: FrameContext, stored?: FollowUpTarget<Ctx>): FollowUp;
 }

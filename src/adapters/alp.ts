@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Decision, HandupRequest, Kind, Option, Outcome } from '../requests/request-schema.js';
-import type { FollowUp, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
+import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
 import { asTitle } from './shared.js';
 
 /**
@@ -284,10 +284,10 @@ function choicesLabelled(answer: string): ChoiceId[] {
 }
 
 /**
- * `question.resolved` names no option set, and a follow-up does not see the stored record, so the
- * answer is read by ALP's labels alone: an allow label approves, a refusal label denies, any other
- * text answers the question. "Từ chối" refuses in both sets, so it names no option and the record's
- * own refusal stands in.
+ * Without the stored record (no pending request has the key) `question.resolved` names no option
+ * set, so the answer is read by ALP's labels alone: an allow label approves, a refusal label
+ * denies, any other text answers the question. "Từ chối" refuses in both sets, so it names no
+ * option and the record's own refusal stands in.
  */
 function answeredUpstream(key: string, questionId: string, answer: string): FollowUp {
   const ids = choicesLabelled(answer);
@@ -305,7 +305,37 @@ function answeredUpstream(key: string, questionId: string, answer: string): Foll
   };
 }
 
-function followUp(frame: AlpFrame): FollowUp {
+/** Whether the whole answer is an approving word or allow label (not merely starts with one). */
+function isConsentWord(answer: string): boolean {
+  const text = canonical(answer).toLowerCase().replace(/[\s.!?…,;:]+$/u, '');
+  return CONSENT_PHRASES.includes(text);
+}
+
+/**
+ * The answer read against the record it answers, the way ALP reads it. A question's answer that
+ * is one of its suggestions (NFC, outer spaces aside) is that option selected, as a reviewer
+ * picking it would be; other text is typed text. A permission or confirmation answered with one
+ * of its labels (ALP compares them case-insensitively) is that option; otherwise ALP allows on an
+ * approving word and takes any other text as a refusal whose reason it is.
+ */
+function answeredAgainst(key: string, answer: string, { record, context }: FollowUpTarget<AlpContext>): FollowUp {
+  const wanted = canonical(answer);
+  if (context.set === 'question') {
+    const question = record.input?.questions?.find((q) => q.id === context.questionId);
+    const label = question?.options?.find((o) => canonical(o.label) === wanted)?.label;
+    const given = label !== undefined ? { selected: [label] } : { selected: [], text: answer };
+    return { kind: 'resolve', nativeKey: key, status: 'answered', option: 'submit', fields: { answers: { [context.questionId]: given } } };
+  }
+  const options = record.options;
+  const chosen =
+    options.find((o) => canonical(o.label).toLowerCase() === wanted.toLowerCase()) ??
+    (isConsentWord(answer) ? options.find((o) => o.outcome === 'approve') : undefined);
+  if (chosen) return { kind: 'resolve', nativeKey: key, status: chosen.outcome === 'approve' ? 'approved' : 'denied', option: chosen.id };
+  const refusal = options.find((o) => o.outcome === 'deny');
+  return { kind: 'resolve', nativeKey: key, status: 'denied', ...(refusal ? { option: refusal.id } : {}), feedback: answer };
+}
+
+function followUp(frame: AlpFrame, _ctx: FrameContext, stored?: FollowUpTarget<AlpContext>): FollowUp {
   const event = 'method' in frame ? frame.params.event : frame;
   if (event.type !== 'question.resolved') {
     return { kind: 'ignored', reason: `ALP "${event.type === OTHER ? event.name : event.type}" events change no request` };
@@ -313,7 +343,7 @@ function followUp(frame: AlpFrame): FollowUp {
   const key = nativeKey(event.questionId);
   switch (event.outcome) {
     case 'answered':
-      return answeredUpstream(key, event.questionId, event.answer ?? '');
+      return stored ? answeredAgainst(key, event.answer ?? '', stored) : answeredUpstream(key, event.questionId, event.answer ?? '');
     // ALP takes a dismissal as a refusal of whatever was asked.
     case 'dismissed':
       return { kind: 'resolve', nativeKey: key, status: 'denied' };

@@ -115,8 +115,9 @@ const OtherEvent = z.strictObject({
 });
 const FollowUpEvent = z.discriminatedUnion('type', [ApprovalUpdated, PlanResolved, TurnAborted, SessionEnded, OtherEvent]);
 
-// `turn.aborted` and `session.ended` name no interaction; a bridge that knows which pending one
-// they end names it here (or in the `interaction` query parameter).
+// `turn.aborted` and `session.ended` name no interaction, so they end every pending one of the
+// session; a bridge that knows the one they end may name it here (or in the `interaction` query
+// parameter), and then only that one ends.
 const FollowUpEnvelope = z.strictObject({
   type: absent,
   jsonrpc: z.literal('2.0').optional(),
@@ -379,14 +380,10 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
     case 'turn.aborted':
     case 'session.ended': {
       const named = params?.interactionId ?? (ctx.query.interaction || undefined);
-      const ofSession = event.type === 'session.ended' ? event.payload.sessionId : undefined;
-      if (named === undefined) {
-        return {
-          kind: 'ignored',
-          reason: `${event.type} ends every pending interaction of its session but names none; name one with params.interactionId or the interaction query parameter`,
-        };
-      }
-      return { kind: 'resolve', nativeKey: nativeKey(session(ofSession), named), status: 'cancelled' };
+      const ended = session(event.type === 'session.ended' ? event.payload.sessionId : undefined);
+      // Pending when the turn aborts or the session ends → cancelled (formats.md §3): naming none, every one of the session.
+      if (named === undefined) return { kind: 'resolve-session', session: ended, status: 'cancelled' };
+      return { kind: 'resolve', nativeKey: nativeKey(ended, named), status: 'cancelled' };
     }
     default:
       return { kind: 'ignored', reason: `"${event.type}" events change no request` };

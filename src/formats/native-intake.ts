@@ -21,7 +21,10 @@ export interface SubmitOptions {
   admit?: () => void;
 }
 
-export type FollowUpResult = { ignored: true } | { ignored: false; stored: StoredRequest };
+export type FollowUpResult =
+  | { ignored: true }
+  /** `requests`: every request a session-wide follow-up ended, oldest first (`stored` is the first). */
+  | { ignored: false; stored: StoredRequest; requests?: StoredRequest[] };
 
 export interface NativeIntakeDeps {
   requests: RequestService;
@@ -35,6 +38,24 @@ export interface NativeIntakeDeps {
  */
 export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps) {
   const formatDefaults = config.formats as Readonly<Record<string, { default_timeout: string } | undefined>>;
+
+  /**
+   * Ends each of this submitter's pending requests of the session, one by one through
+   * resolveUpstream (so each gets its audit row, event and terminal hooks). None pending, or all
+   * ended meanwhile, is a no-op rather than a 404: a session may well have nothing waiting.
+   */
+  function resolveSession(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve-session' }>, principal: Principal): FollowUpResult {
+    const details: Record<string, unknown> = { format: adapter.format, session: asked.session };
+    if (asked.feedback) details.feedback = asked.feedback;
+    const ended: StoredRequest[] = [];
+    for (const stored of requests.findPendingBySession(adapter.format, principal, asked.session)) {
+      // As for a single request (upstreamDecision): cancelled and expired carry no decision.
+      const result = requests.resolveUpstream(stored.record.id, { status: asked.status, decision: null, actor: UPSTREAM_ACTOR, details });
+      if (result.changed) ended.push(result.stored);
+    }
+    const [first] = ended;
+    return first ? { ignored: false, stored: first, requests: ended } : { ignored: true };
+  }
 
   return {
     /**
@@ -67,22 +88,39 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       return requests.create(draft, { principal, format: adapter.format, native });
     },
 
-    /** What a follow-up frame asks (parsed by the adapter's follow-up schema); nothing is changed yet. */
-    readFollowUp(adapter: WireAdapter, frame: unknown, context: Readonly<Record<string, string>>): FollowUp {
+    /**
+     * What a follow-up frame asks (parsed by the adapter's follow-up schema); nothing is changed
+     * yet. The frame alone names the native key; when this submitter has a pending request with
+     * it, the adapter reads the frame again with that record in hand (an ALP answer that is one
+     * of the record's own options), since only the record knows what its options are.
+     */
+    readFollowUp(adapter: WireAdapter, frame: unknown, context: Readonly<Record<string, string>>, principal: Principal): FollowUp {
       if (!adapter.followUpSchema || !adapter.followUp) {
         throw new AppError('unsupported_frame', `the ${adapter.format} format has no follow-up frames`);
       }
       const parsed = adapter.followUpSchema.safeParse(frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
-      return adapter.followUp(parsed.data, { query: context });
+      const ctx = { query: context };
+      const asked = adapter.followUp(parsed.data, ctx);
+      if (asked.kind !== 'resolve') return asked;
+      const stored = requests.findByNativeKey(adapter.format, principal, asked.nativeKey);
+      // Missing is applyFollowUp's 404; an ended request is left alone, whatever the record says.
+      if (!stored || stored.record.status !== 'pending') return asked;
+      const read = adapter.followUp(parsed.data, ctx, { record: stored.record, context: stored.nativeContext });
+      if (read.kind !== 'resolve' || read.nativeKey !== asked.nativeKey) {
+        throw new Error(`the ${adapter.format} adapter named another request once it saw the stored record`);
+      }
+      return read;
     },
 
     /**
-     * Applies what a follow-up frame asks to this submitter's request with that native key.
+     * Applies what a follow-up frame asks to this submitter's request with that native key, or
+     * to each of its pending requests of the session a session-wide follow-up names.
      * A request that already ended is left as it is (a follow-up never overwrites a terminal state).
      */
     applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): FollowUpResult {
       if (asked.kind === 'ignored') return { ignored: true };
+      if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
       const stored = requests.findByNativeKey(adapter.format, principal, asked.nativeKey);
       if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
       if (stored.record.status !== 'pending') return { ignored: true };

@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { FORMAT_NAMES } from '../adapters/registry.js';
 import { parseDuration } from '../durations.js';
 import { KINDS, STATUSES, TERMINAL_STATUSES, type HandupRequest } from '../requests/request-schema.js';
 
 /** Shared zod pieces for route schemas (params, queries, documented responses). */
 
-export const FORMATS = ['handup', 'paperclip', 'ask', 'roll', 'alp'] as const;
+/** The `format` filter accepts exactly the registered wire formats. */
+export const FORMATS = FORMAT_NAMES as unknown as readonly [string, ...string[]];
 
 /** A comma-separated list whose every member must be one of `values`. */
 export const csvOf = <T extends readonly [string, ...string[]]>(values: T) =>

@@ -88,6 +88,10 @@ export function createRequestRepository(db: Db) {
       `SELECT ${cols} FROM requests WHERE submitter = ? AND dedupe_key = ? AND status = 'pending' AND format = 'handup'`,
     ),
     byNativeKey: db.prepare(`SELECT ${cols} FROM requests WHERE format = ? AND submitter = ? AND native_key = ?`),
+    // Few requests are pending at once, so the requests_status index serves this without one of its own.
+    pendingBySession: db.prepare(
+      `SELECT ${cols} FROM requests WHERE status = 'pending' AND format = ? AND submitter = ? AND session = ? ORDER BY id`,
+    ),
     finish: db.prepare(
       `UPDATE requests SET status = @status, record = @record, resolved_at = @resolved_at WHERE id = @id AND status = 'pending'`,
     ),
@@ -139,6 +143,11 @@ export function createRequestRepository(db: Db) {
     findByNativeKey(format: string, submitter: string, nativeKey: string): StoredRequest | undefined {
       const row = stmts.byNativeKey.get(format, submitter, nativeKey) as RequestRow | undefined;
       return row && toStored(row);
+    },
+
+    /** This submitter's pending requests of one format whose `source.session` is `session`, oldest first. */
+    findPendingBySession(format: string, submitter: string, session: string): StoredRequest[] {
+      return (stmts.pendingBySession.all(format, submitter, session) as RequestRow[]).map(toStored);
     },
 
     /** Moves a pending request to a terminal state; false when it was no longer pending. */

@@ -244,6 +244,11 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
     findByNativeKey(format: string, principal: Principal, key: string): StoredRequest | undefined {
       return repo.findByNativeKey(format, submitterKey(principal), key);
     },
+
+    /** For native formats: this submitter's pending requests of one native session (`source.session`), oldest first. */
+    findPendingBySession(format: string, principal: Principal, session: string): StoredRequest[] {
+      return repo.findPendingBySession(format, submitterKey(principal), session);
+    },
   };
 }
 

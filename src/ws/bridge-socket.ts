@@ -76,7 +76,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
       throw new AppError('invalid_frame', 'the message is not valid JSON: send one JSON object per message');
     }
     const asked = readFollowUp(frame);
-    if (asked?.kind === 'resolve') {
+    if (asked?.kind === 'resolve' || asked?.kind === 'resolve-session') {
       intake.applyFollowUp(adapter, asked, principal);
       return;
     }
@@ -101,7 +101,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   function readFollowUp(frame: unknown): FollowUp | null {
     if (!adapter.followUpSchema?.safeParse(frame).success) return null;
     try {
-      return intake.readFollowUp(adapter, frame, o.query.context);
+      return intake.readFollowUp(adapter, frame, o.query.context, principal);
     } catch (err) {
       if (adapter.frameSchema.safeParse(frame).success) return null;
       throw err;

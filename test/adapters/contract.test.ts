@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
 import { adapters, getAdapter } from '../../src/adapters/registry.js';
 import { AppError, validationError } from '../../src/errors.js';
+import { upstreamDecision } from '../../src/formats/upstream-decision.js';
 import { contentHash } from '../../src/requests/content-hash.js';
 import { decide, timeoutDecision } from '../../src/requests/decision-rules.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
@@ -26,7 +27,18 @@ export function fixedReplyEnv(): ReplyEnv {
   };
 }
 
+/**
+ * test/fixtures/README.md describes the kinds. A followup fixture may also carry
+ * `"stored": {"record": <handup request body, as normalize makes it>, "context": <the adapter's context>}`:
+ * the pending request the frame's native key finds, handed to `followUp` as the intake does.
+ */
 type Fixture = { kind: 'request' | 'invalid' | 'followup'; description: string; frame: unknown; query?: Record<string, string>; [k: string]: any };
+
+/** The pending record the daemon would store for a normalised request body (fixed id and times). */
+function pendingRecord(body: unknown): HandupRequest {
+  const { timeoutMs: _ignored, ...draft } = draftFromBody(CreateRequestSchema.parse(body), { defaultTimeout: 'none', integration: null });
+  return { id: REQUEST_ID, ...draft, status: 'pending', content_hash: contentHash(draft), created_at: NOW - 60_000, expires_at: null, decision: null };
+}
 
 function loadFixtures(format: string): Array<[string, Fixture]> {
   const dir = join(FIXTURES, format);
@@ -75,7 +87,22 @@ describe('wire format contract', () => {
           if (fx.kind === 'followup') {
             expect(adapter.followUpSchema, 'this adapter takes no follow-up frames').toBeDefined();
             const parsed = adapter.followUpSchema!.parse(fx.frame);
-            expect(adapter.followUp!(parsed, { query: fx.query ?? {} })).toEqual(fx.expect);
+            const ctx = { query: fx.query ?? {} };
+            const bare = adapter.followUp!(parsed, ctx);
+            if (!fx.stored) {
+              expect(bare).toEqual(fx.expect);
+              return;
+            }
+            // As the intake does: the frame alone names the key, then the stored request is handed over.
+            const record = pendingRecord(fx.stored.record);
+            expectValidRequest(record);
+            const read = adapter.followUp!(parsed, ctx, { record, context: fx.stored.context });
+            expect(read).toEqual(fx.expect);
+            if (read.kind === 'resolve') {
+              expect(bare).toMatchObject({ kind: 'resolve', nativeKey: read.nativeKey });
+              // The record the daemon would store once the follow-up is applied is a valid Request.
+              expectValidRequest({ ...record, status: read.status, decision: upstreamDecision(record, read, NOW) });
+            }
             return;
           }
 
@@ -84,15 +111,7 @@ describe('wire format contract', () => {
           expect(normalized.nativeKey).toBe(fx.expect.native_key);
           expect(draft).toEqual(fx.expect.request);
 
-          const pending: HandupRequest = {
-            id: REQUEST_ID,
-            ...draft,
-            status: 'pending',
-            content_hash: contentHash(draft),
-            created_at: NOW - 60_000,
-            expires_at: null,
-            decision: null,
-          };
+          const pending = pendingRecord(body);
           expectValidRequest(pending);
           let terminal: HandupRequest;
           if (fx.decide.cancel) terminal = { ...pending, status: 'cancelled' };

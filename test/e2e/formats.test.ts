@@ -497,3 +497,109 @@ describe('native-format endpoints: options and error paths', () => {
     expect(await decideOne('c3')).toBe(3);
   });
 });
+
+describe('follow-ups that need more than one native key', () => {
+  let t: TestServer;
+  const sockets: WsClient[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.socket.terminate();
+    await t?.close();
+  });
+
+  async function ws(path: string, token: string | null): Promise<WsClient> {
+    const c = await connectWs(`${t.wsUrl}${path}`, token);
+    sockets.push(c);
+    return c;
+  }
+
+  const askApproval = (session: string, id: string) => ({
+    method: 'session/event',
+    params: { sessionId: session, event: { type: 'approval.required', seq: 1, payload: { id, toolName: 'bash', args: { command: 'make deploy' } } } },
+  });
+
+  it('Ask session.ended naming no interaction cancels every pending request of that session, and only those', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const a = await t.submitClient('bridge-a');
+    const b = await t.submitClient('bridge-b');
+    const post = async (api: ApiClient, session: string, id: string) => {
+      const res = await api.post('/v1/formats/ask/requests', askApproval(session, id));
+      expect(res.status, res.text).toBe(201);
+      return res.body.request;
+    };
+    const first = await post(a.api, 's-1', 'act_1');
+    const second = await post(a.api, 's-1', 'act_2');
+    // A session whose id starts with the ended one's key prefix ("ask:s-1:"), and another token's s-1.
+    const nested = await post(a.api, 's-1:sub', 'act_3');
+    const others = await post(b.api, 's-1', 'act_1');
+    const events = await ws('/v1/events', t.adminToken);
+    await expect.poll(() => t.server.deps.hub.size()).toBeGreaterThan(0);
+
+    const ended = { type: 'session.ended', seq: 30, payload: { sessionId: 's-1', reason: 'closed' } };
+    const res = await a.api.post('/v1/formats/ask/events', ended);
+    expect(res.status, res.text).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['request', 'requests']);
+    expect(res.body.requests.map((r: { id: string }) => r.id)).toEqual([first.id, second.id]);
+    expect(res.body.request).toEqual(res.body.requests[0]);
+    for (const r of res.body.requests) {
+      expectValidRequest(r);
+      expect(r).toMatchObject({ status: 'cancelled', decision: null });
+      expect(await show(t.api, r.id)).toEqual(r);
+      const audit = (await t.api.get(`/v1/requests/${r.id}/audit`)).body;
+      expect(audit.map((e: { event: string; actor: string }) => [e.event, e.actor])).toEqual([['created', 'token:bridge-a'], ['cancelled', 'upstream']]);
+      expect(audit[1].details).toEqual({ format: 'ask', session: 's-1' });
+      // Resolved upstream: no reply to send back.
+      expect((await a.api.get(`/v1/formats/ask/requests/${r.id}/reply`)).body.reply).toBeNull();
+    }
+    const cancelled = [
+      await events.nextMatching((m) => m.type === 'request.cancelled'),
+      await events.nextMatching((m) => m.type === 'request.cancelled'),
+    ];
+    expect(cancelled.map((m) => [m.request.id, m.format])).toEqual([[first.id, 'ask'], [second.id, 'ask']]);
+    expect((await show(t.api, nested.id)).status).toBe('pending');
+    expect((await show(t.api, others.id)).status).toBe('pending');
+
+    // Nothing of the session is pending any more: the same frame changes nothing.
+    const repeated = await a.api.post('/v1/formats/ask/events', ended);
+    expect(repeated.status, repeated.text).toBe(202);
+    expect(repeated.body).toEqual({ ignored: true });
+
+    // On a bridge socket too: a bare turn.aborted, the session from the socket's query.
+    const bridge = await ws('/v1/formats/ask/ws?session=s-1:sub', a.token);
+    bridge.send({ type: 'turn.aborted', seq: 31, payload: { turnId: 'turn_9' } });
+    await expect.poll(async () => (await show(t.api, nested.id)).status).toBe('cancelled');
+    expect((await show(t.api, others.id)).status).toBe('pending');
+    // The socket sent nothing back for it: the next message answers the next frame.
+    bridge.send(askApproval('s-1:sub', 'act_4'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: expect.any(String) });
+  });
+
+  it('ALP question.resolved answering a question with one of its own options selects that option', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const fx = JSON.parse(readFileSync(join(FIXTURES, 'alp', 'question-option-answer.json'), 'utf8'));
+    const created = await t.api.post('/v1/formats/alp/requests', fx.frame);
+    expect(created.status, created.text).toBe(201);
+    const record = created.body.request;
+    const questionId = fx.frame.params.event.question.id;
+    expect(record.input.questions[0].options.map((o: { label: string }) => o.label)).toContain('Redis');
+
+    const resolved = { type: 'question.resolved', questionId, outcome: 'answered', answer: 'Redis' };
+    const res = await t.api.post('/v1/formats/alp/events', resolved);
+    expect(res.status, res.text).toBe(200);
+    expect(Object.keys(res.body)).toEqual(['request']);
+    const r = res.body.request;
+    expectValidRequest(r);
+    expect(r).toMatchObject({
+      id: record.id,
+      status: 'answered',
+      decision: {
+        option: 'submit',
+        outcome: 'approve',
+        content_hash: record.content_hash,
+        fields: { answers: { [questionId]: { selected: ['Redis'] } } },
+        decided_by: 'upstream',
+      },
+    });
+    expect(r.decision.fields.answers[questionId].text).toBeUndefined();
+    expect((await t.api.get(`/v1/formats/alp/requests/${record.id}/reply`)).body).toEqual({ request: r, reply: null });
+  });
+});

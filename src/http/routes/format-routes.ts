@@ -84,15 +84,24 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
     schema: {
       summary: 'Apply a native follow-up frame (resolved elsewhere, cancelled, expired)',
       params: FormatParams,
-      response: { 200: z.object({ request: RequestDoc }), 202: IgnoredDoc, 400: ErrorDoc, 404: ErrorDoc },
+      response: {
+        200: z.object({
+          request: RequestDoc,
+          requests: z.array(RequestDoc).optional().describe('session-wide follow-ups: every request it ended, oldest first (`request` is the first)'),
+        }),
+        202: IgnoredDoc,
+        400: ErrorDoc,
+        404: ErrorDoc,
+      },
     },
   }, async (request, reply) => {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'follow-up');
-    const asked = nativeIntake.readFollowUp(adapter, request.body, query.context);
+    const asked = nativeIntake.readFollowUp(adapter, request.body, query.context, request.principal);
     const result = nativeIntake.applyFollowUp(adapter, asked, request.principal);
     if (result.ignored) return reply.code(202).send({ ignored: true });
-    return reply.code(200).send({ request: result.stored.record });
+    const many = result.requests ? { requests: result.requests.map((s) => s.record) } : {};
+    return reply.code(200).send({ request: result.stored.record, ...many });
   });
 
   r.get('/v1/formats/:format/ws', {
