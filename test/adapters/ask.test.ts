@@ -1,21 +1,15 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { askAdapter, type AskContext } from '../../src/adapters/ask.js';
 import { AppError } from '../../src/errors.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
-import { loadSchema } from '../helpers/handup-schema.js';
+import { loadSchema, newAjv } from '../helpers/handup-schema.js';
+import { loadFixtures } from '../helpers/fixtures.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'ask');
-const fixtures = readdirSync(FIXTURES)
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((f) => [f, JSON.parse(readFileSync(join(FIXTURES, f), 'utf8'))] as [string, any]);
+const fixtures = loadFixtures('ask');
 
 // The Ask schema is a library of definitions (no root shape): each event, interaction and
 // method is checked against its own entry.
-const ajv = new Ajv2020({ allErrors: true, strict: false });
+const ajv = newAjv();
 ajv.addSchema(loadSchema('ask-session-protocol.schema.json'), 'ask');
 function definition(group: 'event' | 'interaction' | 'method', name: string) {
   const validate = ajv.getSchema(`ask#/$defs/${group}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`);

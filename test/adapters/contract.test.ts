@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
 import { adapters, getAdapter } from '../../src/adapters/registry.js';
@@ -9,9 +8,9 @@ import { contentHash } from '../../src/requests/content-hash.js';
 import { decide, timeoutDecision } from '../../src/requests/decision-rules.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { CreateRequestSchema, type HandupRequest } from '../../src/requests/request-schema.js';
+import { FIXTURES_DIR, loadFixtures } from '../helpers/fixtures.js';
 import { expectValidRequest } from '../helpers/handup-schema.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 const NOW = 1767225600000;
 const REQUEST_ID = '01KDXB5M00000000000000REQ0';
 
@@ -40,14 +39,6 @@ function pendingRecord(body: unknown): HandupRequest {
   return { id: REQUEST_ID, ...draft, status: 'pending', content_hash: contentHash(draft), created_at: NOW - 60_000, expires_at: null, decision: null };
 }
 
-function loadFixtures(format: string): Array<[string, Fixture]> {
-  const dir = join(FIXTURES, format);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Fixture]);
-}
 
 /** Runs a frame through the adapter the way the daemon does: parse, normalise, enforce handup's limits. */
 function normalizeFrame(format: string, frame: unknown, query: Record<string, string> = {}) {
@@ -62,7 +53,7 @@ function normalizeFrame(format: string, frame: unknown, query: Record<string, st
 
 describe('wire format contract', () => {
   it('every registered adapter has fixtures and every fixture folder has an adapter', () => {
-    const folders = readdirSync(FIXTURES, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    const folders = readdirSync(FIXTURES_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
     expect(folders).toEqual(adapters.map((a) => a.format).sort());
     for (const a of adapters) expect(loadFixtures(a.format).length, `fixtures for ${a.format}`).toBeGreaterThanOrEqual(10);
   });

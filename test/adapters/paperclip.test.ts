@@ -1,22 +1,16 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { paperclipAdapter } from '../../src/adapters/paperclip.js';
 import { contentHash } from '../../src/requests/content-hash.js';
 import { decide } from '../../src/requests/decision-rules.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { CreateRequestSchema, type DecisionBody, type HandupRequest } from '../../src/requests/request-schema.js';
-import { compileSchema, loadSchema } from '../helpers/handup-schema.js';
+import { compileSchema, loadSchema, newAjv } from '../helpers/handup-schema.js';
+import { loadFixtures } from '../helpers/fixtures.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'paperclip');
-const fixtures = readdirSync(FIXTURES)
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((f) => [f, JSON.parse(readFileSync(join(FIXTURES, f), 'utf8'))] as [string, any]);
+const fixtures = loadFixtures('paperclip');
 
 // The request schema $refs the question set by its $id, so both live in one Ajv instance.
-const ajv = new Ajv2020({ allErrors: true, strict: false });
+const ajv = newAjv();
 ajv.addSchema(loadSchema('paperclip-question-set.schema.json'));
 const validateRequest = ajv.compile(loadSchema('paperclip-prp-request.schema.json'));
 const validateQuestionSet = ajv.getSchema('https://paperclip.dev/schemas/prp/v1/question-set.schema.json')!;

@@ -1,26 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
 import { rollAdapter, type RollContext } from '../../src/adapters/roll.js';
 import { AppError } from '../../src/errors.js';
 import type { Decision, HandupRequest } from '../../src/requests/request-schema.js';
-import { loadSchema } from '../helpers/handup-schema.js';
+import { loadSchema, newAjv } from '../helpers/handup-schema.js';
+import { loadFixtures } from '../helpers/fixtures.js';
 
 const SCHEMA = 'roll-relay-protocol.schema.json';
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'roll');
-const fixtures = readdirSync(FIXTURES)
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((f) => [f, JSON.parse(readFileSync(join(FIXTURES, f), 'utf8'))] as [string, any]);
+const fixtures = loadFixtures('roll');
 
 // The schema's root is the relay frame (anyOf of every message type); method params are $defs.
 // Its own Ajv instance, with ajv-formats, so `uuid` and `date-time` are checked, not skipped.
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+const ajv = newAjv();
 ajv.addSchema(loadSchema(SCHEMA), 'roll');
 const validateFrame = ajv.getSchema('roll')!;
 const validateRespondParams = ajv.getSchema('roll#/$defs/approvalRespondParams')!;

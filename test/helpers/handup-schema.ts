@@ -11,13 +11,22 @@ export function loadSchema(file: string): Record<string, unknown> {
   return JSON.parse(readFileSync(join(SHARED_DIR, 'schemas', file), 'utf8')) as Record<string, unknown>;
 }
 
-// The upstream schemas use Rust-style formats (uint64, int32, uint); they carry no constraint
-// beyond `minimum`, so they are declared as known and not checked.
-const ajv = new Ajv2020({ allErrors: true, strict: false });
 // ajv-formats ships as CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsPlugin as unknown as { default?: typeof addFormatsPlugin }).default ?? addFormatsPlugin);
-addFormats(ajv);
-for (const f of ['uint64', 'int64', 'int32', 'uint32', 'uint', 'uint8', 'uint16', 'double', 'float']) ajv.addFormat(f, true);
+
+/**
+ * An Ajv for draft 2020-12 that checks the standard formats (uuid, date-time, ...). The
+ * upstream schemas also use Rust-style formats (uint64, int32, uint) that carry no constraint
+ * beyond `minimum`, so those are declared as known and not checked.
+ */
+export function newAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats(ajv);
+  for (const f of ['uint64', 'int64', 'int32', 'uint32', 'uint', 'uint8', 'uint16', 'double', 'float']) ajv.addFormat(f, true);
+  return ajv;
+}
+
+const ajv = newAjv();
 
 export function compileSchema(file: string) {
   return ajv.compile(loadSchema(file));

@@ -1,0 +1,14 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const FIXTURES_DIR = join(import.meta.dirname, '..', 'fixtures');
+
+/** The golden fixtures of one wire format, as [file name, parsed case], in name order. */
+export function loadFixtures(format: string): Array<[string, any]> {
+  const dir = join(FIXTURES_DIR, format);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8'))]);
+}
