@@ -1,0 +1,55 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { clientEnv } from '../config.js';
+import { CliError, usageError } from './cli-error.js';
+
+export const DEFAULT_URL = 'http://127.0.0.1:7470';
+export const DEFAULT_DATA_DIR = './data';
+
+export interface ClientSettings {
+  url: string;
+  token: string;
+}
+
+/**
+ * Where the daemon is and which token to send. `--url` wins over COUNTERSIGN_URL over the
+ * default; `--token` over COUNTERSIGN_TOKEN over COUNTERSIGN_ADMIN_TOKEN over the admin-token
+ * file the daemon wrote in its data dir (COUNTERSIGN_DATA_DIR, else ./data), so on the daemon's
+ * own machine the CLI works with no setup at all.
+ */
+export function resolveClientSettings(
+  flags: { url?: string | undefined; token?: string | undefined },
+  env: ReturnType<typeof clientEnv>,
+  { cwd, readFile = (p) => readFileSync(p, 'utf8') }: { cwd: string; readFile?: (path: string) => string },
+): ClientSettings {
+  return { url: resolveUrl(flags.url ?? env.url ?? DEFAULT_URL), token: resolveToken(flags.token, env, cwd, readFile) };
+}
+
+function resolveUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw usageError(`--url: "${raw}" is not a URL (expected something like ${DEFAULT_URL})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usageError(`--url: "${raw}" must be an http:// or https:// URL`);
+  return url.href.replace(/\/+$/, '');
+}
+
+function resolveToken(flag: string | undefined, env: ReturnType<typeof clientEnv>, cwd: string, readFile: (path: string) => string): string {
+  if (flag !== undefined) {
+    if (!flag.trim()) throw usageError('--token: must not be empty');
+    return flag.trim();
+  }
+  if (env.token) return env.token;
+  const file = join(resolve(cwd, env.dataDir ?? DEFAULT_DATA_DIR), 'admin-token');
+  let token = '';
+  try {
+    token = readFile(file).trim();
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'it does not exist' : (err as Error).message;
+    throw new CliError('no_token', `no token: pass --token or set COUNTERSIGN_TOKEN (could not read ${file}: ${reason})`);
+  }
+  if (!token) throw new CliError('no_token', `no token: pass --token or set COUNTERSIGN_TOKEN (${file} is empty)`);
+  return token;
+}

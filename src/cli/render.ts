@@ -1,0 +1,95 @@
+import type { HandupRequest } from '../requests/request-schema.js';
+
+/**
+ * Human-readable output. Everything shown comes from agents, so control characters are
+ * neutralised before printing: an escape sequence, a bare carriage return or a bidi override in
+ * a title or command must not be able to rewrite or disguise what the reviewer sees.
+ */
+export function clean(text: string, { multiline = false } = {}): string {
+  const t = multiline ? text.replace(/\r\n/g, '\n') : text;
+  return t.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    if (multiline && (c === '\n' || c === '\t')) return c;
+    return c === '\n' || c === '\r' || c === '\t' ? ' ' : '\uFFFD';
+  });
+}
+
+export function formatTime(ms: number | null | undefined): string {
+  return ms == null ? '-' : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Left-aligned columns separated by two spaces; the last column is not padded. */
+export function table(header: string[], rows: string[][]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  return all.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+export function requestRows(records: HandupRequest[]): string {
+  if (records.length === 0) return 'no requests\n';
+  return table(
+    ['ID', 'STATUS', 'KIND', 'RISK', 'CREATED', 'AGENT', 'TITLE'],
+    records.map((r) => [r.id, r.status, r.kind, r.risk, formatTime(r.created_at), clean(r.source.agent ?? '-'), clean(r.title)]),
+  );
+}
+
+/** The full detail of one request, as `show` prints it. */
+export function requestDetail(r: HandupRequest): string {
+  const lines: string[] = [];
+  lines.push(`${r.id}  ${r.status}  ${r.kind}  risk ${r.risk}`);
+  lines.push(clean(r.title));
+  if (r.summary) lines.push('', indent(clean(r.summary, { multiline: true })));
+  for (const p of r.previews) {
+    if (p.type === 'command' && p.command) {
+      const cmd = p.command.shell ?? (p.command.argv ?? []).join(' ');
+      lines.push('', `command${p.command.cwd ? ` (in ${clean(p.command.cwd)})` : ''}:`, indent(`$ ${clean(cmd, { multiline: true })}`));
+    } else {
+      const label = [p.type, p.title ?? p.name].filter(Boolean).join(': ');
+      lines.push('', `preview ${clean(label)}${p.inline != null ? ':' : p.blob ? ` (${p.blob})` : ''}`);
+      if (p.inline != null) lines.push(indent(clean(p.inline, { multiline: true })));
+    }
+  }
+  const questions = r.input?.questions ?? [];
+  if (questions.length > 0) {
+    lines.push('', 'questions:');
+    for (const q of questions) {
+      const flags = [q.multi ? 'choose any' : null, q.allow_free_text ? 'free text allowed' : null].filter(Boolean).join(', ');
+      lines.push(`  ${clean(q.id)}: ${clean(q.question)}${flags ? `  (${flags})` : ''}`);
+      for (const o of q.options ?? []) lines.push(`    - ${clean(o.label)}${o.description ? `: ${clean(o.description)}` : ''}`);
+    }
+  }
+  lines.push('', `options: ${r.options.map((o) => `${o.id} (${o.outcome}${o.label.toLowerCase() !== o.id ? `, "${clean(o.label)}"` : ''})`).join(', ')}`);
+  const source = Object.entries(r.source).filter(([, v]) => v != null).map(([k, v]) => `${k} ${clean(String(v))}`);
+  if (source.length > 0) lines.push(`source: ${source.join(', ')}`);
+  lines.push(`created ${formatTime(r.created_at)}${r.expires_at != null ? `, expires ${formatTime(r.expires_at)} (on timeout: ${r.on_timeout})` : ', no timeout'}`);
+  if (r.input?.feedback === 'required_on_deny') lines.push('a deny needs feedback (-m)');
+  lines.push(`content_hash ${r.content_hash}`);
+  if (r.status !== 'pending') lines.push('', outcome(r).trimEnd());
+  return lines.join('\n') + '\n';
+}
+
+/** What became of a request: one line, then feedback and answers when there are any. */
+export function outcome(r: HandupRequest): string {
+  const d = r.decision;
+  const lines: string[] = [];
+  if (!d) {
+    lines.push(`${r.id} ${r.status}${r.status === 'expired' ? ' (no decision: on_timeout expire)' : ''}`);
+  } else {
+    const by = d.decided_by === 'timeout' ? `on timeout (${r.on_timeout})` : `by ${clean(d.decided_by ?? 'unknown')}`;
+    lines.push(`${r.id} ${r.status}: option ${clean(d.option)} ${by} at ${formatTime(d.decided_at)}${d.scope ? `, scope ${d.scope}` : ''}`);
+    if (d.feedback) lines.push(`feedback: ${clean(d.feedback, { multiline: true })}`);
+    for (const [qid, a] of Object.entries(d.fields?.answers ?? {})) {
+      const parts = [...a.selected.map((s) => clean(s)), ...(a.text ? [`"${clean(a.text)}"`] : [])];
+      lines.push(`answer ${clean(qid)}: ${parts.join(', ')}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** `--json` of `wait` and `ask --wait`: the decision plus id and status (handup's CLI shape). */
+export function waitJson(r: HandupRequest): Record<string, unknown> {
+  return r.decision ? { id: r.id, status: r.status, ...r.decision } : { id: r.id, status: r.status, content_hash: r.content_hash };
+}
+
+function indent(text: string): string {
+  return text.split('\n').map((l) => `  ${l}`).join('\n');
+}

@@ -1,0 +1,224 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { CLI_PATH, cleanEnv, runCli } from '../helpers/cli-process.js';
+import { expectValidRequest } from '../helpers/handup-schema.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+describe('countersign CLI: requests against a real daemon', { timeout: 120_000 }, () => {
+  let t: TestServer;
+  let cli: (args: string[], input?: string) => ReturnType<typeof runCli>;
+
+  beforeEach(async () => {
+    t = await startTestServer();
+    cli = (args, input) => runCli(args, { env: { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken }, ...(input !== undefined ? { input } : {}) });
+  });
+  afterEach(async () => t?.close());
+
+  async function ask(...args: string[]) {
+    const r = await cli(['ask', '--json', ...args]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout);
+  }
+
+  it('ask creates a schema-valid request; approve decides it with exit 0', async () => {
+    const created = await ask('--title', 'Deploy staging', '--command', 'kubectl apply -f deploy.yaml', '--agent', 'claude', '--session', 's-1', '--risk', 'high', '--timeout', '1h');
+    expectValidRequest(created);
+    expect(created).toMatchObject({ title: 'Deploy staging', kind: 'command', risk: 'high', status: 'pending', timeout: '1h' });
+    expect(created.source).toMatchObject({ agent: 'claude', session: 's-1' });
+    expect(created.previews[0]).toMatchObject({ type: 'command', command: { shell: 'kubectl apply -f deploy.yaml' } });
+
+    const r = await cli(['approve', created.id, '-m', 'go ahead']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`${created.id} approved: option approve by admin`);
+    const stored = (await t.api.get(`/v1/requests/${created.id}`)).body;
+    expect(stored.status).toBe('approved');
+    expect(stored.decision).toMatchObject({ option: 'approve', outcome: 'approve', feedback: 'go ahead', decided_by: 'admin', content_hash: created.content_hash });
+  });
+
+  it('ask without --json prints "<id> pending" and exits 0', async () => {
+    const r = await cli(['ask', '--title', 'Plain']);
+    expect(r.code).toBe(0);
+    const [id, status] = r.stdout.trim().split(' ');
+    expect(status).toBe('pending');
+    expect((await t.api.get(`/v1/requests/${id}`)).body.title).toBe('Plain');
+  });
+
+  it('deny -m exits 1 and stores the feedback', async () => {
+    const created = await ask('--title', 'Drop table users');
+    const r = await cli(['deny', created.id, '-m', 'not in production']);
+    expect(r.code).toBe(1);
+    const stored = (await t.api.get(`/v1/requests/${created.id}`)).body;
+    expect(stored.status).toBe('denied');
+    expect(stored.decision).toMatchObject({ option: 'deny', outcome: 'deny', feedback: 'not in production' });
+    expectValidRequest(stored);
+  });
+
+  it('deny without -m is a usage error and decides nothing', async () => {
+    const created = await ask('--title', 'Needs a reason');
+    const r = await cli(['deny', created.id]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^countersign: usage: deny: -m FEEDBACK is required/);
+    expect((await t.api.get(`/v1/requests/${created.id}`)).body.status).toBe('pending');
+  });
+
+  it('--option id:label[:outcome] sets the options; approve --option picks one, and refuses a deny option', async () => {
+    const created = await ask('--title', 'Ship it?', '--option', 'ship:Ship: now', '--option', 'hold:Hold:deny', '--option', 'deny:Never');
+    expect(created.options).toEqual([
+      { id: 'ship', label: 'Ship: now', outcome: 'approve' },
+      { id: 'hold', label: 'Hold', outcome: 'deny' },
+      { id: 'deny', label: 'Never', outcome: 'deny' },
+    ]);
+    const wrong = await cli(['approve', created.id, '--option', 'hold']);
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr).toContain('"hold" has outcome deny');
+    const r = await cli(['deny', created.id, '--option', 'hold', '-m', 'after the freeze', '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).decision).toMatchObject({ option: 'hold', feedback: 'after the freeze' });
+  });
+
+  it('answers a two-question request created from --request - (stdin)', async () => {
+    const request = {
+      title: 'Release plan',
+      kind: 'question',
+      input: {
+        questions: [
+          { id: 'env', question: 'Where to?', options: [{ label: 'staging' }, { label: 'production' }] },
+          { id: 'checks', question: 'Which checks?', multi: true, allow_free_text: true, options: [{ label: 'lint' }, { label: 'tests' }, { label: 'e2e' }] },
+        ],
+      },
+    };
+    const made = await cli(['ask', '--request', '-', '--agent', 'planner', '--json'], JSON.stringify(request));
+    expect(made.code).toBe(0);
+    const created = JSON.parse(made.stdout);
+    expect(created).toMatchObject({ kind: 'question', source: { agent: 'planner' } });
+
+    const bad = await cli(['answer', created.id, '--select', 'env=moon']);
+    expect(bad.code).toBe(4);
+    expect(bad.stderr).toMatch(/^countersign: invalid_decision: .*env/);
+    expect((await t.api.get(`/v1/requests/${created.id}`)).body.status).toBe('pending');
+
+    const r = await cli(['answer', created.id, '--select', 'env=staging', '--select', 'checks=lint', '--select', 'checks=tests', '--text', 'checks=and a=b smoke run', '-m', 'thanks']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('answer env: staging');
+    const stored = (await t.api.get(`/v1/requests/${created.id}`)).body;
+    expect(stored.status).toBe('answered');
+    expect(stored.decision).toMatchObject({
+      option: 'submit',
+      feedback: 'thanks',
+      fields: { answers: { env: { selected: ['staging'] }, checks: { selected: ['lint', 'tests'], text: 'and a=b smoke run' } } },
+    });
+    expectValidRequest(stored);
+  });
+
+  it('cancel exits 3', async () => {
+    const created = await ask('--title', 'Never mind');
+    const r = await cli(['cancel', created.id, '--json']);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout).status).toBe('cancelled');
+    expect((await cli(['show', created.id])).code).toBe(3);
+    const again = await cli(['cancel', created.id]);
+    expect(again.code).toBe(4);
+    expect(again.stderr).toMatch(/^countersign: not_pending: /);
+  });
+
+  it('an expired request exits 2 (ask --wait, wait, show)', async () => {
+    const r = await cli(['ask', '--title', 'Quick one', '--timeout', '300ms', '--on-timeout', 'expire', '--wait', '--json']);
+    expect(r.code).toBe(2);
+    const out = JSON.parse(r.stdout);
+    expect(out).toEqual({ id: expect.any(String), status: 'expired', content_hash: expect.stringMatching(/^sha256:/) });
+
+    const w = await cli(['wait', out.id, '--json']);
+    expect(w.code).toBe(2);
+    expect(JSON.parse(w.stdout)).toEqual(out);
+    expect((await cli(['show', out.id])).code).toBe(2);
+  });
+
+  it('an expired request with on_timeout deny carries the timeout decision and still exits 2', async () => {
+    const created = await ask('--title', 'Auto-deny', '--timeout', '300ms', '--on-timeout', 'deny');
+    const w = await cli(['wait', created.id, '--json']);
+    expect(w.code).toBe(2);
+    expect(JSON.parse(w.stdout)).toMatchObject({ id: created.id, status: 'expired', option: 'deny', outcome: 'deny', decided_by: 'timeout' });
+  });
+
+  it('ask --wait --json blocks until a reviewer decides, then prints the decision with id and status', async () => {
+    // The reviewers' stream tells us when the request exists: no polling, no sleeps.
+    const ws = new WebSocket(`${t.wsUrl}/v1/events`, { headers: { authorization: `Bearer ${t.adminToken}` } });
+    await once(ws, 'open');
+    const createdEvent = new Promise<any>((resolve) =>
+      ws.on('message', (data) => {
+        const e = JSON.parse(String(data));
+        if (e.type === 'request.created') resolve(e.request);
+      }),
+    );
+    const child = spawn(process.execPath, [CLI_PATH, 'ask', '--title', 'Wait for me', '--wait', '--json'], {
+      env: cleanEnv({ COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken }),
+    });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+
+    const pending = await createdEvent;
+    ws.close();
+    expect(pending).toMatchObject({ title: 'Wait for me', status: 'pending' });
+    const decided = await t.api.post(`/v1/requests/${pending.id}/decision`, { option: 'approve', content_hash: pending.content_hash, feedback: 'ok' });
+    expect(decided.status).toBe(200);
+
+    expect(await exited).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ id: pending.id, status: 'approved', ...decided.body.decision });
+  });
+
+  it('ls lists newest first with filters; show prints the detail', async () => {
+    const a = await ask('--title', 'First', '--agent', 'alpha');
+    const b = await ask('--title', 'Second', '--agent', 'beta', '--summary', 'two\nlines');
+    await cli(['approve', a.id]);
+
+    const all = await cli(['ls', '--json']);
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout).map((r: any) => r.id)).toEqual([b.id, a.id]);
+
+    const pending = await cli(['ls', '--status', 'pending']);
+    expect(pending.code).toBe(0);
+    expect(pending.stdout).toContain(b.id);
+    expect(pending.stdout).not.toContain(a.id);
+    expect(pending.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+KIND\s+RISK\s+CREATED\s+AGENT\s+TITLE$/);
+
+    const byAgent = await cli(['ls', '--agent', 'alpha', '--json', '--limit', '5']);
+    expect(JSON.parse(byAgent.stdout).map((r: any) => r.id)).toEqual([a.id]);
+
+    const bad = await cli(['ls', '--status', 'maybe']);
+    expect(bad.code).toBe(4);
+    expect(bad.stderr).toMatch(/^countersign: invalid_\w+: query.status/);
+
+    const show = await cli(['show', b.id]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('Second');
+    expect(show.stdout).toContain('  two\n  lines');
+    expect(show.stdout).toContain(`content_hash ${b.content_hash}`);
+  });
+
+  it('never prints terminal escape sequences an agent put in a title', async () => {
+    const created = await ask('--title', 'safe\u001b[2J\u001b]0;pwned\u0007 title\rfake');
+    const shown = await cli(['show', created.id]);
+    const listed = await cli(['ls']);
+    for (const out of [shown.stdout, listed.stdout]) {
+      expect(out).not.toMatch(/[\u001b\u0007\r]/);
+      expect(out).toContain('safe\uFFFD[2J');
+    }
+  });
+
+  it('bad input is a 4xx naming the field, exit 4, and nothing is stored', async () => {
+    const r = await cli(['ask', '--title', 'Bad timeout', '--timeout', '30']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^countersign: invalid_request: timeout: .*\(HTTP 400 from POST \/v1\/requests\)\n$/);
+    const kind = await cli(['ask', '--title', 'Bad kind', '--kind', 'poem']);
+    expect(kind.code).toBe(4);
+    expect(kind.stderr).toMatch(/^countersign: invalid_request: kind: /);
+    const json = await cli(['ask', '--request', '-'], '{"title": ');
+    expect(json.code).toBe(4);
+    expect(json.stderr).toMatch(/^countersign: usage: --request: standard input is not valid JSON/);
+    expect((await t.api.get('/v1/requests')).body).toEqual([]);
+  });
+});
