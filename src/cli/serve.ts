@@ -23,11 +23,12 @@ export async function serve(opts: { config?: string | undefined }): Promise<numb
     process.stderr.write(`countersign: cannot start: ${(err as Error).message}\n`);
     return 4;
   }
-  process.stdout.write(`countersign ${server.deps.version} listening on ${server.url}\n`);
-  process.stdout.write(`inbox: ${server.url}/\n`);
+  // One write, so whoever watches for the "listening" line also has the rest.
+  let banner = `countersign ${server.deps.version} listening on ${server.url}\ninbox: ${server.url}/\n`;
   if (server.adminTokenGenerated) {
-    process.stdout.write(`admin token (shown once; also in ${server.deps.config.data_dir}/admin-token): ${server.adminToken}\n`);
+    banner += `admin token (shown once; also in ${server.deps.config.data_dir}/admin-token): ${server.adminToken}\n`;
   }
+  process.stdout.write(banner);
   const s = server;
   await new Promise<void>((resolve) => {
     closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
