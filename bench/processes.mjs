@@ -14,6 +14,10 @@ function start(args, env, pattern) {
   const child = spawn(cmd, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
+  // A server that dies mid-run says why, instead of surfacing later as a refused connection.
+  child.on('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM' && code !== null) process.stderr.write(`server exited with ${code}:\n${stderr}\n`);
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     const onData = (d) => {

@@ -193,10 +193,12 @@ export async function decideLatency({ url, wsPath, headers = {}, pending = 1000,
 
 /**
  * Scenario 3 (+5): seeds `due` requests that come due while the daemon is down and `spread`
- * pending requests expiring over `spreadMs`, restarts the daemon, then measures expiry lag on
- * /v1/events under light traffic. `restart()` stops and starts the daemon and returns its url.
+ * pending requests expiring over `spreadMs` (starting `minMs` after they are created),
+ * restarts the daemon, measures its RSS with `subscribers` event sockets connected (scenario 5),
+ * closes those, then measures expiry lag on one /v1/events subscriber under light traffic.
+ * `restart(downMs)` stops the daemon, waits, starts it again and returns `{url, pid}`.
  */
-export async function expiryLag({ url, headers, due = 1000, spread = 10_000, spreadMs = 60_000, minMs = 30_000, restart, subscribers = 1000, eld, rssOf }) {
+export async function expiryLag({ url, headers, due = 1000, spread = 10_000, spreadMs = 120_000, minMs = 20_000, restart, subscribers = 1000, eld, rssOf }) {
   const body = (i, timeout) => ({ title: `Expiring ${i}`, kind: 'command', timeout, on_timeout: i % 2 ? 'deny' : 'expire', source: { agent: 'bench' } });
   const seedStart = Date.now();
   await inBatches(Array.from({ length: due }, (_, i) => i), 50, (i) => http(url + '/v1/requests', 'POST', body(i, '3s'), headers));
@@ -207,14 +209,17 @@ export async function expiryLag({ url, headers, due = 1000, spread = 10_000, spr
   });
   const seedMs = Date.now() - seedStart;
   // Down long enough for the first `due` requests to come due while nothing runs.
-  const next = await restart(4000);
+  const { url: url2, pid } = await restart(4000);
   const startedAt = Date.now();
-  const { url: url2, pid } = next;
+
+  // Scenario 5: memory with every request still pending and `subscribers` reviewers connected.
+  const crowd = await openSockets(url2.replace(/^http/, 'ws') + '/v1/events', subscribers, headers, () => {});
+  await new Promise((r) => setTimeout(r, 1000));
+  const rssBytes = rssOf(pid);
+  for (const ws of crowd) ws.terminate();
 
   const expiredAt = new Map();
   let dupes = 0;
-  const sockets = await openSockets(url2.replace(/^http/, 'ws') + '/v1/events', subscribers, headers, () => {});
-  // One dedicated subscriber parses messages for the lag figures.
   const lagSamples = [];
   const [probe] = await openSockets(url2.replace(/^http/, 'ws') + '/v1/events', 1, headers, (text) => {
     const t = Date.now();
@@ -224,16 +229,15 @@ export async function expiryLag({ url, headers, due = 1000, spread = 10_000, spr
     expiredAt.set(m.request.id, t);
     lagSamples.push(t - m.request.expires_at);
   });
-  const rssBytes = rssOf(pid);
   await eld.reset(pid);
 
-  // Light traffic while the expiries run: 10 creates and 10 decisions per second.
+  // Light traffic while the expiries run: about 5 creates and 5 decisions per second.
   let traffic = true;
   const trafficLoop = (async () => {
     while (traffic) {
       const r = await http(url2 + '/v1/requests', 'POST', { title: 'Light traffic', source: { agent: 'bench' } }, headers);
       await http(`${url2}/v1/requests/${r.body.id}/decision`, 'POST', { option: 'approve', content_hash: r.body.content_hash }, headers);
-      await new Promise((res) => setTimeout(res, 100));
+      await new Promise((res) => setTimeout(res, 200));
     }
   })();
 
@@ -242,7 +246,7 @@ export async function expiryLag({ url, headers, due = 1000, spread = 10_000, spr
   traffic = false;
   await trafficLoop;
   const loop = await eld.read(pid);
-  for (const ws of [...sockets, probe]) ws.terminate();
+  probe.terminate();
   return { seedMs, startedAt, lag: summarize(lagSamples), expiredOnStream: expiredAt.size, dupes, rssBytes, loop, url: url2 };
 }
 

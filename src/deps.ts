@@ -6,6 +6,7 @@ import type { DeliveryRepository } from './callbacks/delivery-repository.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import type { WriteBatcher } from './db/write-batcher.js';
 import type { FormatCatalog } from './formats/format-catalog.js';
 import type { NativeIntake } from './formats/native-intake.js';
 import type { RequestEvents } from './requests/request-events.js';
@@ -21,6 +22,8 @@ export interface Deps {
   db: Db;
   version: string;
   events: RequestEvents;
+  /** Group commit for the hot write paths (create, decide, cancel over HTTP). */
+  writes: WriteBatcher;
   requests: RequestService;
   waiters: Waiters;
   tokens: TokenService;

@@ -18,6 +18,7 @@ import type { Config } from './config.js';
 import { createCounterRepository } from './db/counter-repository.js';
 import { openDatabase, type Db } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { createWriteBatcher } from './db/write-batcher.js';
 import type { Deps } from './deps.js';
 import { durationMs } from './durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
@@ -65,7 +66,8 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
     createNativeReplyHook({ formats, repo, counters: createCounterRepository(db), log: logger.child({ module: 'replies' }) }),
     createCallbackOutboxHook({ deliveries }),
   ];
-  const requests = createRequestService({ db, repo, clock, events, terminalHooks });
+  const writes = createWriteBatcher(db);
+  const requests = createRequestService({ db, repo, clock, events, terminalHooks, afterCommit: writes.afterCommit });
   return {
     config,
     log: logger,
@@ -73,6 +75,7 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
     db,
     version: VERSION,
     events,
+    writes,
     requests,
     waiters: createWaiters({ events, clock }),
     tokens: createTokenService({ db, tokens: createTokenRepository(db), clock, adminToken }),

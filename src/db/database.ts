@@ -20,7 +20,15 @@ export function openDatabase(path: string, { synchronous }: OpenDatabaseOptions)
   return db;
 }
 
-/** Runs `fn` in a BEGIN IMMEDIATE transaction and returns its result. */
+const runners = new WeakMap<Db, Database.Transaction<(fn: () => unknown) => unknown>>();
+
+/**
+ * Runs `fn` in a BEGIN IMMEDIATE transaction (a savepoint when one is already open, e.g. inside
+ * a group commit) and returns its result.
+ */
 export function writeTransaction<T>(db: Db, fn: () => T): T {
-  return db.transaction(fn).immediate();
+  let run = runners.get(db);
+  // One wrapper per database: better-sqlite3 builds four wrapper functions per transaction() call.
+  if (!run) runners.set(db, (run = db.transaction((f: () => unknown) => f())));
+  return run.immediate(fn) as T;
 }

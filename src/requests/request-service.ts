@@ -57,11 +57,16 @@ export interface RequestServiceDeps {
   clock: Clock;
   events: RequestEvents;
   terminalHooks?: TerminalHook[];
+  /**
+   * Defers a callback until the surrounding write has committed (see db/write-batcher.ts).
+   * Default: run at once, which is right when every write commits on its own.
+   */
+  afterCommit?: (cb: () => void) => void;
 }
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ db, repo, clock, events, terminalHooks = [] }: RequestServiceDeps) {
+export function createRequestService({ db, repo, clock, events, terminalHooks = [], afterCommit = (cb) => cb() }: RequestServiceDeps) {
   function visible(id: string, principal: Principal): StoredRequest {
     const stored = repo.get(id);
     // Someone else's request is indistinguishable from a missing one (product.md §5).
@@ -71,8 +76,9 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
     return stored;
   }
 
+  // Listeners (waiters, the events hub, the callback worker) only ever hear committed changes.
   function emit(type: RequestEventType, stored: StoredRequest) {
-    events.emit({ type, request: stored.record, format: stored.format });
+    afterCommit(() => events.emit({ type, request: stored.record, format: stored.format }));
   }
 
   /** The one path every terminal transition takes: conditional update, audit, hooks, one transaction. */

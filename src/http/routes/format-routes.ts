@@ -57,7 +57,9 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'request');
     const principal = request.principal;
-    const { stored, created } = nativeIntake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
+    const { stored, created } = await deps.writes.run(() =>
+      nativeIntake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context }),
+    );
     const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
     return reply.code(created ? 201 : 200).send(withReply(answer));
   });
@@ -97,8 +99,9 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   }, async (request, reply) => {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'follow-up');
-    const asked = nativeIntake.readFollowUp(adapter, request.body, query.context, request.principal);
-    const result = nativeIntake.applyFollowUp(adapter, asked, request.principal);
+    const result = await deps.writes.run(() =>
+      nativeIntake.applyFollowUp(adapter, nativeIntake.readFollowUp(adapter, request.body, query.context, request.principal), request.principal),
+    );
     if (result.ignored) return reply.code(202).send({ ignored: true });
     const many = result.requests ? { requests: result.requests.map((s) => s.record) } : {};
     return reply.code(200).send({ request: result.stored.record, ...many });

@@ -39,7 +39,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       defaultTimeout: config.requests.default_timeout,
       integration: p.kind === 'submit' ? p.name : null,
     });
-    const { stored, created } = requests.create(draft, { principal: p });
+    const { stored, created } = await deps.writes.run(() => requests.create(draft, { principal: p }));
     return reply.code(created ? 201 : 200).send(stored.record);
   });
 
@@ -71,7 +71,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
   r.post('/v1/requests/:id/cancel', {
     config: { auth: 'submit' },
     schema: { summary: 'Cancel a pending request', params: IdParams, response: { 200: RequestDoc, 404: ErrorDoc, 409: ErrorDoc } },
-  }, async (request) => requests.cancel(request.params.id, request.principal).record);
+  }, async (request) => (await deps.writes.run(() => requests.cancel(request.params.id, request.principal))).record);
 
   r.get('/v1/requests/:id/audit', {
     schema: {
