@@ -32,9 +32,9 @@ const results = join(ROOT, 'bench-results');
 mkdirSync(results, { recursive: true });
 let failures = 0;
 
-const ratio = (v, base) => (Number.isFinite(v) && Number.isFinite(base) && base > 0 ? `${(v / base).toFixed(2)}x baseline` : 'n/a');
-function line(scenario, what, value, unit, base) {
-  const b = base === undefined ? '' : `   (${ratio(value, base)}; baseline ${fmt(base)} ${unit})`;
+const ratio = (v, base, vs) => (Number.isFinite(v) && Number.isFinite(base) && base > 0 ? `${(v / base).toFixed(2)}x ${vs}` : 'n/a');
+function line(scenario, what, value, unit, base, vs = 'baseline') {
+  const b = base === undefined ? '' : `   (${ratio(value, base, vs)}; ${vs} ${fmt(base)} ${unit})`;
   console.log(`${scenario.padEnd(10)} ${what.padEnd(38)} ${fmt(value).padStart(9)} ${unit}${b}`);
 }
 function check(scenario, what, ok, detail) {
@@ -167,7 +167,7 @@ if (SCENARIOS.has('4')) {
     const frames = nativeFrameFactory(join(ROOT, 'test', 'fixtures', format, 'e2e-request.json'));
     const path = `/v1/formats/${format}/requests${frames.query ? `?${frames.query}` : ''}`;
     const f = cannonFigures(await submitLoad({ url: d4.url, path, headers: auth, duration: DURATION, makeBody: frames.make }));
-    line('formats', `${format} requests/s (vs handup)`, f.rps, 'req/s', h.rps);
+    line('formats', `${format} requests/s`, f.rps, 'req/s', h.rps, 'handup');
     check('formats', `${format} errors and non-2xx`, f.errors + f.non2xx === 0, `(${f.errors} errors, ${f.non2xx} non-2xx of ${f.total})`);
   }
   await d4.stop();

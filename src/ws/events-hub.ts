@@ -27,7 +27,12 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes 
     if (peers.size === 0) return;
     // Encoded once: ws would otherwise convert the string to bytes again for every peer.
     const message = Buffer.from(JSON.stringify({ type: e.type, request: e.request, format: e.format }));
-    for (const peer of peers) send(peer, message);
+    // Broadcast on the next turn: the agent blocked on this decision (its long-poll reply, woken
+    // by the same event) goes out first instead of queueing behind a write to every reviewer.
+    // setImmediate callbacks run in order, so reviewers still see events in commit order.
+    setImmediate(() => {
+      for (const peer of peers) send(peer, message);
+    });
   });
 
   function send(peer: Peer, message: Buffer) {

@@ -163,6 +163,9 @@ describe('GET /v1/events (WebSocket)', () => {
   });
 });
 
+// The hub sends on the next turn (after long-poll replies); wait for it.
+const broadcast = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 describe('events hub (fake sockets)', () => {
   /** Just enough of a ws socket for the hub: buffered bytes are set by the test. */
   class FakeSocket extends EventEmitter {
@@ -195,13 +198,14 @@ describe('events hub (fake sockets)', () => {
     return { events, hub };
   }
 
-  it('keeps sending to a peer under the limit and cuts the one over it, without affecting others', () => {
+  it('keeps sending to a peer under the limit and cuts the one over it, without affecting others', async () => {
     const { events, hub } = hubWith(1_000);
     const fast = new FakeSocket();
     const slow = new FakeSocket();
     hub.add(fast as unknown as WebSocket);
     hub.add(slow as unknown as WebSocket);
     events.emit({ type: 'request.created', request: record, format: 'handup' });
+    await broadcast();
     expect(fast.sent).toHaveLength(1);
     expect(slow.sent).toHaveLength(1);
     const size = Buffer.byteLength(slow.sent[0]!);
@@ -209,17 +213,20 @@ describe('events hub (fake sockets)', () => {
     // Exactly at the limit is still fine; one byte more and the peer is cut.
     slow.bufferedAmount = 1_000 - size;
     events.emit({ type: 'request.decided', request: record, format: 'handup' });
+    await broadcast();
     expect(slow.sent).toHaveLength(2);
     expect(slow.terminated).toBe(false);
 
     slow.bufferedAmount = 1_000 - size + 1;
     events.emit({ type: 'request.decided', request: record, format: 'handup' });
+    await broadcast();
     expect(slow.terminated).toBe(true);
     expect(slow.sent).toHaveLength(2);
     expect(fast.sent).toHaveLength(3);
     expect(hub.size()).toBe(1);
 
     events.emit({ type: 'request.cancelled', request: record, format: 'handup' });
+    await broadcast();
     expect(slow.sent).toHaveLength(2);
     expect(fast.sent).toHaveLength(4);
     expect(JSON.parse(fast.sent[3]!)).toEqual({ type: 'request.cancelled', request: record, format: 'handup' });
