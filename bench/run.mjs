@@ -104,6 +104,13 @@ if (SCENARIOS.has('2')) {
   const base = await startBaseline({ dbPath: join(freshDir('baseline-2'), 'baseline.db'), synchronous: SYNC });
   const b = await decideLatency({ url: base.url, wsPath: '/v1/events', makeBody, waiters: 0 });
   await base.stop();
+  // Like for like first: the same work as the baseline (decide, then broadcast), nothing else.
+  const d2a = await startDaemon({ dataDir: freshDir('daemon-2a'), synchronous: SYNC });
+  const only = await decideLatency({ url: d2a.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 0, webhook: false });
+  await d2a.stop();
+  line('deliver', 'WS only: decision → WebSocket p50', only.ws.p50, 'ms', b.ws.p50);
+  line('deliver', 'WS only: decision → WebSocket p99', only.ws.p99, 'ms', b.ws.p99);
+  // The full scenario: long-poll waiters and a webhook receiver on top.
   const d2 = await startDaemon({ dataDir: freshDir('daemon-2'), synchronous: SYNC });
   const d = await decideLatency({ url: d2.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 200, webhook: true });
   await d2.stop();
