@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { bearerToken, registerAuthHook } from './http/auth-hook.js';
-import { registerErrorHandler } from './http/error-handler.js';
+import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
@@ -32,6 +32,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     // Long-polls last up to 60 s; keep-alive connections must outlive them.
     keepAliveTimeout: 65_000,
     forceCloseConnections: 'idle',
+    frameworkErrors,
   });
 
   // The API speaks JSON only (product.md §4): a text/plain body is 415, not parsed as a string.

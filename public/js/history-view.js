@@ -1,14 +1,16 @@
 import { api } from './api.js';
 import { $, h, replace } from './dom.js';
-import { ago, dateTime, STATUS_LABEL } from './format.js';
+import { ago, dateTime, KINDS, STATUS_LABEL } from './format.js';
 
 const OUTCOMES = ['approved', 'denied', 'answered', 'dismissed', 'expired', 'cancelled'];
 const PAGE = 50;
 
-/** Resolved requests (GET /v1/history): outcome filter, search, "Load more" via next_cursor. */
+/** Resolved requests (GET /v1/history): outcome, kind and agent filters, search, "Load more" via next_cursor. */
 export function createHistoryView() {
   const form = $('#history-filters');
   const outcome = $('#history-outcome');
+  const kind = $('#history-kind');
+  const agent = $('#history-agent');
   const q = $('#history-q');
   const list = $('#history-list');
   const more = $('#history-more');
@@ -24,7 +26,8 @@ export function createHistoryView() {
     e.preventDefault();
     void load();
   });
-  outcome.addEventListener('change', () => void load());
+  replace(kind, h('option', { value: '' }, 'All kinds'), KINDS.map((k) => h('option', { value: k }, k)));
+  for (const select of [outcome, kind]) select.addEventListener('change', () => void load());
   more.addEventListener('click', () => void load({ append: true }));
 
   function card({ outcome: status, resolved_at, request: r }) {
@@ -50,6 +53,8 @@ export function createHistoryView() {
     const mine = append ? generation : ++generation;
     const params = new URLSearchParams({ limit: String(PAGE) });
     if (outcome.value) params.set('outcome', outcome.value);
+    if (kind.value) params.set('kind', kind.value);
+    if (agent.value.trim()) params.set('agent', agent.value.trim());
     if (q.value.trim()) params.set('q', q.value.trim());
     if (append && cursor) params.set('cursor', cursor);
     more.disabled = true;

@@ -1,8 +1,6 @@
 import { $, h, replace } from './dom.js';
-import { ago, timeLeft, urgency } from './format.js';
+import { ago, KINDS, timeLeft, urgency } from './format.js';
 import { FORMATS } from './pending-store.js';
-
-const KINDS = ['command', 'edit', 'review', 'question', 'info', 'custom'];
 
 /** The pending column: filters, count, cards (newest first) with live countdowns. */
 export function createListView({ store }) {

@@ -43,6 +43,12 @@ export type FollowUp =
   | {
       kind: 'resolve';
       nativeKey: string;
+      /**
+       * Keys tried, in order, when this submitter has no request with `nativeKey`: the key the
+       * same request has when its frame came without the context the follow-up carries (a bare
+       * PaperClip request is `paperclip:-:{requestId}`, its follow-up events name the run).
+       */
+      fallbackKeys?: string[];
       status: Exclude<Status, 'pending'>;
       /** For approved/denied/answered: the option chosen upstream (an id of the record's options). */
       option?: string;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Decision, HandupRequest, Kind, Option, Outcome } from '../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
-import { asTitle } from './shared.js';
+import { answerText, asTitle } from './shared.js';
 
 /**
  * ALP (alpd IPC v1): whatever ALP asks the user (an `alp_ask` question, a permission, a
@@ -227,14 +227,6 @@ function choiceLabel(decision: Decision, context: AlpContext): string {
   const label = context.labels[decision.option as ChoiceId];
   if (label === undefined) throw new Error(`option "${decision.option}" has no ALP label`);
   return label;
-}
-
-/** A question's answer as the one text ALP takes: the picked suggestion and/or the typed text. */
-function answerText(decision: Decision, questionId: string): string {
-  const answer = decision.fields?.answers?.[questionId];
-  const parts = [...(answer?.selected ?? [])];
-  if (answer?.text?.trim()) parts.push(answer.text);
-  return parts.join(', ');
 }
 
 /**

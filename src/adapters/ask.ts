@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { CreateRequestBody, HandupRequest, Kind, Option, Risk } from '../requests/request-schema.js';
 import type { FollowUp, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
+import { answerText, toolKind } from './shared.js';
 
 /**
  * Ask Session Protocol (ask-session-protocol 0.2.0, protocolVersion "1.0"): `session/event`
@@ -153,18 +154,10 @@ const APPROVE_DENY: Option[] = [
   { id: 'deny', label: 'Deny', outcome: 'deny', style: 'danger' },
 ];
 
-const COMMAND_TOOLS = new Set(['bash', 'shell', 'sh', 'exec', 'run_command', 'terminal']);
-const EDIT_TOOLS = new Set(['write', 'edit', 'multi_edit', 'apply_patch']);
-
 /** The Ask host's own risk table (PermissionHandler): bash high, write/edit medium, destroy critical, else medium. */
 function riskOf(toolName: string, kind: Kind): Risk {
   if (kind === 'command' || toolName.toLowerCase() === 'destroy') return 'high';
   return 'medium';
-}
-
-function kindOf(toolName: string): Kind {
-  const name = toolName.toLowerCase();
-  return COMMAND_TOOLS.has(name) ? 'command' : EDIT_TOOLS.has(name) ? 'edit' : 'custom';
 }
 
 /** A short single line reads as a title; anything else goes in the body. */
@@ -185,7 +178,7 @@ function approvalRequest(
   id: string,
   p: { toolName: string; args?: unknown; message?: string | undefined; autoApprovable?: boolean | undefined },
 ): Normalized<AskContext> {
-  const kind = kindOf(p.toolName);
+  const kind = toolKind(p.toolName);
   const previews: NonNullable<CreateRequestBody['previews']> = [];
   if (p.args !== undefined) {
     const args = readArgs(p.args);
@@ -336,12 +329,10 @@ function renderReply(record: HandupRequest, context: AskContext, env: ReplyEnv):
     // A declined user_input is rejected like an approval: the interaction's status becomes "rejected".
     return rpc(approve ? 'interaction/approve' : 'interaction/reject', { sessionId, interactionId: id });
   }
-  const answer = decision.fields?.answers?.[RESPONSE];
-  const parts = [...(answer?.selected ?? [])];
-  if (answer?.text?.trim()) parts.push(answer.text);
+  const response = answerText(decision, RESPONSE);
   // Only a timeout with on_timeout "approve" submits a question unanswered: there is nothing to say.
-  if (parts.length === 0) return null;
-  return rpc('interaction/respond', { sessionId, interactionId: id, response: parts.join(', ') });
+  if (!response) return null;
+  return rpc('interaction/respond', { sessionId, interactionId: id, response });
 }
 
 // ---- Follow-ups ----

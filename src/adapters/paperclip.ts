@@ -449,9 +449,12 @@ function normalizeRequest(request: PrpRequest, env: Envelope): Built {
     throw new AppError('unsupported_frame', `status "${request.status}": the request is no longer pending, so there is nothing to decide`);
   }
   const built = buildRequest(request, env);
-  const nativeKey = `paperclip:${env.runId ?? '-'}:${request.requestId}`;
+  const nativeKey = keyOf(env.runId, request.requestId);
   return { ...built, request: { ...built.request, dedupe_key: nativeKey }, nativeKey };
 }
+
+/** `paperclip:{runId or "-"}:{requestId}` (formats.md §2): a bare request has no run. */
+const keyOf = (runId: string | null, requestId: string) => `paperclip:${runId ?? '-'}:${requestId}`;
 
 function buildRequest(r: PrpRequest, env: Envelope): Omit<Built, 'nativeKey'> {
   if (r.schema === REQUEST_V2 && r.requestKind === 'permission_approval') {
@@ -1094,13 +1097,15 @@ function followUp(frame: PaperclipFollowUp): FollowUp {
   if (!TERMINAL_EVENTS.includes(frame.eventType)) {
     return { kind: 'ignored', reason: `eventType "${frame.eventType}" does not settle a runtime request` };
   }
-  const nativeKey = `paperclip:${frame.runId}:${frame.payload.requestId}`;
-  if (frame.eventType === 'runtime_request.cancelled') return { kind: 'resolve', nativeKey, status: 'cancelled' };
-  if (frame.eventType === 'runtime_request.expired') return { kind: 'resolve', nativeKey, status: 'expired' };
+  const requestId = frame.payload.requestId!;
+  // Events always name the run; the request may have come bare, without it (key `paperclip:-:…`).
+  const key = { nativeKey: keyOf(frame.runId, requestId), fallbackKeys: [keyOf(null, requestId)] };
+  if (frame.eventType === 'runtime_request.cancelled') return { kind: 'resolve', ...key, status: 'cancelled' };
+  if (frame.eventType === 'runtime_request.expired') return { kind: 'resolve', ...key, status: 'expired' };
   const action = frame.payload.action;
   if (!action) return { kind: 'ignored', reason: 'runtime_request.resolved without an action does not say how it was settled' };
-  if (action === 'submit') return { kind: 'resolve', nativeKey, status: 'answered', option: 'submit' };
-  return { kind: 'resolve', nativeKey, status: outcomeOfKey(action) === 'approve' ? 'approved' : 'denied', option: action };
+  if (action === 'submit') return { kind: 'resolve', ...key, status: 'answered', option: 'submit' };
+  return { kind: 'resolve', ...key, status: outcomeOfKey(action) === 'approve' ? 'approved' : 'denied', option: action };
 }
 
 export const paperclipAdapter = {

@@ -7,7 +7,9 @@ import { alpAdapter } from './alp.js';
 
 /**
  * Every wire format countersign speaks, listed explicitly (one line per format). The contract
- * test fails when an adapter here has no fixtures or a fixture folder has no adapter.
+ * test fails when an adapter here has no fixtures or a fixture folder has no adapter. Lookup by
+ * name (and the check that no two adapters claim one) is the format catalog's
+ * (src/formats/format-catalog.ts).
  */
 export const adapters: readonly WireAdapter<any, any, any>[] = [
   handupAdapter,
@@ -16,15 +18,5 @@ export const adapters: readonly WireAdapter<any, any, any>[] = [
   rollAdapter,
   alpAdapter,
 ];
-
-const byFormat = new Map<string, WireAdapter<any, any, any>>();
-for (const a of adapters) {
-  if (byFormat.has(a.format)) throw new Error(`two adapters claim the format "${a.format}"`);
-  byFormat.set(a.format, a);
-}
-
-export function getAdapter(format: string): WireAdapter<any, any, any> | undefined {
-  return byFormat.get(format);
-}
 
 export const FORMAT_NAMES: readonly string[] = adapters.map((a) => a.format);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import type { CreateRequestBody, HandupRequest, Kind, Option } from '../requests/request-schema.js';
+import type { CreateRequestBody, HandupRequest, Option } from '../requests/request-schema.js';
 import type { FollowUp, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
-import { asTitle } from './shared.js';
+import { asTitle, toolKind } from './shared.js';
 
 /**
  * Roll Relay Protocol 1.0 (`@roll-agent/relay-protocol`): the Companion relays the Runtime's
@@ -93,15 +93,6 @@ const OPTIONS: Option[] = [
   { id: 'deny', label: 'Deny', outcome: 'deny', style: 'danger' },
 ];
 
-// Roll tools are named by the agent; these are the usual names of shell and file-editing tools.
-const COMMAND_TOOLS = new Set(['bash', 'shell', 'sh', 'exec', 'run_command', 'terminal']);
-const EDIT_TOOLS = new Set(['write', 'edit', 'multi_edit', 'apply_patch', 'write_file', 'edit_file']);
-
-function kindOf(toolName: string): Kind {
-  const name = toolName.toLowerCase();
-  return COMMAND_TOOLS.has(name) ? 'command' : EDIT_TOOLS.has(name) ? 'edit' : 'custom';
-}
-
 /** `preview` is any JSON; the Companion shows its `explanation` string when there is one. */
 function explanationOf(preview: unknown): string | undefined {
   if (preview === null || typeof preview !== 'object' || Array.isArray(preview)) return undefined;
@@ -135,7 +126,7 @@ function normalize(frame: RollFrame): Normalized<RollContext> {
       title,
       summary,
       tool: toolName,
-      kind: kindOf(toolName),
+      kind: toolKind(toolName),
       source: { agent: agentName, session: threadId },
       previews,
       options: OPTIONS,

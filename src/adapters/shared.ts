@@ -1,3 +1,5 @@
+import type { Decision } from '../requests/request-schema.js';
+
 /**
  * Helpers used by more than one wire adapter. Several adapters import these: add new exports,
  * never change the behaviour of existing ones.
@@ -16,4 +18,25 @@ export function asTitle(text: string | null | undefined): string | undefined {
   const t = text?.trim();
   if (!t || /[\r\n]/.test(t) || t.length > TITLE_MAX_CHARS || Buffer.byteLength(t, 'utf8') > TITLE_MAX_BYTES) return undefined;
   return t;
+}
+
+// Agents name their own tools; these are the usual names of shell and file-editing tools.
+const COMMAND_TOOLS = new Set(['bash', 'shell', 'sh', 'exec', 'run_command', 'terminal']);
+const EDIT_TOOLS = new Set(['write', 'edit', 'multi_edit', 'apply_patch', 'write_file', 'edit_file']);
+
+/** The handup kind of an approval to run `toolName`: a shell tool is a command, a file tool an edit. */
+export function toolKind(toolName: string): 'command' | 'edit' | 'custom' {
+  const name = toolName.toLowerCase();
+  return COMMAND_TOOLS.has(name) ? 'command' : EDIT_TOOLS.has(name) ? 'edit' : 'custom';
+}
+
+/**
+ * A question's answer as the one string protocols that answer by text take: the picked labels,
+ * then the typed text, joined by ", " (empty when nothing was given).
+ */
+export function answerText(decision: Pick<Decision, 'fields'>, questionId: string): string {
+  const answer = decision.fields?.answers?.[questionId];
+  const parts = [...(answer?.selected ?? [])];
+  if (answer?.text?.trim()) parts.push(answer.text);
+  return parts.join(', ');
 }

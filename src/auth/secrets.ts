@@ -4,9 +4,12 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Constant-time comparison of two secrets of any length (both are hashed to 32 bytes first). */
-export function secretsEqual(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+/**
+ * Constant-time comparison of two secrets given as their `sha256Hex` digests: equal-length
+ * inputs whatever the secrets' lengths, so neither length nor content leaks through timing.
+ */
+export function digestsEqual(a: string, b: string): boolean {
+  return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }
 
 export function newSecret(prefix: string): string {

@@ -3,7 +3,7 @@ import { writeTransaction, type Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Principal } from './principal.js';
-import { newSecret, secretsEqual, sha256Hex } from './secrets.js';
+import { digestsEqual, newSecret, sha256Hex } from './secrets.js';
 import type { TokenRepository, TokenRow } from './token-repository.js';
 
 export const TOKEN_NAME = /^[a-z0-9-]{1,40}$/;
@@ -26,6 +26,7 @@ const info = (row: TokenRow): TokenInfo => ({
 export function createTokenService({ db, tokens, clock, adminToken }: { db: Db; tokens: TokenRepository; clock: Clock; adminToken: string }) {
   // last_used_at is advisory: write it at most once a minute per token, not on every call.
   const lastTouched = new Map<string, number>();
+  const adminDigest = sha256Hex(adminToken);
 
   return {
     create(name: string, expiresInMs: number | null): TokenInfo & { token: string } {
@@ -55,9 +56,11 @@ export function createTokenService({ db, tokens, clock, adminToken }: { db: Db; 
 
     /** Maps a bearer secret to a principal; null when it is unknown, revoked or expired. */
     authenticate(secret: string): Principal | null {
-      if (secretsEqual(secret, adminToken)) return { kind: 'admin' };
-      // The lookup is by digest, so timing reveals nothing about the secret itself.
-      const row = tokens.byDigest(sha256Hex(secret));
+      // Every bearer secret is hashed once per call: compared in constant time with the admin
+      // token's digest, then looked up by digest, so timing reveals nothing about the secret.
+      const digest = sha256Hex(secret);
+      if (digestsEqual(digest, adminDigest)) return { kind: 'admin' };
+      const row = tokens.byDigest(digest);
       if (!row || row.revoked_at !== null) return null;
       const now = clock.now();
       if (row.expires_at !== null && row.expires_at <= now) return null;

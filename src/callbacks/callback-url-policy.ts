@@ -1,3 +1,5 @@
+import { domainToASCII } from 'node:url';
+import ipaddr from 'ipaddr.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -29,15 +31,36 @@ export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
 }
 
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+/**
+ * One spelling per host, so an allowlist entry and a URL host compare equal whenever they name
+ * the same thing: brackets and case dropped, IP literals in ipaddr.js normal form (IPv4-mapped
+ * IPv6 as its IPv4 address, as the dial check judges it), names as ASCII (punycode), the form
+ * the URL parser gives.
+ */
+export function canonicalHost(host: string): string {
+  const h = host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (ipaddr.isValid(h)) return ipaddr.process(h).toNormalizedString();
+  return domainToASCII(h) || h;
 }
 
+export function isLoopbackHost(host: string): boolean {
+  const h = canonicalHost(host);
+  return h === 'localhost' || (ipaddr.isValid(h) && ipaddr.process(h).range() === 'loopback');
+}
+
+/** Exact entries match the host itself; `*.example.com` matches names below it (never an IP literal). */
 export function hostAllowed(host: string, allowlist: readonly string[]): boolean {
-  const h = host.toLowerCase();
+  const h = canonicalHost(host);
+  const isIp = ipaddr.isValid(h);
   return allowlist.some((entry) => {
-    const e = entry.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
-    if (e.startsWith('*.')) return h.endsWith(e.slice(1)) && h.length > e.length - 1;
-    return h === e;
+    const e = entry.trim();
+    if (e.startsWith('*.')) return !isIp && h.endsWith(`.${canonicalHost(e.slice(2))}`);
+    return canonicalHost(e) === h;
   });
+}
+
+/** True when `host` equals a non-wildcard entry (the entries that may unlock non-public addresses). */
+export function hostExactlyAllowlisted(host: string, allowlist: readonly string[]): boolean {
+  const h = canonicalHost(host);
+  return allowlist.some((entry) => !entry.trim().startsWith('*.') && canonicalHost(entry) === h);
 }

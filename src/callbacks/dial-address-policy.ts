@@ -1,12 +1,14 @@
 import ipaddr from 'ipaddr.js';
+import { hostExactlyAllowlisted } from './callback-url-policy.js';
 
 /**
  * Which IP addresses a callback may be dialled at (product.md §6, SSRF defence at connect
  * time). The check runs on the address actually dialled: every DNS answer, or the literal IP.
  *
- * - Public unicast (ipaddr.js range `unicast`) is allowed.
- * - Cloud metadata (169.254.169.254, fd00:ec2::254, also when embedded in IPv4-mapped, NAT64
- *   or 6to4 IPv6) is never allowed, even when allowlisted.
+ * - Public unicast is allowed: ipaddr.js range `unicast`, and for IPv6 only inside the global
+ *   unicast block 2000::/3 (IPv4-compatible `::a.b.c.d` and unallocated space are not public).
+ * - Cloud metadata (169.254.169.254, fd00:ec2::254, also when embedded in IPv4-mapped,
+ *   IPv4-compatible, NAT64 or 6to4 IPv6) is never allowed, even when allowlisted.
  * - Unspecified, broadcast and multicast addresses are never allowed: `0.0.0.0` and `::` reach
  *   the local host on Linux, and the others are not TCP peers.
  * - Any other range (loopback, private, link-local, unique-local, CGNAT, reserved, ...) is
@@ -18,6 +20,8 @@ export type DialVerdict = { ok: true } | { ok: false; reason: string };
 
 const METADATA = new Set(['169.254.169.254', ipaddr.parse('fd00:ec2::254').toNormalizedString()]);
 const NEVER_RANGES = new Set(['unspecified', 'broadcast', 'multicast']);
+// IANA's IPv6 global unicast space; ipaddr.js calls everything it has no name for `unicast`.
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
 
 export function checkDialAddress(address: string, host: string, allowlist: readonly string[]): DialVerdict {
   if (!ipaddr.isValid(address)) return { ok: false, reason: `"${address}" is not an IP address` };
@@ -27,34 +31,21 @@ export function checkDialAddress(address: string, host: string, allowlist: reado
       return { ok: false, reason: `${ip.toString()} is a cloud metadata address and is never dialled` };
     }
   }
-  const range = ip.range();
+  let range = ip.range();
+  if (range === 'unicast' && ip.kind() === 'ipv6' && !(ip as ipaddr.IPv6).match(GLOBAL_UNICAST_V6)) range = 'reserved';
   if (range === 'unicast') return { ok: true };
   if (NEVER_RANGES.has(range)) return { ok: false, reason: `${ip.toString()} is a ${range} address and is never dialled` };
   if (hostExactlyAllowlisted(host, allowlist)) return { ok: true };
   return { ok: false, reason: `${ip.toString()} is not a public unicast address (${range}) and host "${host}" is not exactly allowlisted` };
 }
 
-/** True when `host` (a name or an IP literal, brackets optional) equals a non-wildcard entry. */
-export function hostExactlyAllowlisted(host: string, allowlist: readonly string[]): boolean {
-  const h = normaliseHost(host);
-  return allowlist.some((entry) => {
-    const e = entry.trim();
-    return !e.startsWith('*.') && normaliseHost(e) === h;
-  });
-}
-
-function normaliseHost(host: string): string {
-  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return ipaddr.isValid(h) ? ipaddr.process(h).toNormalizedString() : h;
-}
-
-/** The IPv4 address inside a NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address, if any. */
+/** The IPv4 address inside an IPv4-compatible (::/96), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address, if any. */
 function embeddedIpv4(ip: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | null {
   if (ip.kind() !== 'ipv6') return null;
   const v6 = ip as ipaddr.IPv6;
   const p = v6.parts;
   const pick = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
-  if (v6.range() === 'rfc6052') return pick(p[6] ?? 0, p[7] ?? 0);
+  if (v6.range() === 'rfc6052' || p.slice(0, 6).every((x) => x === 0)) return pick(p[6] ?? 0, p[7] ?? 0);
   if (v6.range() === '6to4') return pick(p[1] ?? 0, p[2] ?? 0);
   return null;
 }

@@ -23,25 +23,27 @@ export function createWriteBatcher(db: Db) {
   let current: Op | null = null;
   // Nested inside the batch's transaction, better-sqlite3 runs this as a SAVEPOINT.
   const savepoint = db.transaction((fn: () => unknown) => fn());
+  // Built once: db.transaction() creates four wrapper functions, and flush runs per write burst.
+  const batch = db.transaction((ops: Op[]) => {
+    for (const op of ops) {
+      current = op;
+      try {
+        op.value = savepoint(op.fn);
+        op.ok = true;
+      } catch (err) {
+        op.error = err;
+        op.after = [];
+      } finally {
+        current = null;
+      }
+    }
+  });
 
   function flush() {
     const ops = queue;
     queue = [];
     try {
-      db.transaction(() => {
-        for (const op of ops) {
-          current = op;
-          try {
-            op.value = savepoint(op.fn);
-            op.ok = true;
-          } catch (err) {
-            op.error = err;
-            op.after = [];
-          } finally {
-            current = null;
-          }
-        }
-      }).immediate();
+      batch.immediate(ops);
     } catch (err) {
       // The shared COMMIT itself failed: nothing in this batch is durable.
       for (const op of ops) {

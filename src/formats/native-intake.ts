@@ -57,6 +57,15 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
     return first ? { ignored: false, stored: first, requests: ended } : { ignored: true };
   }
 
+  /** This submitter's request a `resolve` follow-up names: by its native key, else by its fallback keys in order. */
+  function findTarget(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve' }>, principal: Principal): StoredRequest | undefined {
+    for (const key of [asked.nativeKey, ...(asked.fallbackKeys ?? [])]) {
+      const stored = requests.findByNativeKey(adapter.format, principal, key);
+      if (stored) return stored;
+    }
+    return undefined;
+  }
+
   return {
     /**
      * Parses and normalises a request frame, holds it to handup's limits (refusing, never
@@ -103,7 +112,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       const ctx = { query: context };
       const asked = adapter.followUp(parsed.data, ctx);
       if (asked.kind !== 'resolve') return asked;
-      const stored = requests.findByNativeKey(adapter.format, principal, asked.nativeKey);
+      const stored = findTarget(adapter, asked, principal);
       // Missing is applyFollowUp's 404; an ended request is left alone, whatever the record says.
       if (!stored || stored.record.status !== 'pending') return asked;
       const read = adapter.followUp(parsed.data, ctx, { record: stored.record, context: stored.nativeContext });
@@ -121,7 +130,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
     applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): FollowUpResult {
       if (asked.kind === 'ignored') return { ignored: true };
       if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
-      const stored = requests.findByNativeKey(adapter.format, principal, asked.nativeKey);
+      const stored = findTarget(adapter, asked, principal);
       if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
       if (stored.record.status !== 'pending') return { ignored: true };
       const details: Record<string, unknown> = { format: adapter.format };

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, formatIssuePath, toErrorBody, validationError, type ErrorCode } from '../errors.js';
 import './route-config.js';
 
@@ -15,7 +15,7 @@ interface ValidationIssue {
  */
 export function registerErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    const appError = toAppError(err, request.routeOptions.config?.validationCode ?? 'invalid_request');
+    const appError = toAppError(err, request.routeOptions.config?.validationCode ?? 'invalid_request', { route: request.routeOptions.bodyLimit, app: app.initialConfig.bodyLimit });
     if (appError.status >= 500) request.log.error({ err }, 'request failed');
     void reply.code(appError.status).type('application/json').send(toErrorBody(appError));
   });
@@ -25,7 +25,22 @@ export function registerErrorHandler(app: FastifyInstance) {
   });
 }
 
-function toAppError(err: FastifyError | AppError, validationCode: ErrorCode): AppError {
+/**
+ * Fastify's `frameworkErrors` option: URLs it cannot route at all (bad percent-encoding, a path
+ * parameter over its length limit) are answered before any route, hook or error handler runs,
+ * by default in fastify's own body shape. Keep `{error, code}` there too.
+ */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const appError =
+    err.code === 'FST_ERR_BAD_URL'
+      ? new AppError('invalid_request', 'the URL is malformed (bad percent-encoding)')
+      : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new AppError('invalid_request', 'params: a path parameter is too long')
+        : new AppError('internal_error', 'internal error');
+  void reply.code(appError.status).type('application/json').send(toErrorBody(appError));
+}
+
+function toAppError(err: FastifyError | AppError, validationCode: ErrorCode, limits: { route: number; app: number | undefined }): AppError {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (Array.isArray(fe.validation)) {
@@ -40,7 +55,11 @@ function toAppError(err: FastifyError | AppError, validationCode: ErrorCode): Ap
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'the request body is larger than allowed (requests.max_body_bytes)');
+      // Name the limit of this route: JSON bodies take requests.max_body_bytes, blob uploads their own.
+      return new AppError(
+        'payload_too_large',
+        `the request body is larger than the ${limits.route} bytes this endpoint takes${limits.route === limits.app ? ' (requests.max_body_bytes)' : ''}`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type', 'send the body as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

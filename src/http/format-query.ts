@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { parseDuration } from '../durations.js';
 import { validationError } from '../errors.js';
-import { OnTimeoutSchema, type OnTimeout } from '../requests/request-schema.js';
-import { WAIT_MAX_MS } from './routes/request-routes.js';
-import { durationParam } from './schemas.js';
+import { OnTimeoutSchema, TimeoutTextSchema, type OnTimeout } from '../requests/request-schema.js';
+import { durationParam, waitBudget } from './schemas.js';
 
 /**
  * The query of a native-format submission (formats.md §1): the handup fields a native frame
@@ -12,12 +10,7 @@ import { durationParam } from './schemas.js';
  */
 const FormatQuerySchema = z
   .object({
-    timeout: z
-      .string()
-      .refine((s) => s === 'none' || parseDuration(s).ok, {
-        message: 'must be a positive duration with a unit (500ms, 30s, 10m, 2h, 1d, 1w) of at most one year, or "none"',
-      })
-      .optional(),
+    timeout: TimeoutTextSchema.optional(),
     on_timeout: OnTimeoutSchema.optional(),
     callback_url: z.string().min(1).max(2048).optional(),
     wait: durationParam.optional(),
@@ -69,7 +62,4 @@ export function parseFormatQuery(raw: unknown, use: FormatQueryUse): FormatQuery
 /** `?wait=` of the reply long-poll: absent answers at once; longer than 60 s is capped. */
 export const ReplyQuery = z.strictObject({ wait: durationParam.optional() });
 
-export function waitBudget(wait: string): number {
-  const r = parseDuration(wait);
-  return r.ok ? Math.min(r.ms, WAIT_MAX_MS) : 0;
-}
+export { waitBudget };

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { formatIssuePath } from '../errors.js';
+import './route-config.js';
 
 /** serde_json's default recursion limit, so anything handup itself accepts is accepted here. */
 export const MAX_JSON_DEPTH = 128;
@@ -10,9 +11,11 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /**
  * What is wrong with a parsed JSON value that JSON.parse accepts but the rest of the daemon
  * cannot handle, or null: nesting deeper than `maxDepth` (recursive validation, serialisation
- * and RFC 8785 canonicalisation would overflow the stack) and strings with lone surrogate
- * escapes such as "\ud800" (not Unicode; RFC 8785 refuses them). Iterative, so the check
- * itself cannot overflow. The message starts with the offending field's path.
+ * and RFC 8785 canonicalisation would overflow the stack), strings with lone surrogate
+ * escapes such as "\ud800" (not Unicode; RFC 8785 refuses them) and numbers beyond float64
+ * such as 1e400 (parsed as Infinity, which RFC 8785 refuses and JSON.stringify turns into
+ * null). Iterative, so the check itself cannot overflow. The message starts with the
+ * offending field's path.
  */
 export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string | null {
   const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value, path: [] }];
@@ -20,6 +23,11 @@ export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): str
     const { value: v, path } = stack.pop()!;
     if (typeof v === 'string') {
       if (LONE_SURROGATE.test(v)) return `${formatIssuePath(path)}: must be valid Unicode (it contains a lone surrogate escape)`;
+      continue;
+    }
+    // JSON.parse reads 1e400 as Infinity, which no JSON can carry back out (RFC 8785 refuses it).
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return `${formatIssuePath(path)}: the number is too large (out of the float64 range)`;
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
@@ -48,6 +56,9 @@ export function registerJsonBodyParser(app: FastifyInstance) {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // handup's cancel takes no body; a client that still says `content-type: application/json`
+    // must not get "the body is empty" for it. Routes that do read a body keep that 400.
+    if (request.routeOptions.config?.noBody && (body as string).trim() === '') return done(null, undefined);
     parse(request, body as string, (err, value) => {
       if (err) return done(err, undefined);
       const problem = jsonValueProblem(value);

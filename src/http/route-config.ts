@@ -5,10 +5,13 @@ import type { ErrorCode } from '../errors.js';
  * Per-route settings read by the auth hook and the error handler.
  * - `auth`: `public` (no token), `submit` (admin or submit token), `admin` (admin only; the default).
  * - `validationCode`: the error code a schema failure on this route is reported with.
+ * - `noBody`: the route reads no body, so an empty one sent as `application/json` (many HTTP
+ *   clients add that header to every call) is no body rather than a 400.
  */
 export interface RouteConfig {
   auth?: 'public' | 'submit' | 'admin';
   validationCode?: ErrorCode;
+  noBody?: boolean;
 }
 
 declare module 'fastify' {

@@ -8,17 +8,13 @@ import { KINDS, STATUSES, TERMINAL_STATUSES, type HandupRequest } from '../reque
 /** The `format` filter accepts exactly the registered wire formats. */
 export const FORMATS = FORMAT_NAMES as unknown as readonly [string, ...string[]];
 
+const commaSeparated = z.string().transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean));
+
 /** A comma-separated list whose every member must be one of `values`. */
 export const csvOf = <T extends readonly [string, ...string[]]>(values: T) =>
-  z
-    .string()
-    .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(values)).min(1, `must list at least one of ${values.join(', ')}`));
+  commaSeparated.pipe(z.array(z.enum(values)).min(1, `must list at least one of ${values.join(', ')}`));
 
-export const csv = z
-  .string()
-  .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))
-  .pipe(z.array(z.string().max(512)).min(1));
+export const csv = commaSeparated.pipe(z.array(z.string().max(512)).min(1));
 
 export const limitParam = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
 
@@ -27,6 +23,15 @@ export const IdParams = z.strictObject({ id: z.string().min(1).max(64) });
 export const durationParam = z.string().refine((s) => parseDuration(s).ok, {
   message: 'must be a duration with a unit, e.g. 25s',
 });
+
+/** The longest a long-poll holds (`/wait?timeout=`, the native formats' `?wait=`); longer asks are capped. */
+export const WAIT_MAX_MS = 60_000;
+
+/** The hold of a long-poll for a validated `durationParam`, capped at WAIT_MAX_MS. */
+export function waitBudget(wait: string): number {
+  const r = parseDuration(wait);
+  return r.ok ? Math.min(r.ms, WAIT_MAX_MS) : 0;
+}
 
 export const ListQuery = z.strictObject({
   status: csvOf(STATUSES).optional(),

@@ -42,9 +42,9 @@ export function decide(
     }
   }
 
-  const fields = body.fields ?? null;
+  let fields = (body.fields ?? null) as Decision['fields'];
   if (record.kind === 'question') {
-    if (option.outcome === 'approve') checkAnswers(record, fields?.answers ?? null);
+    if (option.outcome === 'approve') fields = { ...fields, answers: checkAnswers(record, fields?.answers ?? null) };
   } else if (fields?.answers != null) {
     throw new AppError('invalid_decision', 'fields.answers: only question requests take answers');
   }
@@ -56,7 +56,7 @@ export function decide(
     content_hash: record.content_hash,
     outcome: option.outcome,
     feedback,
-    fields: fields as Decision['fields'],
+    fields,
     decided_by: meta.decidedBy,
     decided_at: meta.decidedAt,
   };
@@ -64,9 +64,14 @@ export function decide(
   return { status, decision };
 }
 
-function checkAnswers(record: HandupRequest, answers: Record<string, { selected?: string[] | undefined; text?: string | null | undefined }> | null) {
+/** Every question answered as it allows; the answers in handup's Answer shape (`selected` always present). */
+function checkAnswers(
+  record: HandupRequest,
+  answers: Record<string, { selected?: string[] | undefined; text?: string | null | undefined }> | null,
+): Record<string, Answer> {
   const questions = record.input?.questions ?? [];
   const given = answers ?? {};
+  const out: Record<string, Answer> = {};
   for (const id of Object.keys(given)) {
     if (!questions.some((q) => q.id === id)) throw new AppError('invalid_decision', `fields.answers.${id}: there is no question "${id}"`);
   }
@@ -84,9 +89,9 @@ function checkAnswers(record: HandupRequest, answers: Record<string, { selected?
     const hasText = typeof a.text === 'string' && a.text.trim().length > 0;
     if (a.text != null && !q.allow_free_text) throw new AppError('invalid_decision', `${where}.text: this question does not take free text`);
     if (selected.length === 0 && !hasText) throw new AppError('invalid_decision', `${where}: the answer is empty`);
-    // Normalise to handup's Answer shape so every stored answer has `selected`.
-    (given[q.id] as Answer).selected = selected;
+    out[q.id] = a.text === undefined ? { selected } : { selected, text: a.text };
   }
+  return out;
 }
 
 /** The decision recorded when a request times out with on_timeout deny/approve (null for expire). */

@@ -167,12 +167,11 @@ export const RequestInputSchema = z
     if (jsonBytes(input) > 64 * KiB) ctx.addIssue({ code: 'custom', message: 'must be at most 65536 bytes as JSON' });
   });
 
-const timeoutField = z
-  .string()
-  .nullable()
-  .refine((s) => s === null || s === 'none' || parseDuration(s).ok, {
-    message: 'must be a positive duration with a unit (500ms, 30s, 10m, 2h, 1d, 1w) of at most one year, or "none"',
-  });
+/** A request `timeout` as text: a duration of at most one year, or "none" (also the native formats' `?timeout=`). */
+export const TimeoutTextSchema = z.string().refine((s) => s === 'none' || parseDuration(s).ok, {
+  message: 'must be a positive duration with a unit (500ms, 30s, 10m, 2h, 1d, 1w) of at most one year, or "none"',
+});
+const timeoutField = TimeoutTextSchema.nullable();
 
 /** POST /v1/requests body. Server-managed fields are accepted (a client may echo a Request) and ignored. */
 export const CreateRequestSchema = z

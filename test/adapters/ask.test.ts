@@ -66,6 +66,12 @@ describe('ask adapter quirks', () => {
     expect(approval({ toolName: 'bash', args: 'ls -la' }).request.previews).toEqual([{ type: 'text', title: 'Arguments', inline: 'ls -la' }]);
   });
 
+  it('reads the kind from the tool name as Roll does: shell tools are commands, file tools edits', () => {
+    expect(approval({ toolName: 'Bash' }).request.kind).toBe('command');
+    expect(approval({ toolName: 'write_file' }).request.kind).toBe('edit');
+    expect(approval({ toolName: 'web_fetch' }).request.kind).toBe('custom');
+  });
+
   it('keeps autoApprovable, which the record cannot hold, as an audit note', () => {
     expect(approval({ toolName: 'bash', autoApprovable: true }).notes).toEqual([
       'autoApprovable: a rule configured on the Ask host may approve this on its own',

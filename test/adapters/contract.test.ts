@@ -1,8 +1,9 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
-import { adapters, getAdapter } from '../../src/adapters/registry.js';
+import { adapters } from '../../src/adapters/registry.js';
 import { AppError, validationError } from '../../src/errors.js';
+import { createFormatCatalog } from '../../src/formats/format-catalog.js';
 import { upstreamDecision } from '../../src/formats/upstream-decision.js';
 import { contentHash } from '../../src/requests/content-hash.js';
 import { decide, timeoutDecision } from '../../src/requests/decision-rules.js';
@@ -12,6 +13,7 @@ import { FIXTURES_DIR, loadFixtures } from '../helpers/fixtures.js';
 import { expectValidRequest } from '../helpers/handup-schema.js';
 
 const NOW = 1767225600000;
+const formats = createFormatCatalog(adapters);
 const REQUEST_ID = '01KDXB5M00000000000000REQ0';
 
 export function fixedReplyEnv(): ReplyEnv {
@@ -42,7 +44,7 @@ function pendingRecord(body: unknown): HandupRequest {
 
 /** Runs a frame through the adapter the way the daemon does: parse, normalise, enforce handup's limits. */
 function normalizeFrame(format: string, frame: unknown, query: Record<string, string> = {}) {
-  const adapter = getAdapter(format)!;
+  const adapter = formats.get(format)!;
   const parsed = adapter.frameSchema.safeParse(frame);
   if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
   const normalized = adapter.normalize(parsed.data, { query });

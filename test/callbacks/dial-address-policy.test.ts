@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkDialAddress, hostExactlyAllowlisted } from '../../src/callbacks/dial-address-policy.js';
+import { hostExactlyAllowlisted } from '../../src/callbacks/callback-url-policy.js';
+import { checkDialAddress } from '../../src/callbacks/dial-address-policy.js';
 
 /** The connect-time address rule (product.md §6), address by address. */
 describe('checkDialAddress', () => {
@@ -72,6 +73,16 @@ describe('checkDialAddress', () => {
     refused('10.0.0.5', 'other.test', ['intranet.test', '10.0.0.6']);
     // Allowlisting the address does not unlock it for a different hostname that resolves there.
     refused('127.0.0.1', 'rebind.example.test', ['127.0.0.1', '*.example.test']);
+  });
+
+  it('IPv6 outside global unicast 2000::/3 is not public (IPv4-compatible, unallocated)', () => {
+    expect(refused('::7f00:1', 'hook.example.test', ['*.example.test'])).toContain('reserved');
+    refused('::7f00:2');
+    expect(refused('4000::1', 'hook.example.test', ['*.example.test'])).toContain('reserved');
+    allowed('4000::1', 'hook.example.test', ['hook.example.test']);
+    allowed('2a00:1450:4001::1', 'hook.example.test', ['*.example.test']);
+    // Metadata hidden in the IPv4-compatible form is still never dialled.
+    expect(refused('::a9fe:a9fe', '::a9fe:a9fe', ['::a9fe:a9fe'])).toContain('metadata');
   });
 
   it('refuses what is not an IP address', () => {

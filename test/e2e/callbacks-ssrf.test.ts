@@ -122,6 +122,16 @@ describe('SSRF defence', () => {
       expect(dial.calls).toBe(0);
     });
 
+    it('a hostname whose AAAA answer is IPv4-compatible IPv6 (::127.0.0.1), outside global unicast', async () => {
+      const dial = dialSpy();
+      const resolve = fakeResolver({ 'v6.example.test': ['::7f00:1'] });
+      t = await startCallbackServer({ callbacks: { allowlist: ['*.example.test'] } }, { callbacks: { resolve, dial } });
+      const r = await createWithCallback(t.api, 'https://v6.example.test/hook');
+      await decideRequest(t.api, r);
+      await expectRefused(r.id);
+      expect(dial.calls).toBe(0);
+    });
+
     it('169.254.169.254 even when exactly allowlisted', async () => {
       const dial = dialSpy();
       t = await startCallbackServer({ callbacks: { allowlist: ['169.254.169.254'] } }, { callbacks: { dial } });

@@ -573,6 +573,35 @@ describe('follow-ups that need more than one native key', () => {
     expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: expect.any(String) });
   });
 
+  it('PaperClip follow-up events, which name the run, settle a request that came bare (key "paperclip:-:…")', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const fx = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'e2e-request.json'), 'utf8'));
+    const cancel = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'e2e-cancel.json'), 'utf8')).frame;
+    const bare = fx.frame.payload.request;
+    const created = await t.api.post('/v1/formats/paperclip/requests', bare);
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.request.dedupe_key).toBe(`paperclip:-:${bare.requestId}`);
+
+    const res = await t.api.post('/v1/formats/paperclip/events', cancel);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.request).toMatchObject({ id: created.body.request.id, status: 'cancelled', decision: null });
+
+    // The request the event's own run names comes first; the bare one is only the fallback.
+    const other = { ...bare, requestId: 'permission-9' };
+    const bareOther = await t.api.post('/v1/formats/paperclip/requests', other);
+    const inRun = await t.api.post('/v1/formats/paperclip/requests', { ...fx.frame, payload: { request: other } });
+    expect(inRun.status, inRun.text).toBe(201);
+    const resolved = { ...cancel, eventType: 'runtime_request.resolved', payload: { ...cancel.payload, requestId: 'permission-9', action: 'decline' } };
+    const res2 = await t.api.post('/v1/formats/paperclip/events', resolved);
+    expect(res2.status, res2.text).toBe(200);
+    expect(res2.body.request).toMatchObject({ id: inRun.body.request.id, status: 'denied' });
+    expect((await show(t.api, bareOther.body.request.id)).status).toBe('pending');
+
+    // No request of either key: still 404.
+    const ghost = { ...cancel, payload: { ...cancel.payload, requestId: 'ghost-1' } };
+    expectError(await t.api.post('/v1/formats/paperclip/events', ghost), 404, 'not_found', 'ghost-1');
+  });
+
   it('ALP question.resolved answering a question with one of its own options selects that option', async () => {
     t = await startTestServer({}, { adapters: ALL_ADAPTERS });
     const fx = JSON.parse(readFileSync(join(FIXTURES, 'alp', 'question-option-answer.json'), 'utf8'));

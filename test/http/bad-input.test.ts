@@ -37,7 +37,8 @@ const CASES: Case[] = [
   { name: 'a lone surrogate in the title', raw: '{"title": "x\\ud800"}', status: 400, code: 'invalid_request', names: 'title: must be valid Unicode' },
   { name: 'a lone surrogate in a nested key', raw: '{"title": "x", "input": {"a": {"\\udc00": 1}}}', status: 400, code: 'invalid_request', names: 'input.a' },
   { name: 'input nested 10000 levels deep', raw: `{"title": "x", "input": {"a": ${'['.repeat(10_000)}${']'.repeat(10_000)}}}`, status: 400, code: 'invalid_request', names: 'input: nested deeper than 128' },
-  { name: 'body over 1 MiB', body: { title: 'x', input: { blob: 'a'.repeat(1024 * 1024 + 1) } }, status: 413, code: 'payload_too_large' },
+  { name: 'a number beyond float64 in input', raw: '{"title": "x", "input": {"n": 1e400}}', status: 400, code: 'invalid_request', names: 'input.n' },
+  { name: 'body over 1 MiB', body: { title: 'x', input: { blob: 'a'.repeat(1024 * 1024 + 1) } }, status: 413, code: 'payload_too_large', names: 'requests.max_body_bytes' },
 
   // Fields and types
   { name: 'missing title', body: { summary: 'x' }, status: 400, code: 'invalid_request', names: 'title' },
@@ -104,6 +105,9 @@ const CASES: Case[] = [
   { name: 'history limit=501', method: 'GET', path: '/v1/history?limit=501', status: 400, code: 'invalid_request', names: 'query.limit' },
   { name: 'history unknown query parameter', method: 'GET', path: '/v1/history?before=1', status: 400, code: 'invalid_request', names: 'query.before: unknown field' },
   { name: 'an id over 64 characters', method: 'GET', path: `/v1/requests/${'A'.repeat(65)}`, status: 400, code: 'invalid_request', names: 'id' },
+  // URLs fastify cannot route answer in the same {error, code} shape.
+  { name: 'an id past the router\'s parameter limit', method: 'GET', path: `/v1/requests/${'A'.repeat(200)}`, status: 400, code: 'invalid_request', names: 'params' },
+  { name: 'a bad percent-encoding in the path', method: 'GET', path: '/v1/requests/%ZZ', status: 400, code: 'invalid_request', names: 'URL' },
 
   // Decision bodies (on a pending request, which must stay pending)
   { name: 'decision unknown field', path: '/v1/requests/{id}/decision', body: { option: 'approve', content_hash: '{hash}', approved: true }, status: 400, code: 'invalid_decision', names: 'approved: unknown field' },
@@ -113,6 +117,7 @@ const CASES: Case[] = [
   { name: 'decision bad scope', path: '/v1/requests/{id}/decision', body: { option: 'approve', content_hash: '{hash}', scope: 'forever' }, status: 400, code: 'invalid_decision', names: 'scope' },
   { name: 'decision unknown field in an answer', path: '/v1/requests/{id}/decision', body: { option: 'approve', content_hash: '{hash}', fields: { answers: { q: { selected: [], note: 'x' } } } }, status: 400, code: 'invalid_decision', names: 'fields.answers.q.note: unknown field' },
   { name: 'decision feedback with a lone surrogate', path: '/v1/requests/{id}/decision', raw: '{"option": "deny", "content_hash": "{hash}", "feedback": "\\udfff"}', status: 400, code: 'invalid_decision', names: 'feedback' },
+  { name: 'decision fields with a number beyond float64', path: '/v1/requests/{id}/decision', raw: '{"option": "approve", "content_hash": "{hash}", "fields": {"n": -1e999}}', status: 400, code: 'invalid_decision', names: 'fields.n' },
   { name: 'decision bad JSON', path: '/v1/requests/{id}/decision', raw: '{option', status: 400, code: 'invalid_decision', names: 'JSON' },
   { name: 'decision array body', path: '/v1/requests/{id}/decision', body: [], status: 400, code: 'invalid_decision' },
   { name: 'decision wrong content type', path: '/v1/requests/{id}/decision', raw: 'approve', contentType: 'text/plain', status: 415, code: 'unsupported_media_type' },

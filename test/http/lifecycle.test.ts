@@ -278,6 +278,20 @@ describe('request lifecycle', () => {
       expectValidRequest(await show(t.api, r.id));
     });
 
+    it('takes no body: an empty one sent as application/json is fine (cancel and token revoke); a decision still needs one', async () => {
+      t = await startTestServer();
+      const r = await createRequest(t.api, { title: 'x' });
+      const json = { headers: { 'content-type': 'application/json' } };
+      const cancelled = await t.api.request('POST', `/v1/requests/${r.id}/cancel`, undefined, { ...json, raw: '' });
+      expect(cancelled.status, cancelled.text).toBe(200);
+      expect(cancelled.body).toMatchObject({ id: r.id, status: 'cancelled' });
+      expect((await t.api.post('/v1/tokens', { name: 'bot' })).status).toBe(201);
+      const revoked = await t.api.request('DELETE', '/v1/tokens/bot', undefined, { ...json, raw: '' });
+      expect(revoked.status, revoked.text).toBe(200);
+      const other = await createRequest(t.api, { title: 'y' });
+      expectError(await t.api.request('POST', `/v1/requests/${other.id}/decision`, undefined, { ...json, raw: '' }), 400, 'invalid_decision', 'empty');
+    });
+
     it('records the submit token as the actor when the submitter cancels', async () => {
       t = await startTestServer();
       const bot = await t.submitClient('ci-bot');

@@ -31,4 +31,10 @@ describe('jsonValueProblem', () => {
   ])('refuses %s, naming the field', (_name, value, path) => {
     expect(jsonValueProblem(value)).toMatch(new RegExp(`^${path.replace(/[[\]]/g, '\\$&')}: .*valid Unicode`));
   });
+
+  it('refuses numbers beyond float64 (JSON.parse reads 1e400 as Infinity), naming the field', () => {
+    expect(jsonValueProblem(JSON.parse('{"input": {"n": [1, 1e400]}}'))).toBe('input.n[1]: the number is too large (out of the float64 range)');
+    expect(jsonValueProblem(JSON.parse('{"n": -1e400}'))).toMatch(/^n: /);
+    expect(jsonValueProblem({ n: 1.5e300, m: -0, k: 5e-324 })).toBeNull();
+  });
 });

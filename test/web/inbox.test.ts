@@ -403,6 +403,27 @@ describe('reviewer inbox (Chromium)', () => {
     await page.locator('#detail details:has(summary:text("Callback deliveries")) .fold-body', { hasText: 'None' }).waitFor();
   });
 
+  it('history: kind and agent filters', async () => {
+    for (const [title, kind, agent] of [['Run the linter', 'command', 'codex'], ['Which region?', 'info', 'claude-code'], ['Run the tests', 'command', 'claude-code']]) {
+      const r = await createRequest(t.api, { title, kind, source: { agent } });
+      expect((await t.api.post(`/v1/requests/${r.id}/cancel`)).status).toBe(200);
+    }
+    await signIn();
+    await page.locator('nav [data-tab="history"]').click();
+    await page.locator('#history-summary', { hasText: '3 resolved' }).waitFor();
+
+    await page.locator('#history-kind').selectOption('command');
+    await page.locator('#history-summary', { hasText: '2 resolved' }).waitFor();
+    await page.locator('#history-agent').fill('claude-code');
+    await page.locator('#history-agent').press('Enter');
+    await page.locator('#history-summary', { hasText: '1 resolved' }).waitFor();
+    expect(await page.locator('#history-list .card-title').allTextContents()).toEqual(['Run the tests']);
+
+    await page.locator('#history-kind').selectOption('');
+    await page.locator('#history-summary', { hasText: '2 resolved' }).waitFor();
+    expect((await page.locator('#history-list .card-title').allTextContents()).sort()).toEqual(['Run the tests', 'Which region?']);
+  });
+
   it('shows a request\'s callback deliveries with each attempt', async () => {
     // A callback receiver on loopback that accepts everything.
     const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));

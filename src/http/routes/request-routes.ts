@@ -3,21 +3,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { checkCallbackUrl } from '../../callbacks/callback-url-policy.js';
 import type { Deps } from '../../deps.js';
-import { parseDuration } from '../../durations.js';
 import { draftFromBody } from '../../requests/request-draft.js';
 import { CreateRequestSchema } from '../../requests/request-schema.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
-import { ErrorDoc, IdParams, ListQuery, RequestDoc, WaitQuery } from '../schemas.js';
+import { ErrorDoc, IdParams, ListQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
 
 export const WAIT_DEFAULT_MS = 25_000;
-export const WAIT_MAX_MS = 60_000;
-
-/** `?timeout=` of a long-poll: default 25 s, longer values are capped at 60 s. */
-export function waitMs(timeout: string | undefined): number {
-  if (timeout === undefined) return WAIT_DEFAULT_MS;
-  const r = parseDuration(timeout);
-  return r.ok ? Math.min(r.ms, WAIT_MAX_MS) : WAIT_DEFAULT_MS;
-}
 
 export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -65,11 +56,11 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     },
   }, async (request) => {
     const { id } = request.params;
-    return waiters.wait(id, waitMs(request.query.timeout), () => requests.get(id, request.principal).record);
+    return waiters.wait(id, request.query.timeout === undefined ? WAIT_DEFAULT_MS : waitBudget(request.query.timeout), () => requests.get(id, request.principal).record);
   });
 
   r.post('/v1/requests/:id/cancel', {
-    config: { auth: 'submit' },
+    config: { auth: 'submit', noBody: true },
     schema: { summary: 'Cancel a pending request', params: IdParams, response: { 200: RequestDoc, 404: ErrorDoc, 409: ErrorDoc } },
   }, async (request) => (await deps.writes.run(() => requests.cancel(request.params.id, request.principal))).record);
 

@@ -33,6 +33,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
   );
 
   r.delete('/v1/tokens/:name', {
+    config: { noBody: true },
     schema: {
       summary: 'Revoke a submit token; its requests stay, and the name can be reused by a new token',
       params: z.strictObject({ name: TokenName }),
