@@ -25,7 +25,8 @@ export const ConfigSchema = z.strictObject({
   host: z.string().min(1),
   port,
   data_dir: z.string().min(1),
-  admin_token: z.string().min(16, 'must be at least 16 characters').nullable(),
+  // Any non-empty secret is accepted; `serve` warns when it is shorter than 16 characters.
+  admin_token: z.string().min(1, 'must not be empty').nullable(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   requests: z.strictObject({
     default_timeout: durationOrNone,

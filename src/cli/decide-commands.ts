@@ -25,16 +25,19 @@ export async function approveCommand(ctx: CliContext, args: string[]): Promise<n
   }));
 }
 
-/** `deny ID [--option X] -m FEEDBACK`: the feedback is what the agent reads to change course. */
+/**
+ * `deny ID [--option X] [-m FEEDBACK]`: the feedback is what the agent reads to change course.
+ * Optional here, as in handup; a request with `input.feedback: "required_on_deny"` is refused
+ * by the daemon (400) without it.
+ */
 export async function denyCommand(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseOrUsage('deny', () =>
     parseArgs({ args, options: { ...COMMON_OPTIONS, option: DECIDE_OPTIONS.option, message: DECIDE_OPTIONS.message }, allowPositionals: true, strict: true }),
   );
   const [id] = expectPositionals('deny', positionals, ['id']);
-  if (!values.message?.trim()) throw usageError('deny: -m FEEDBACK is required: tell the agent why');
   return decideWith(ctx, connect(ctx, values), id!, values.json, (record) => ({
     option: pickOption(record, 'deny', values.option),
-    feedback: values.message!,
+    ...(values.message?.trim() ? { feedback: values.message } : {}),
   }));
 }
 

@@ -12,8 +12,11 @@ export async function serve(opts: { config?: string | undefined }): Promise<numb
   try {
     const config = loadConfig({ file: opts.config });
     server = await startServer(config);
-    if (!config.callbacks.secret && config.callbacks.allowlist.length > 0) {
+    if (!config.callbacks.secret) {
       server.deps.log.warn('callbacks.secret is not set: callbacks will be delivered unsigned');
+    }
+    if (config.admin_token && config.admin_token.length < 16) {
+      server.deps.log.warn('the admin token is shorter than 16 characters: use a long random secret');
     }
   } catch (err) {
     if (err instanceof ConfigError || err instanceof MigrationError) {

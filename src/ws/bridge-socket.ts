@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';
 import { AppError, toErrorBody } from '../errors.js';
 import type { NativeIntake } from '../formats/native-intake.js';
+import { jsonValueProblem } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { StoredRequest } from '../requests/request-repository.js';
@@ -75,6 +76,9 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     } catch {
       throw new AppError('invalid_frame', 'the message is not valid JSON: send one JSON object per message');
     }
+    // The same checks as HTTP bodies get (depth, valid Unicode, finite numbers).
+    const problem = jsonValueProblem(frame);
+    if (problem) throw new AppError('invalid_frame', problem);
     const asked = readFollowUp(frame);
     if (asked?.kind === 'resolve' || asked?.kind === 'resolve-session') {
       intake.applyFollowUp(adapter, asked, principal);

@@ -56,12 +56,20 @@ describe('countersign CLI: requests against a real daemon', { timeout: 120_000 }
     expectValidRequest(stored);
   });
 
-  it('deny without -m is a usage error and decides nothing', async () => {
-    const created = await ask('--title', 'Needs a reason');
-    const r = await cli(['deny', created.id]);
-    expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/^countersign: usage: deny: -m FEEDBACK is required/);
-    expect((await t.api.get(`/v1/requests/${created.id}`)).body.status).toBe('pending');
+  it('deny without -m denies (exit 1); a request that requires feedback is refused by the daemon (exit 4) and stays pending', async () => {
+    const plain = await ask('--title', 'No reason needed');
+    const denied = await cli(['deny', plain.id]);
+    expect(denied.code).toBe(1);
+    const stored = (await t.api.get(`/v1/requests/${plain.id}`)).body;
+    expect(stored.status).toBe('denied');
+    expect(stored.decision.feedback).toBeNull();
+
+    const strict = await cli(['ask', '--request', '-', '--json'], JSON.stringify({ title: 'Needs a reason', input: { feedback: 'required_on_deny' } }));
+    const id = JSON.parse(strict.stdout).id as string;
+    const refused = await cli(['deny', id]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/invalid_decision/);
+    expect((await t.api.get(`/v1/requests/${id}`)).body.status).toBe('pending');
   });
 
   it('--option id:label[:outcome] sets the options; approve --option picks one, and refuses a deny option', async () => {

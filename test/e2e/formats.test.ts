@@ -360,6 +360,9 @@ describe('native-format endpoints: options and error paths', () => {
 
     bridge.socket.send('{"type": "ask",');
     expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining('JSON') });
+    // A number JSON cannot carry (it parses as Infinity) is refused as over HTTP, naming the field.
+    bridge.socket.send('{"type": "ask", "id": "a-1", "tool": "shell", "args": {"n": 1e400}}');
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining('args.n') });
     bridge.send({ type: 'ask', tool: 'shell' });
     expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining('id') });
     bridge.send({ type: 'notice', text: 'hello' });

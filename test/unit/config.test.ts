@@ -120,7 +120,6 @@ describe('config', () => {
     ['COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE', '5s,soon', 'callbacks.retry_schedule'],
     ['COUNTERSIGN_LOG_LEVEL', 'loud', 'log_level'],
     ['COUNTERSIGN_STORAGE_SYNCHRONOUS', 'off', 'storage.synchronous'],
-    ['COUNTERSIGN_ADMIN_TOKEN', 'short', 'admin_token'],
     ['COUNTERSIGN_HOST', '', 'host'],
   ])('%s=%j is a ConfigError naming %s and the variable', (name, value, key) => {
     const message = configError(() => loadConfig({ env: { [name]: value } }));
