@@ -3,8 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { checkCallbackUrl } from '../../callbacks/callback-url-policy.js';
 import type { Deps } from '../../deps.js';
+import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { draftFromBody } from '../../requests/request-draft.js';
-import { CreateRequestSchema } from '../../requests/request-schema.js';
+import { CreateRequestSchema, type CreateRequestBody } from '../../requests/request-schema.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
 import { ErrorDoc, IdParams, ListQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
 
@@ -13,6 +14,10 @@ export const WAIT_DEFAULT_MS = 25_000;
 export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { requests, waiters, config } = deps;
+  // handup requests take the registry's path like every wire format; its adapter is the
+  // identity, and its frame schema is the body schema below.
+  const handup = deps.formats.get(HANDUP_FORMAT);
+  if (!handup) throw new Error('the handup adapter is not registered');
 
   r.post('/v1/requests', {
     config: { auth: 'submit', validationCode: 'invalid_request' },
@@ -23,7 +28,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       response: { 200: RequestDoc, 201: RequestDoc, 400: ErrorDoc, 409: ErrorDoc, 429: ErrorDoc },
     },
   }, async (request, reply) => {
-    const body = request.body;
+    const body = handup.normalize(request.body, { query: {} }).request as CreateRequestBody;
     if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
     const p = request.principal;
     const draft = draftFromBody(body, {
