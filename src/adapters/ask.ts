@@ -346,28 +346,21 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
       ['params.sessionId', params?.sessionId],
       ['the session query parameter', ctx.query.session],
     ]);
+  // Another client approved or rejected it: the record takes the matching option.
+  const resolvedUpstream = (id: string, approved: boolean): FollowUp => ({
+    kind: 'resolve',
+    nativeKey: nativeKey(session(), id),
+    status: approved ? 'approved' : 'denied',
+    option: approved ? 'approve' : 'deny',
+  });
 
   switch (event.type) {
-    case 'approval.updated': {
-      const approved = event.payload.status === 'approved';
-      return {
-        kind: 'resolve',
-        nativeKey: nativeKey(session(), event.payload.id),
-        status: approved ? 'approved' : 'denied',
-        option: approved ? 'approve' : 'deny',
-      };
-    }
+    case 'approval.updated':
+      return resolvedUpstream(event.payload.id, event.payload.status === 'approved');
     case 'plan.approved':
-    case 'plan.rejected': {
+    case 'plan.rejected':
       if (event.payload.id === undefined) return { kind: 'ignored', reason: `${event.type} without payload.id names no plan` };
-      const approved = event.type === 'plan.approved';
-      return {
-        kind: 'resolve',
-        nativeKey: nativeKey(session(), event.payload.id),
-        status: approved ? 'approved' : 'denied',
-        option: approved ? 'approve' : 'deny',
-      };
-    }
+      return resolvedUpstream(event.payload.id, event.type === 'plan.approved');
     case 'turn.aborted':
     case 'session.ended': {
       const named = params?.interactionId ?? (ctx.query.interaction || undefined);

@@ -24,13 +24,7 @@ export interface NewDelivery {
 }
 
 /** A row handed to the worker by `leaseDue`: everything one attempt needs. */
-export interface LeasedDelivery {
-  id: string;
-  requestId: string;
-  type: TerminalEventType;
-  url: string;
-  body: string;
-  createdAt: number;
+export interface LeasedDelivery extends NewDelivery {
   /** This attempt's number (1-based). */
   attempt: number;
 }
