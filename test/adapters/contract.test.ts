@@ -10,7 +10,7 @@ import { decide, timeoutDecision } from '../../src/requests/decision-rules.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { CreateRequestSchema, type HandupRequest } from '../../src/requests/request-schema.js';
 import { FIXTURES_DIR, loadFixtures } from '../helpers/fixtures.js';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 
 const NOW = 1767225600000;
 const formats = createFormatCatalog(adapters);

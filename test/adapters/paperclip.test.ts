@@ -4,7 +4,7 @@ import { contentHash } from '../../src/requests/content-hash.js';
 import { decide } from '../../src/requests/decision-rules.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { CreateRequestSchema, type DecisionBody, type HandupRequest } from '../../src/requests/request-schema.js';
-import { compileSchema, loadSchema, newAjv } from '../helpers/handup-schema.js';
+import { compileSchema, loadSchema, newAjv } from '../helpers/upstream-schemas.js';
 import { loadFixtures } from '../helpers/fixtures.js';
 
 const fixtures = loadFixtures('paperclip');

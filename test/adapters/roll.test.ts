@@ -4,7 +4,7 @@ import type { ReplyEnv } from '../../src/adapters/adapter.js';
 import { rollAdapter, type RollContext } from '../../src/adapters/roll.js';
 import { AppError } from '../../src/errors.js';
 import type { Decision, HandupRequest } from '../../src/requests/request-schema.js';
-import { loadSchema, newAjv } from '../helpers/handup-schema.js';
+import { loadSchema, newAjv } from '../helpers/upstream-schemas.js';
 import { loadFixtures } from '../helpers/fixtures.js';
 
 const SCHEMA = 'roll-relay-protocol.schema.json';

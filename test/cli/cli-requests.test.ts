@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CLI_PATH, cleanEnv, runCli } from '../helpers/cli-process.js';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 describe('countersign CLI: requests against a real daemon', { timeout: 120_000 }, () => {

@@ -15,7 +15,7 @@ import {
   type Receiver,
 } from '../callbacks/callback-kit.js';
 import { createFakeClock, type FakeClock } from '../helpers/fake-clock.js';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createApiClient } from '../helpers/test-server.js';
 
 /**

@@ -6,7 +6,7 @@ import { adapters } from '../../src/adapters/registry.js';
 import { loadConfig } from '../../src/config.js';
 import { durationMs } from '../../src/durations.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount, show } from '../helpers/request-api.js';
 import { TEST_FORMAT, testAdapter, testFixtures } from '../helpers/test-adapter.js';
 import { startTestServer, type ApiClient, type TestServer } from '../helpers/test-server.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createApiClient, type ApiClient } from '../helpers/test-server.js';
 
 const ADMIN = 'restart-admin-token-0123456789abcdef';

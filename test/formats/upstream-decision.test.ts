@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { upstreamDecision } from '../../src/formats/upstream-decision.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 
 const AT = 1767225600000;
 

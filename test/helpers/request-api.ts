@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { expectValidRequest } from './handup-schema.js';
+import { expectValidRequest } from './upstream-schemas.js';
 import type { ApiClient, ApiResponse } from './test-server.js';
 
 /** Small assertions for driving the request API in tests; every served Request is schema-checked. */

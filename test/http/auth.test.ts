@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFakeClock } from '../helpers/fake-clock.js';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount } from '../helpers/request-api.js';
 import { createApiClient, startTestServer, type TestServer } from '../helpers/test-server.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 

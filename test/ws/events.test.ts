@@ -6,7 +6,7 @@ import { RequestEvents } from '../../src/requests/request-events.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
 import { createEventsHub } from '../../src/ws/events-hub.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
-import { expectValidRequest } from '../helpers/handup-schema.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 

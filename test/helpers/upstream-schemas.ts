@@ -4,11 +4,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 import { expect } from 'vitest';
 
-/** The shared/ folder sits beside the project checkout. */
-export const SHARED_DIR = join(import.meta.dirname, '..', '..', '..', 'shared');
+/** Upstream schemas, vendored (see test/schemas/README.md for where each came from). */
+export const SCHEMAS_DIR = join(import.meta.dirname, '..', 'schemas');
 
 export function loadSchema(file: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(SHARED_DIR, 'schemas', file), 'utf8')) as Record<string, unknown>;
+  return JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as Record<string, unknown>;
 }
 
 // ajv-formats ships as CommonJS; its default export arrives wrapped under ESM.
