@@ -39,6 +39,16 @@ export const ConfigSchema = z.strictObject({
   }),
   storage: z.strictObject({
     synchronous: z.enum(['full', 'normal']),
+    // Unset: SQLite in the data dir. A postgres:// URL: PostgreSQL, shared by several daemons.
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .nullable(),
+    pool_size: positiveInt,
+  }),
+  cluster: z.strictObject({
+    // A daemon whose heartbeat is three intervals old is gone: its delivery leases are taken over.
+    heartbeat_interval: duration,
   }),
   callbacks: z.strictObject({
     allowlist: z.array(z.string().min(1)),

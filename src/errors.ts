@@ -24,6 +24,7 @@ export const ERRORS = {
   rate_limited: 429,
   internal_error: 500,
   shutting_down: 503,
+  storage_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -33,8 +34,8 @@ export class AppError extends Error {
   readonly status: number;
   readonly details: unknown;
 
-  constructor(code: ErrorCode, message: string, details?: unknown) {
-    super(message);
+  constructor(code: ErrorCode, message: string, details?: unknown, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'AppError';
     this.code = code;
     this.status = ERRORS[code];

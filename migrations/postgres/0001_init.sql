@@ -1,0 +1,133 @@
+-- countersign on PostgreSQL: the same tables as on SQLite (migrations/sqlite), plus what several
+-- daemons on one database need: the change log behind cross-node wake-ups and shared rate counters.
+
+CREATE TABLE requests (
+  id             TEXT PRIMARY KEY,          -- ULID, also the record's id
+  format         TEXT NOT NULL,             -- handup | paperclip | ask | roll | alp
+  submitter      TEXT NOT NULL,             -- 'admin' or 'token:<token id>'
+  status         TEXT NOT NULL,
+  kind           TEXT NOT NULL,
+  agent          TEXT,
+  session        TEXT,
+  dedupe_key     TEXT,
+  native_key     TEXT,                      -- permanent key derived from native ids (formats.md)
+  content_hash   TEXT NOT NULL,
+  created_at     BIGINT NOT NULL,           -- Unix ms
+  expires_at     BIGINT,                    -- Unix ms, null = never
+  resolved_at    BIGINT,                    -- Unix ms when it left pending
+  record         TEXT NOT NULL,             -- the handup Request as served (JSON)
+  native_frame   TEXT,                      -- the native frame as received (JSON)
+  native_context TEXT,                      -- what the adapter needs to reply (JSON)
+  native_reply   TEXT                       -- the native reply, rendered once at the terminal transition (JSON)
+);
+
+-- handup dedupe: one pending request per submitter and key, whichever daemon inserts it.
+CREATE UNIQUE INDEX requests_pending_dedupe ON requests (submitter, dedupe_key)
+  WHERE status = 'pending' AND dedupe_key IS NOT NULL AND format = 'handup';
+-- Native formats: a native key maps to one record forever, per submitter.
+CREATE UNIQUE INDEX requests_native_key ON requests (format, submitter, native_key)
+  WHERE native_key IS NOT NULL;
+CREATE INDEX requests_pending_expiry ON requests (expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL;
+CREATE INDEX requests_status ON requests (status, id);
+CREATE INDEX requests_resolved ON requests (resolved_at, id) WHERE resolved_at IS NOT NULL;
+CREATE INDEX requests_submitter ON requests (submitter, id);
+
+CREATE TABLE audit (
+  id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  request_id TEXT NOT NULL,
+  event      TEXT NOT NULL,                 -- created, decided, expired, cancelled, callback.delivered, ...
+  actor      TEXT NOT NULL,
+  at         BIGINT NOT NULL,
+  details    TEXT                           -- JSON, optional
+);
+CREATE INDEX audit_request ON audit (request_id, id);
+
+-- Audit rows are never updated or deleted (product.md §3): the database enforces it.
+CREATE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'audit rows are append-only';
+END;
+$$;
+CREATE TRIGGER audit_no_update BEFORE UPDATE OR DELETE ON audit FOR EACH ROW EXECUTE FUNCTION audit_append_only();
+CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
+
+CREATE TABLE tokens (
+  id           TEXT PRIMARY KEY,            -- ULID; requests point here, so a re-created name is a new submitter
+  name         TEXT NOT NULL,
+  digest       TEXT NOT NULL UNIQUE,        -- hex SHA-256 of the secret
+  created_at   BIGINT NOT NULL,
+  expires_at   BIGINT,
+  revoked_at   BIGINT,
+  last_used_at BIGINT
+);
+CREATE UNIQUE INDEX tokens_live_name ON tokens (name) WHERE revoked_at IS NULL;
+
+CREATE TABLE blobs (
+  hash       TEXT PRIMARY KEY,              -- 'sha256:<hex>'
+  size       BIGINT NOT NULL,
+  bytes      BYTEA NOT NULL,
+  created_at BIGINT NOT NULL
+);
+
+-- Named monotonic counters that must survive restarts (e.g. the JSON-RPC ids of native replies).
+CREATE TABLE counters (
+  name  TEXT PRIMARY KEY,
+  value BIGINT NOT NULL
+);
+
+-- The callback outbox (product.md §6), as on SQLite; leased_by names the daemon making the attempt.
+CREATE TABLE callback_deliveries (
+  id              TEXT PRIMARY KEY,
+  request_id      TEXT NOT NULL REFERENCES requests (id),
+  type            TEXT NOT NULL,
+  url             TEXT NOT NULL,
+  body            TEXT NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN ('pending', 'leased', 'delivered', 'failed')),
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at BIGINT,
+  lease_until     BIGINT,
+  leased_by       TEXT,
+  created_at      BIGINT NOT NULL,
+  finished_at     BIGINT,
+  last_error      TEXT
+);
+CREATE INDEX callback_deliveries_due ON callback_deliveries (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX callback_deliveries_leased ON callback_deliveries (lease_until) WHERE state = 'leased';
+CREATE INDEX callback_deliveries_request ON callback_deliveries (request_id, id);
+
+CREATE TABLE callback_attempts (
+  delivery_id TEXT NOT NULL REFERENCES callback_deliveries (id),
+  n           INTEGER NOT NULL,
+  started_at  BIGINT NOT NULL,
+  status      INTEGER,
+  latency_ms  INTEGER,
+  error_class TEXT,
+  error       TEXT,
+  PRIMARY KEY (delivery_id, n)
+);
+
+-- The daemons sharing this database (GET /v1/cluster), kept by heartbeats.
+CREATE TABLE nodes (
+  id         TEXT PRIMARY KEY,
+  version    TEXT NOT NULL,
+  started_at BIGINT NOT NULL,
+  last_seen  BIGINT NOT NULL
+);
+
+-- Committed changes, announced with NOTIFY; daemons read them by seq, so a lost notification
+-- only delays a wake-up. Pruned after a while.
+CREATE TABLE changes (
+  seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  type       TEXT NOT NULL,
+  request_id TEXT,
+  node       TEXT NOT NULL,
+  at         BIGINT NOT NULL DEFAULT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+);
+
+-- Per-key create counts in one-second buckets, shared by every daemon (rate limits).
+CREATE TABLE rate_buckets (
+  key    TEXT NOT NULL,
+  bucket BIGINT NOT NULL,                   -- Unix ms at the start of the second
+  count  INTEGER NOT NULL,
+  PRIMARY KEY (key, bucket)
+);

@@ -1,0 +1,87 @@
+/** The callback outbox: one delivery per terminal transition of a request with a callback_url. */
+
+export type DeliveryState = 'pending' | 'leased' | 'delivered' | 'failed';
+
+/** What an attempt ended with; null fields while it is in flight. */
+export type AttemptErrorClass =
+  | 'http_status'
+  | 'timeout'
+  | 'network'
+  | 'dns'
+  | 'address_not_allowed'
+  | 'url_not_allowed'
+  | 'max_age'
+  | 'interrupted';
+
+export interface NewDelivery {
+  id: string;
+  requestId: string;
+  type: string;
+  url: string;
+  body: string;
+  createdAt: number;
+}
+
+/** A row handed to a worker by `leaseDue`: everything one attempt needs. */
+export interface LeasedDelivery extends NewDelivery {
+  /** This attempt's number (1-based). */
+  attempt: number;
+}
+
+export interface AttemptView {
+  n: number;
+  started_at: number;
+  status: number | null;
+  latency_ms: number | null;
+  error_class: string | null;
+  error: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  request_id: string;
+  type: string;
+  url: string;
+  state: DeliveryState;
+  created_at: number;
+  next_attempt_at: number | null;
+  finished_at: number | null;
+  last_error: string | null;
+  attempts: AttemptView[];
+}
+
+export interface AttemptEnd {
+  status: number | null;
+  latencyMs: number | null;
+  errorClass: AttemptErrorClass | null;
+  error: string | null;
+}
+
+export interface DeliveryReads {
+  /** The earliest `next_attempt_at` of a pending delivery, or null. */
+  nextDue(): Promise<number | null>;
+  /** The earliest `lease_until` of a leased delivery, or null (when an abandoned lease may be taken over). */
+  nextLeaseEnd(): Promise<number | null>;
+  listForRequest(requestId: string): Promise<DeliveryView[]>;
+}
+
+export interface DeliveryOutbox extends DeliveryReads {
+  insert(delivery: NewDelivery): Promise<void>;
+  /**
+   * Leases the oldest due pending delivery for `node` until `leaseUntil`, counts the attempt
+   * and opens its attempt row; undefined when nothing is due. Two daemons never lease one row.
+   */
+  leaseDue(now: number, leaseUntil: number, node: string): Promise<LeasedDelivery | undefined>;
+  endAttempt(id: string, n: number, end: AttemptEnd): Promise<void>;
+  /** Attempts that count against the retry schedule: every one but the interrupted. */
+  countedAttempts(id: string): Promise<number>;
+  /** Back to pending, due at `at` (a retry, or an interrupted attempt to redo). */
+  release(id: string, at: number, error: string | null): Promise<boolean>;
+  finish(id: string, state: 'delivered' | 'failed', at: number, error: string | null): Promise<boolean>;
+  /**
+   * Takes back leases whose holder is gone: past `lease_until`, or held by a daemon not in
+   * `liveNodes`. Their open attempts are marked interrupted and the rows are due at `now`, so
+   * another daemon retries them with the same delivery id. Returns how many.
+   */
+  reclaimAbandoned(now: number, liveNodes: readonly string[]): Promise<number>;
+}

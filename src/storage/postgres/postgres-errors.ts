@@ -1,0 +1,24 @@
+import { AppError } from '../../errors.js';
+
+// Node's socket errors, and PostgreSQL's classes 08 (connection exception) and 57P (operator
+// intervention: the server is shutting down or starting up).
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Whether `err` means the database could not be reached (rather than that a statement failed). */
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err instanceof AppError) return err.code === 'storage_unavailable';
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
+  // pg reports a connection that died mid-query without a code.
+  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(err.message);
+}
+
+/**
+ * An unreachable database becomes 503 `storage_unavailable` with a fixed message (driver
+ * messages may name hosts and users); any other error passes through unchanged.
+ */
+export function storageError(err: unknown): unknown {
+  if (!isConnectionError(err) || err instanceof AppError) return err;
+  return new AppError('storage_unavailable', 'the database is unavailable; try again shortly', undefined, { cause: err });
+}

@@ -1,0 +1,149 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { createSqlRateCounters } from '../sql/sql-rate-counters.js';
+import { createSqlRecords, type SqlRecords } from '../sql/sql-records.js';
+import { postgresDialect } from '../sql/sql-runner.js';
+import type { Change, Store, WriteTx } from '../store.js';
+import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-feed.js';
+import { isConnectionError, storageError } from './postgres-errors.js';
+import { migratePostgres } from './postgres-migrate.js';
+import { createPostgresRunner } from './postgres-runner.js';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:pass@host:port/db?sslmode=…`; never logged. */
+  url: string;
+  poolSize: number;
+  /** This daemon's id: changes it announces are tagged with it and not delivered back to it. */
+  node: string;
+  log: Logger;
+  /** How often other daemons' changes are read without a notification. */
+  pollMs?: number;
+  /** Time for pruning old change-log rows and rate buckets (the daemon's clock). */
+  now?: () => number;
+}
+
+// BIGINT (int8) columns hold Unix ms and counts, all well inside 2^53: read them as numbers.
+const INT8 = 20;
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+const PRUNE_EVERY_MS = 60_000;
+const KEEP_CHANGES_MS = 10 * 60_000;
+const KEEP_RATE_BUCKETS_MS = 60 * 60_000;
+
+/** `host:port/database` of a connection URL: where, never who or with what password. */
+export function describeLocation(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname || 'localhost'}:${u.port || '5432'}${u.pathname || '/'}`;
+  } catch {
+    return 'postgres';
+  }
+}
+
+/**
+ * The PostgreSQL store: several daemons on one database. Every write is one transaction on a
+ * pooled connection; the database's own row locks, unique indexes and `SKIP LOCKED` make
+ * decisions, expiries, dedupe and deliveries happen once whichever daemon races. Changes are
+ * written to a change log and announced with NOTIFY in the same transaction, so other daemons
+ * hear of them only after commit.
+ */
+export async function openPostgresStore({ url, poolSize, node, log, pollMs = 1000, now = Date.now }: PostgresStoreOptions): Promise<Store> {
+  const connection = { connectionString: url, types, application_name: `countersign ${node}` };
+  const pool = new pg.Pool({ ...connection, max: poolSize, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+  // An idle connection dropped by the server (a restart) is discarded and replaced on demand.
+  pool.on('error', (err) => log.warn({ err: err.message }, 'an idle database connection failed'));
+
+  try {
+    await migratePostgres(pool);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw storageError(err);
+  }
+
+  const read = createSqlRecords(createPostgresRunner(pool), postgresDialect);
+  const recordsByClient = new WeakMap<pg.PoolClient, SqlRecords>();
+  const feed = createPostgresChangeFeed({ pool, connect: () => new pg.Client(connection), node, log, pollMs });
+  await feed.start();
+
+  async function announce(client: pg.PoolClient, changes: Change[]) {
+    await client.query(
+      `WITH c AS (INSERT INTO changes (type, request_id, node) SELECT t, r, $3 FROM unnest($1::text[], $2::text[]) AS u(t, r) RETURNING seq)
+       SELECT pg_notify('${CHANGES_CHANNEL}', max(seq)::text) FROM c`,
+      [changes.map((c) => c.type), changes.map((c) => c.requestId ?? null), node],
+    );
+  }
+
+  async function write<T>(work: (tx: WriteTx) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      throw storageError(err);
+    }
+    let records = recordsByClient.get(client);
+    if (!records) recordsByClient.set(client, (records = createSqlRecords(createPostgresRunner(client), postgresDialect)));
+    const changes: Change[] = [];
+    const after: Array<() => void> = [];
+    const tx: WriteTx = {
+      requests: records.requests,
+      deliveries: records.deliveries,
+      tokens: records.tokens,
+      blobs: records.blobs,
+      counters: records.counters,
+      announce: (change) => void changes.push(change),
+      afterCommit: (cb) => void after.push(cb),
+    };
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const value = await work(tx);
+      if (changes.length) await announce(client, changes);
+      await client.query('COMMIT');
+      for (const cb of after) {
+        try {
+          cb();
+        } catch (err) {
+          log.error({ err }, 'an after-commit callback failed');
+        }
+      }
+      return value;
+    } catch (err) {
+      if (isConnectionError(err)) broken = err as Error;
+      // A COMMIT that failed on a dead connection may or may not have committed: the caller is
+      // told the database is unavailable, never that the write succeeded.
+      else await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw storageError(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  const prune = setInterval(() => {
+    const t = now();
+    void pool
+      .query('DELETE FROM changes WHERE at < $1', [Date.now() - KEEP_CHANGES_MS])
+      .then(() => pool.query('DELETE FROM rate_buckets WHERE bucket < $1', [t - KEEP_RATE_BUCKETS_MS]))
+      .catch((err: Error) => log.warn({ err: err.message }, 'pruning the change log failed'));
+  }, PRUNE_EVERY_MS);
+  prune.unref();
+
+  return {
+    requests: read.requests,
+    deliveries: read.deliveries,
+    tokens: read.tokens,
+    blobs: read.blobs,
+    nodes: read.nodes,
+    rates: createSqlRateCounters(createPostgresRunner(pool)),
+    write,
+    onRemoteChange: (listener) => feed.subscribe(listener),
+    info: { kind: 'postgres', location: describeLocation(url) },
+    async close() {
+      clearInterval(prune);
+      await feed.stop();
+      await pool.end();
+    },
+  };
+}

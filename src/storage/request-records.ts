@@ -1,0 +1,78 @@
+import type { HandupRequest } from '../requests/request-schema.js';
+
+/** A request as stored: the served record plus the broker metadata kept beside it. */
+export interface StoredRequest {
+  record: HandupRequest;
+  format: string;
+  submitter: string;
+  nativeKey: string | null;
+  nativeFrame: unknown;
+  nativeContext: unknown;
+  nativeReply: unknown;
+  resolvedAt: number | null;
+}
+
+export interface AuditEntry {
+  id: number;
+  request_id: string;
+  event: string;
+  actor: string;
+  at: number;
+  details?: unknown;
+}
+
+export interface ListFilters {
+  status?: string[] | undefined;
+  kind?: string[] | undefined;
+  format?: string[] | undefined;
+  agent?: string[] | undefined;
+  session?: string[] | undefined;
+  submitter?: string | undefined;
+  limit: number;
+}
+
+export interface HistoryFilters {
+  outcome?: string[] | undefined;
+  kind?: string[] | undefined;
+  agent?: string[] | undefined;
+  q?: string | undefined;
+  before?: { resolvedAt: number; id: string } | undefined;
+  limit: number;
+}
+
+/** Reading requests and their audit trail. */
+export interface RequestReads {
+  get(id: string): Promise<StoredRequest | undefined>;
+  /** Newest first. */
+  list(filters: ListFilters): Promise<StoredRequest[]>;
+  /** Ended requests, newest resolution first. */
+  history(filters: HistoryFilters): Promise<StoredRequest[]>;
+  /** Oldest first. */
+  audit(requestId: string): Promise<AuditEntry[]>;
+  /** The request a submitter's native frame created, if any (native keys are permanent). */
+  findByNativeKey(format: string, submitter: string, nativeKey: string): Promise<StoredRequest | undefined>;
+  /** This submitter's pending requests of one format whose `source.session` is `session`, oldest first. */
+  findPendingBySession(format: string, submitter: string, session: string): Promise<StoredRequest[]>;
+  /** The earliest `expires_at` of a pending request, or null. */
+  nextDeadline(): Promise<number | null>;
+}
+
+/** Writing requests: only inside `Store.write`. */
+export interface RequestRecords extends RequestReads {
+  /**
+   * Inserts a new request. False, with nothing written, when its native key or its pending
+   * dedupe key is already taken (possibly by another daemon that committed it a moment ago):
+   * the caller reads the winner and answers with it.
+   */
+  insert(stored: StoredRequest): Promise<boolean>;
+  findPendingByDedupe(submitter: string, dedupeKey: string): Promise<StoredRequest | undefined>;
+  /** Moves a pending request to its terminal record; false when it was no longer pending. */
+  finish(record: HandupRequest, resolvedAt: number): Promise<boolean>;
+  setNativeReply(id: string, reply: unknown): Promise<void>;
+  /**
+   * Pending requests due at `now`, oldest deadline first, held for this transaction: another
+   * daemon sweeping at the same moment skips them rather than waiting.
+   */
+  claimDue(now: number, limit: number): Promise<StoredRequest[]>;
+  appendAudit(requestId: string, event: string, actor: string, at: number, details?: unknown): Promise<void>;
+}

@@ -1,0 +1,152 @@
+import type { HandupRequest } from '../../requests/request-schema.js';
+import type { AuditEntry, HistoryFilters, ListFilters, RequestRecords, StoredRequest } from '../request-records.js';
+import { containsPattern, placeholders, type SqlDialect, type SqlRunner } from './sql-runner.js';
+
+interface RequestRow {
+  id: string;
+  format: string;
+  submitter: string;
+  status: string;
+  record: string;
+  native_key: string | null;
+  native_frame: string | null;
+  native_context: string | null;
+  native_reply: string | null;
+  resolved_at: number | null;
+}
+
+const COLS = 'id, format, submitter, status, record, native_key, native_frame, native_context, native_reply, resolved_at';
+
+const parse = (s: string | null): unknown => (s === null ? null : JSON.parse(s));
+const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+
+function toStored(row: RequestRow): StoredRequest {
+  return {
+    record: JSON.parse(row.record) as HandupRequest,
+    format: row.format,
+    submitter: row.submitter,
+    nativeKey: row.native_key,
+    nativeFrame: parse(row.native_frame),
+    nativeContext: parse(row.native_context),
+    nativeReply: parse(row.native_reply),
+    resolvedAt: row.resolved_at,
+  };
+}
+
+function inList(column: string, values: string[] | undefined, where: string[], args: unknown[]) {
+  if (!values || values.length === 0) return;
+  where.push(`${column} IN (${placeholders(values.length)})`);
+  args.push(...values);
+}
+
+/** Requests and their audit rows over SQL (table `requests`, `audit`): statements only, no rules. */
+export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): RequestRecords {
+  const one = async (text: string, args: readonly unknown[]) => {
+    const row = await sql.get<RequestRow>(text, args);
+    return row && toStored(row);
+  };
+  const many = async (text: string, args: readonly unknown[]) => (await sql.all<RequestRow>(text, args)).map(toStored);
+
+  return {
+    async insert(s) {
+      const r = s.record;
+      const changed = await sql.run(
+        `INSERT INTO requests
+          (id, format, submitter, status, kind, agent, session, dedupe_key, native_key, content_hash, created_at, expires_at, resolved_at, record, native_frame, native_context, native_reply)
+          VALUES (${placeholders(17)}) ON CONFLICT DO NOTHING`,
+        [
+          r.id, s.format, s.submitter, r.status, r.kind, r.source.agent, r.source.session, r.dedupe_key, s.nativeKey, r.content_hash,
+          r.created_at, r.expires_at, s.resolvedAt, JSON.stringify(r), json(s.nativeFrame), json(s.nativeContext), json(s.nativeReply),
+        ],
+      );
+      return changed === 1;
+    },
+
+    get: (id) => one(`SELECT ${COLS} FROM requests WHERE id = ?`, [id]),
+
+    findPendingByDedupe: (submitter, dedupeKey) =>
+      one(`SELECT ${COLS} FROM requests WHERE submitter = ? AND dedupe_key = ? AND status = 'pending' AND format = 'handup'`, [submitter, dedupeKey]),
+
+    findByNativeKey: (format, submitter, nativeKey) =>
+      one(`SELECT ${COLS} FROM requests WHERE format = ? AND submitter = ? AND native_key = ?`, [format, submitter, nativeKey]),
+
+    // Few requests are pending at once, so the requests_status index serves this without one of its own.
+    findPendingBySession: (format, submitter, session) =>
+      many(`SELECT ${COLS} FROM requests WHERE status = 'pending' AND format = ? AND submitter = ? AND session = ? ORDER BY id`, [format, submitter, session]),
+
+    async finish(record, resolvedAt) {
+      const changed = await sql.run(`UPDATE requests SET status = ?, record = ?, resolved_at = ? WHERE id = ? AND status = 'pending'`, [
+        record.status,
+        JSON.stringify(record),
+        resolvedAt,
+        record.id,
+      ]);
+      return changed === 1;
+    },
+
+    async setNativeReply(id, reply) {
+      await sql.run('UPDATE requests SET native_reply = ? WHERE id = ?', [json(reply), id]);
+    },
+
+    claimDue: (now, limit) =>
+      many(
+        `SELECT ${COLS} FROM requests WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?${dialect.skipLocked}`,
+        [now, limit],
+      ),
+
+    async nextDeadline() {
+      const row = await sql.get<{ at: number | null }>(`SELECT MIN(expires_at) AS at FROM requests WHERE status = 'pending' AND expires_at IS NOT NULL`);
+      return row?.at ?? null;
+    },
+
+    async appendAudit(requestId, event, actor, at, details) {
+      await sql.run('INSERT INTO audit (request_id, event, actor, at, details) VALUES (?, ?, ?, ?, ?)', [requestId, event, actor, at, json(details)]);
+    },
+
+    async audit(requestId) {
+      const rows = await sql.all<AuditEntry & { details: string | null }>(
+        'SELECT id, request_id, event, actor, at, details FROM audit WHERE request_id = ? ORDER BY id',
+        [requestId],
+      );
+      return rows.map((row) => {
+        const entry: AuditEntry = { id: row.id, request_id: row.request_id, event: row.event, actor: row.actor, at: row.at };
+        if (row.details !== null) entry.details = JSON.parse(row.details);
+        return entry;
+      });
+    },
+
+    list(f: ListFilters) {
+      const where: string[] = [];
+      const args: unknown[] = [];
+      inList('status', f.status, where, args);
+      inList('kind', f.kind, where, args);
+      inList('format', f.format, where, args);
+      inList('agent', f.agent, where, args);
+      inList('session', f.session, where, args);
+      if (f.submitter) {
+        where.push('submitter = ?');
+        args.push(f.submitter);
+      }
+      return many(`SELECT ${COLS} FROM requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`, [...args, f.limit]);
+    },
+
+    history(f: HistoryFilters) {
+      const where = ['resolved_at IS NOT NULL'];
+      const args: unknown[] = [];
+      inList('status', f.outcome, where, args);
+      inList('kind', f.kind, where, args);
+      inList('agent', f.agent, where, args);
+      if (f.q) {
+        const fields = [['title'], ['summary'], ['source', 'cwd']].map((p) => `lower(coalesce(${dialect.jsonText('record', p)}, '')) LIKE ? ESCAPE '\\'`);
+        where.push(`(${fields.join(' OR ')})`);
+        const pattern = containsPattern(f.q.toLowerCase());
+        args.push(pattern, pattern, pattern);
+      }
+      if (f.before) {
+        where.push('(resolved_at < ? OR (resolved_at = ? AND id < ?))');
+        args.push(f.before.resolvedAt, f.before.resolvedAt, f.before.id);
+      }
+      return many(`SELECT ${COLS} FROM requests WHERE ${where.join(' AND ')} ORDER BY resolved_at DESC, id DESC LIMIT ?`, [...args, f.limit]);
+    },
+  };
+}

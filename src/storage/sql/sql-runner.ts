@@ -1,0 +1,40 @@
+/**
+ * The narrow shape the SQL record modules need from a database connection, so one set of
+ * statements serves SQLite and PostgreSQL. Statements use `?` placeholders; the PostgreSQL
+ * runner numbers them.
+ */
+export interface SqlRunner {
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  /** Runs a statement and resolves with the number of rows it changed. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+}
+
+/** The few places where the two SQL dialects differ. */
+export interface SqlDialect {
+  /** Appended to a SELECT whose rows this transaction claims: other transactions skip them. */
+  readonly skipLocked: string;
+  /** A text expression for the string at `path` inside the JSON text column `column`. */
+  jsonText(column: string, path: readonly string[]): string;
+}
+
+export const sqliteDialect: SqlDialect = {
+  // One writer at a time: nothing to skip.
+  skipLocked: '',
+  jsonText: (column, path) => `json_extract(${column}, '$.${path.join('.')}')`,
+};
+
+export const postgresDialect: SqlDialect = {
+  skipLocked: ' FOR UPDATE SKIP LOCKED',
+  jsonText: (column, path) => `(${column}::jsonb #>> '{${path.join(',')}}')`,
+};
+
+/** `?, ?, ?` for an IN list of `n` values. */
+export function placeholders(n: number): string {
+  return Array.from({ length: n }, () => '?').join(', ');
+}
+
+/** A LIKE pattern that matches `text` anywhere, with `\` as the escape character. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}

@@ -1,0 +1,87 @@
+import { chmodSync, existsSync } from 'node:fs';
+import { basename } from 'node:path';
+import Database from 'better-sqlite3';
+import { createMemoryRateCounters } from '../memory/memory-rate-counters.js';
+import { createSqlRecords } from '../sql/sql-records.js';
+import { sqliteDialect } from '../sql/sql-runner.js';
+import type { Store, WriteTx } from '../store.js';
+import { migrateSqlite } from './sqlite-migrate.js';
+import { createSqliteRunner } from './sqlite-runner.js';
+import { createSqliteWriteQueue } from './sqlite-write-queue.js';
+
+export interface SqliteStoreOptions {
+  /** FULL (default) waits for an fsync at every commit; NORMAL may lose the last commits on power loss. */
+  synchronous: 'full' | 'normal';
+  /** Where errors of after-commit callbacks go (they must not break the write queue). */
+  onCallbackError?: (err: unknown) => void;
+}
+
+/** Opens a connection with the settings every write relies on. */
+function openConnection(path: string, synchronous: 'full' | 'normal', readonly: boolean): Database.Database {
+  const db = new Database(path, { timeout: 5000, readonly, fileMustExist: readonly });
+  if (!readonly) db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  db.pragma('foreign_keys = ON');
+  return db;
+}
+
+/**
+ * The SQLite store: one file, one daemon. Writes go through one connection and are
+ * group-committed (sqlite-write-queue.ts); reads go through a second connection, so a read made
+ * while a batch is still open sees only what has committed (WAL readers never see a writer's
+ * uncommitted pages).
+ */
+export function openSqliteStore(path: string, { synchronous, onCallbackError = () => {} }: SqliteStoreOptions): Store {
+  const writer = openConnection(path, synchronous, false);
+  let reader: Database.Database | undefined;
+  try {
+    migrateSqlite(writer);
+    // Approval history is private: the database and its WAL files are for this user only.
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
+    reader = openConnection(path, synchronous, true);
+  } catch (err) {
+    writer.close();
+    throw err;
+  }
+
+  const written = createSqlRecords(createSqliteRunner(writer), sqliteDialect);
+  const read = createSqlRecords(createSqliteRunner(reader), sqliteDialect);
+  // Whoever used this file before us has stopped: one daemon per SQLite file.
+  writer.prepare('DELETE FROM nodes').run();
+
+  const queue = createSqliteWriteQueue<WriteTx>(
+    writer,
+    (write) => ({
+      requests: written.requests,
+      deliveries: written.deliveries,
+      tokens: written.tokens,
+      blobs: written.blobs,
+      counters: written.counters,
+      // No other daemon shares this file: nobody to tell.
+      announce: () => {},
+      afterCommit: (cb) => void write.after.push(cb),
+    }),
+    onCallbackError,
+  );
+
+  const readerDb = reader;
+  return {
+    requests: read.requests,
+    deliveries: read.deliveries,
+    tokens: read.tokens,
+    blobs: read.blobs,
+    nodes: {
+      beat: (node) => queue.write(() => written.nodes.beat(node)),
+      live: read.nodes.live,
+      leave: (id) => queue.write(() => written.nodes.leave(id)),
+    },
+    rates: createMemoryRateCounters(),
+    write: (work) => queue.write(work),
+    onRemoteChange: () => () => {},
+    info: { kind: 'sqlite', location: basename(path) },
+    async close() {
+      readerDb.close();
+      writer.close();
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { BlobReads, BlobRecords } from './blob-records.js';
+import type { ClusterNodes } from './cluster-nodes.js';
+import type { Counters } from './counters.js';
+import type { DeliveryOutbox, DeliveryReads } from './delivery-outbox.js';
+import type { RateCounters } from './rate-counters.js';
+import type { RequestReads, RequestRecords } from './request-records.js';
+import type { TokenReads, TokenRecords } from './token-records.js';
+
+/**
+ * The storage port: everything the daemon keeps, named for what it holds. Nothing above it sees
+ * SQL, a driver, or which database it runs on. Two implementations: SQLite (one daemon, group
+ * commit) and PostgreSQL (several daemons on one database). See docs/cluster.md.
+ */
+export interface Store {
+  /** Reads outside a transaction. They see committed data only, never a write still in flight. */
+  readonly requests: RequestReads;
+  readonly deliveries: DeliveryReads;
+  readonly tokens: TokenReads;
+  readonly blobs: BlobReads;
+  /** The daemons sharing this store (a heartbeat table). */
+  readonly nodes: ClusterNodes;
+  /** Per-key create counters, shared by every daemon on the store. */
+  readonly rates: RateCounters;
+
+  /**
+   * Runs `work` in one write transaction and resolves with its result once the transaction has
+   * committed (rejects, with nothing written, if `work` throws or the commit fails). `work` must
+   * do nothing but talk to `tx`: no network, no timers, no other store calls, because the
+   * transaction holds the database's write lock (SQLite) or a pooled connection (PostgreSQL).
+   */
+  write<T>(work: (tx: WriteTx) => Promise<T>): Promise<T>;
+
+  /**
+   * Changes committed by OTHER daemons on this store, as they announced them (`WriteTx.announce`).
+   * A daemon never hears its own. Delivery is at least once and may be late (a lost notification
+   * is caught up by polling), never lost while the daemon runs.
+   */
+  onRemoteChange(listener: (change: Change) => void): () => void;
+
+  /** What the store is, for health reports: never a password or a path with secrets. */
+  readonly info: StoreInfo;
+
+  close(): Promise<void>;
+}
+
+export interface WriteTx {
+  readonly requests: RequestRecords;
+  readonly deliveries: DeliveryOutbox;
+  readonly tokens: TokenRecords;
+  readonly blobs: BlobRecords;
+  readonly counters: Counters;
+  /** Tells the other daemons on this store about a change, if and when this transaction commits. */
+  announce(change: Change): void;
+  /** Runs `cb` after this transaction has committed; never if it rolls back. */
+  afterCommit(cb: () => void): void;
+}
+
+/** A committed change other daemons must hear of: a request's transition, or a topic that changed. */
+export interface Change {
+  /** `request.created`, `request.decided`, …, or a topic such as `rules.changed`. */
+  type: string;
+  /** The request concerned, for request events. */
+  requestId?: string | undefined;
+}
+
+export interface StoreInfo {
+  /** `sqlite` or `postgres`. */
+  kind: string;
+  /** Where, without credentials: a file name or `host:port/database`. */
+  location: string;
+}
+

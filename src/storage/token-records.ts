@@ -1,0 +1,23 @@
+/** Submit tokens, stored as SHA-256 digests of their secrets. */
+export interface TokenRow {
+  id: string;
+  name: string;
+  digest: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  last_used_at: number | null;
+}
+
+export interface TokenReads {
+  byDigest(digest: string): Promise<TokenRow | undefined>;
+  /** Tokens not revoked, by name. */
+  listLive(): Promise<TokenRow[]>;
+}
+
+export interface TokenRecords extends TokenReads {
+  insert(row: Pick<TokenRow, 'id' | 'name' | 'digest' | 'created_at' | 'expires_at'>): Promise<void>;
+  liveByName(name: string): Promise<TokenRow | undefined>;
+  revoke(id: string, at: number): Promise<boolean>;
+  touch(id: string, at: number): Promise<void>;
+}

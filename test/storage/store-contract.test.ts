@@ -1,0 +1,315 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newId } from '../../src/ids.js';
+import type { HandupRequest } from '../../src/requests/request-schema.js';
+import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import type { StoredRequest } from '../../src/storage/request-records.js';
+import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import type { Change, Store } from '../../src/storage/store.js';
+import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
+
+const silent = pino({ level: 'silent' });
+
+function stored(over: Partial<HandupRequest> = {}, meta: Partial<StoredRequest> = {}): StoredRequest {
+  const now = over.created_at ?? 1_700_000_000_000;
+  const record = {
+    id: newId(now),
+    title: 'Run the migration',
+    summary: null,
+    kind: 'command',
+    risk: 'medium',
+    source: { agent: 'bot', session: 's-1', cwd: '/src/app', repo: null, branch: null, integration: null },
+    tool: null,
+    previews: [],
+    options: [
+      { id: 'approve', label: 'Approve', outcome: 'approve' },
+      { id: 'deny', label: 'Deny', outcome: 'deny' },
+    ],
+    input: null,
+    dedupe_key: null,
+    callback_url: null,
+    on_timeout: 'expire',
+    status: 'pending',
+    content_hash: 'sha256:' + '0'.repeat(64),
+    created_at: now,
+    expires_at: null,
+    decision: null,
+    ...over,
+  } as unknown as HandupRequest;
+  return { record, format: 'handup', submitter: 'admin', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null, ...meta };
+}
+
+interface Harness {
+  open(node?: string): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+const stores: Array<[string, () => Promise<Harness>]> = [
+  [
+    'sqlite',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'countersign-store-'));
+      return {
+        open: async () => openSqliteStore(join(dir, 'countersign.db'), { synchronous: 'full' }),
+        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  ],
+];
+if (TEST_POSTGRES_URL) {
+  stores.push([
+    'postgres',
+    async () => {
+      const db: FreshPostgres = await freshPostgresSchema();
+      return {
+        open: (node = 'node-a') => openPostgresStore({ url: db.url, poolSize: 5, node, log: silent, pollMs: 200 }),
+        cleanup: () => db.drop(),
+      };
+    },
+  ]);
+}
+
+describe.each(stores)('the %s store', (kind, harness) => {
+  let h: Harness;
+  let store: Store;
+  const opened: Store[] = [];
+  beforeEach(async () => {
+    h = await harness();
+    store = await h.open();
+    opened.push(store);
+  });
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close();
+    await h.cleanup();
+  });
+
+  it('stores a request and reads it back as written', async () => {
+    const s = stored({}, { nativeFrame: { a: 1 }, nativeContext: { b: [2] } });
+    expect(await store.write((tx) => tx.requests.insert(s))).toBe(true);
+    expect(await store.requests.get(s.record.id)).toEqual(s);
+    expect(await store.requests.get('nope')).toBeUndefined();
+  });
+
+  it('refuses a second request with a taken native key, and a taken pending dedupe key', async () => {
+    const a = stored({}, { format: 'ask', nativeKey: 'ask:s:1' });
+    const b = stored({}, { format: 'ask', nativeKey: 'ask:s:1' });
+    const c = stored({ dedupe_key: 'k' });
+    const d = stored({ dedupe_key: 'k' });
+    expect(await store.write((tx) => tx.requests.insert(a))).toBe(true);
+    expect(await store.write((tx) => tx.requests.insert(b))).toBe(false);
+    expect(await store.write((tx) => tx.requests.insert(c))).toBe(true);
+    expect(await store.write((tx) => tx.requests.insert(d))).toBe(false);
+    expect(await store.requests.get(b.record.id)).toBeUndefined();
+    expect((await store.requests.findByNativeKey('ask', 'admin', 'ask:s:1'))?.record.id).toBe(a.record.id);
+  });
+
+  it('rolls back everything a failed write did, and runs afterCommit only for committed writes', async () => {
+    const s = stored();
+    const ran: string[] = [];
+    await expect(
+      store.write(async (tx) => {
+        await tx.requests.insert(s);
+        tx.afterCommit(() => ran.push('failed'));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await store.requests.get(s.record.id)).toBeUndefined();
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      tx.afterCommit(() => ran.push('ok'));
+    });
+    expect(ran).toEqual(['ok']);
+  });
+
+  it('keeps writes queued together independent: one that throws rolls back alone', async () => {
+    const a = stored();
+    const b = stored();
+    const results = await Promise.allSettled([
+      store.write((tx) => tx.requests.insert(a)),
+      store.write(async (tx) => {
+        await tx.requests.insert(b);
+        throw new Error('no');
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect(await store.requests.get(a.record.id)).toBeDefined();
+    expect(await store.requests.get(b.record.id)).toBeUndefined();
+  });
+
+  it('never shows a read what a write has not committed yet', async () => {
+    const s = stored();
+    let seenInside: unknown = 'unset';
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      seenInside = await store.requests.get(s.record.id);
+    });
+    expect(seenInside).toBeUndefined();
+    expect(await store.requests.get(s.record.id)).toBeDefined();
+  });
+
+  it('finishes a pending request exactly once when writers race', async () => {
+    const s = stored();
+    await store.write((tx) => tx.requests.insert(s));
+    const tries = Array.from({ length: 8 }, (_, i) =>
+      store.write((tx) => tx.requests.finish({ ...s.record, status: 'approved', decision: null, title: `winner ${i}` }, 5)),
+    );
+    const won = (await Promise.all(tries)).filter(Boolean);
+    expect(won).toHaveLength(1);
+    const after = await store.requests.get(s.record.id);
+    expect(after?.record.status).toBe('approved');
+    expect(after?.resolvedAt).toBe(5);
+  });
+
+  it('claims due requests once across concurrent sweeps, oldest deadline first', async () => {
+    const due = [3, 1, 2].map((n) => stored({ expires_at: n * 1000 }));
+    const later = stored({ expires_at: 99_000 });
+    await store.write(async (tx) => {
+      for (const s of [...due, later]) await tx.requests.insert(s);
+    });
+    expect(await store.requests.nextDeadline()).toBe(1000);
+    const sweep = () =>
+      store.write(async (tx) => {
+        const claimed = await tx.requests.claimDue(10_000, 10);
+        const out: string[] = [];
+        for (const c of claimed) if (await tx.requests.finish({ ...c.record, status: 'expired' }, 10_000)) out.push(c.record.id);
+        return out;
+      });
+    const [a, b] = await Promise.all([sweep(), sweep()]);
+    expect([...a, ...b].sort()).toEqual(due.map((d) => d.record.id).sort());
+    expect(await store.requests.nextDeadline()).toBe(99_000);
+  });
+
+  it('keeps audit rows in order and refuses to change them', async () => {
+    const s = stored();
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      await tx.requests.appendAudit(s.record.id, 'created', 'admin', 1);
+      await tx.requests.appendAudit(s.record.id, 'decided', 'admin', 2, { option: 'approve' });
+    });
+    const rows = await store.requests.audit(s.record.id);
+    expect(rows.map((r) => [r.event, r.at, r.details])).toEqual([
+      ['created', 1, undefined],
+      ['decided', 2, { option: 'approve' }],
+    ]);
+    expect(typeof rows[0]!.id).toBe('number');
+  });
+
+  it('lists, filters and pages history', async () => {
+    const a = stored({ title: 'Deploy 100% of prod', kind: 'command' });
+    const b = stored({ title: 'Read a file', kind: 'review', source: { agent: 'other', session: null, cwd: null, repo: null, branch: null, integration: null } } as never);
+    await store.write(async (tx) => {
+      await tx.requests.insert(a);
+      await tx.requests.insert(b);
+      await tx.requests.finish({ ...a.record, status: 'denied' }, 10);
+      await tx.requests.finish({ ...b.record, status: 'approved' }, 20);
+    });
+    expect((await store.requests.list({ limit: 10 })).map((s) => s.record.id)).toEqual([b.record.id, a.record.id]);
+    expect((await store.requests.list({ agent: ['other'], limit: 10 })).map((s) => s.record.id)).toEqual([b.record.id]);
+    expect((await store.requests.history({ limit: 10 })).map((s) => s.record.id)).toEqual([b.record.id, a.record.id]);
+    expect((await store.requests.history({ q: '100%', limit: 10 })).map((s) => s.record.id)).toEqual([a.record.id]);
+    expect((await store.requests.history({ q: '0% ', limit: 10 })).map((s) => s.record.id)).toEqual([a.record.id]);
+    expect((await store.requests.history({ q: '_', limit: 10 })).map((s) => s.record.id)).toEqual([]);
+    expect((await store.requests.history({ before: { resolvedAt: 20, id: b.record.id }, limit: 10 })).map((s) => s.record.id)).toEqual([a.record.id]);
+  });
+
+  it('leases each due delivery to one worker, and takes back leases whose holder is gone', async () => {
+    const s = stored({ callback_url: 'https://example.com/cb' });
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      for (const id of ['d1', 'd2']) await tx.deliveries.insert({ id, requestId: s.record.id, type: 'request.decided', url: 'https://x', body: '{}', createdAt: 100 });
+    });
+    const lease = (node: string) => store.write((tx) => tx.deliveries.leaseDue(200, 10_000, node));
+    const leased = await Promise.all([lease('a'), lease('b'), lease('c')]);
+    expect(leased.filter(Boolean).map((l) => l!.id).sort()).toEqual(['d1', 'd2']);
+    expect(await store.deliveries.nextLeaseEnd()).toBe(10_000);
+    // Only 'a' is alive: the lease the other holder took is taken back, a's is left alone.
+    const aHolds = leased[0] !== undefined;
+    expect(await store.write((tx) => tx.deliveries.reclaimAbandoned(300, ['a']))).toBe(aHolds ? 1 : 2);
+    // Past the lease, every lease is abandoned, whoever holds it.
+    await store.write((tx) => tx.deliveries.reclaimAbandoned(20_000, ['a', 'b', 'c']));
+    const views = await store.deliveries.listForRequest(s.record.id);
+    expect(views.map((v) => v.state)).toEqual(['pending', 'pending']);
+    expect(views.flatMap((v) => v.attempts.map((a) => a.error_class))).toEqual(['interrupted', 'interrupted']);
+    const again = await store.write((tx) => tx.deliveries.leaseDue(30_000, 40_000, 'a'));
+    expect(again?.attempt).toBe(2);
+    // The interrupted attempt does not count against the retry schedule; the open one does.
+    expect(await store.write((tx) => tx.deliveries.countedAttempts(again!.id))).toBe(1);
+  });
+
+  it('counts up without repeats under concurrent writers', async () => {
+    const values = await Promise.all(Array.from({ length: 20 }, () => store.write((tx) => tx.counters.next('rpc'))));
+    expect(values.sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it('limits a key within its window and forgets events that left it', async () => {
+    const take = (now: number) => store.rates.take('token:a', 3, 60_000, now);
+    expect([await take(1000), await take(1001), await take(1002), await take(1003)]).toEqual([true, true, true, false]);
+    expect(await store.rates.take('token:b', 3, 60_000, 1003)).toBe(true);
+    expect(await take(70_000)).toBe(true);
+    expect(await store.rates.take('token:c', 0, 60_000, 1)).toBe(true);
+  });
+
+  it('keeps a heartbeat row per daemon', async () => {
+    await store.nodes.beat({ id: 'n1', version: '1', started_at: 10, last_seen: 10 });
+    await store.nodes.beat({ id: 'n1', version: '1', started_at: 10, last_seen: 50 });
+    await store.nodes.beat({ id: 'n2', version: '1', started_at: 20, last_seen: 30 });
+    expect((await store.nodes.live(40)).map((n) => [n.id, n.last_seen])).toEqual([['n1', 50]]);
+    await store.nodes.leave('n1');
+    expect(await store.nodes.live(0)).toEqual([{ id: 'n2', version: '1', started_at: 20, last_seen: 30 }]);
+  });
+
+  it('stores a blob once per hash', async () => {
+    await store.write((tx) => tx.blobs.put('sha256:aa', Buffer.from('hello'), 1));
+    await store.write((tx) => tx.blobs.put('sha256:aa', Buffer.from('other'), 2));
+    expect((await store.blobs.get('sha256:aa'))?.toString()).toBe('hello');
+  });
+
+  if (kind === 'sqlite') {
+    it('describes itself by file name only', () => {
+      expect(store.info).toEqual({ kind: 'sqlite', location: 'countersign.db' });
+    });
+  }
+
+  if (kind === 'postgres') {
+    it("tells other daemons about committed changes, never a daemon about its own or about a rolled-back one", async () => {
+      const other = await h.open('node-b');
+      opened.push(other);
+      const heardByA: Change[] = [];
+      const heardByB: Change[] = [];
+      store.onRemoteChange((c) => heardByA.push(c));
+      const got = new Promise<void>((resolve) => other.onRemoteChange((c) => (heardByB.push(c), c.type === 'request.decided' && resolve())));
+      await store
+        .write(async (tx) => {
+          tx.announce({ type: 'request.created', requestId: 'rolled-back' });
+          throw new Error('no');
+        })
+        .catch(() => {});
+      await store.write(async (tx) => {
+        tx.announce({ type: 'request.created', requestId: 'r1' });
+        tx.announce({ type: 'request.decided', requestId: 'r1' });
+      });
+      await got;
+      expect(heardByB).toEqual([
+        { type: 'request.created', requestId: 'r1' },
+        { type: 'request.decided', requestId: 'r1' },
+      ]);
+      expect(heardByA).toEqual([]);
+      expect(store.info.kind).toBe('postgres');
+      expect(store.info.location).not.toMatch(/postgres@|password/);
+    });
+  }
+});
+
+describe('the sqlite store file', () => {
+  it('is readable by its owner only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-store-'));
+    const store = openSqliteStore(join(dir, 'countersign.db'), { synchronous: 'full' });
+    await store.write((tx) => tx.counters.next('x'));
+    for (const f of ['countersign.db', 'countersign.db-wal', 'countersign.db-shm']) expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
