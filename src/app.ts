@@ -43,6 +43,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // Route response schemas document the API; replies are built by our own code and sent as is.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerErrorHandler(app);
+  // Replies that finish after shutdown began (long-polls answered by it) close their
+  // connection, so a keep-alive socket does not hold the shutdown up.
+  app.addHook('onSend', async (_request, reply) => {
+    if (deps.waiters.closing()) reply.header('connection', 'close');
+  });
 
   await app.register(fastifySwagger, {
     openapi: {

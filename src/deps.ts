@@ -1,17 +1,16 @@
 import type { Logger } from 'pino';
-import type { BlobRepository } from './blobs/blob-repository.js';
-import type { RateLimiter } from './auth/rate-limiter.js';
+import type { RateLimit } from './auth/rate-limit.js';
 import type { TokenService } from './auth/token-service.js';
-import type { DeliveryRepository } from './callbacks/delivery-repository.js';
+import type { BlobService } from './blobs/blob-service.js';
 import type { Clock } from './clock.js';
+import type { ClusterView } from './cluster/cluster-view.js';
 import type { Config } from './config.js';
-import type { Db } from './db/database.js';
-import type { WriteBatcher } from './db/write-batcher.js';
 import type { FormatCatalog } from './formats/format-catalog.js';
 import type { NativeIntake } from './formats/native-intake.js';
 import type { RequestEvents } from './requests/request-events.js';
 import type { RequestService } from './requests/request-service.js';
 import type { Waiters } from './requests/waiters.js';
+import type { Store } from './storage/store.js';
 import type { EventsHub } from './ws/events-hub.js';
 
 /** The one container every route and service is wired from (see server.ts). */
@@ -19,20 +18,20 @@ export interface Deps {
   config: Readonly<Config>;
   log: Logger;
   clock: Clock;
-  db: Db;
+  /** Everything kept: SQLite or PostgreSQL, behind one port. */
+  store: Store;
   version: string;
   events: RequestEvents;
-  /** Group commit for the hot write paths (create, decide, cancel over HTTP). */
-  writes: WriteBatcher;
   requests: RequestService;
   waiters: Waiters;
   tokens: TokenService;
-  rateLimiter: RateLimiter;
-  blobs: BlobRepository;
+  /** A submit token's create budget. */
+  rateLimit: RateLimit;
+  blobs: BlobService;
   hub: EventsHub;
   /** The wire formats served (the adapter registry, unless a test wires its own). */
   formats: FormatCatalog;
   nativeIntake: NativeIntake;
-  /** The callback outbox (deliveries and their attempts). */
-  deliveries: DeliveryRepository;
+  /** This daemon and the others on the store. */
+  cluster: ClusterView;
 }

@@ -1,35 +1,32 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { WireAdapter } from './adapters/adapter.js';
 import { adapters as registeredAdapters } from './adapters/registry.js';
 import { buildApp } from './app.js';
 import { resolveAdminToken } from './auth/admin-token.js';
-import { createRateLimiter } from './auth/rate-limiter.js';
-import { createTokenRepository } from './auth/token-repository.js';
+import { createRateLimit } from './auth/rate-limit.js';
 import { createTokenService } from './auth/token-service.js';
-import { createBlobRepository } from './blobs/blob-repository.js';
+import { createBlobService } from './blobs/blob-service.js';
 import { createCallbackDispatcher, type CallbackDispatcherOverrides } from './callbacks/callback-dispatcher.js';
 import { createCallbackOutboxHook } from './callbacks/callback-outbox-hook.js';
-import { createDeliveryRepository } from './callbacks/delivery-repository.js';
 import { systemClock, type Clock } from './clock.js';
+import { createClusterView } from './cluster/cluster-view.js';
+import { relayRemoteChanges } from './cluster/remote-change-relay.js';
 import type { Config } from './config.js';
-import { createCounterRepository } from './db/counter-repository.js';
-import { openDatabase, type Db } from './db/database.js';
-import { migrate } from './db/migrate.js';
-import { createWriteBatcher } from './db/write-batcher.js';
 import type { Deps } from './deps.js';
 import { durationMs } from './durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
 import { createNativeIntake } from './formats/native-intake.js';
 import { createNativeReplyHook } from './formats/native-reply-hook.js';
+import { newId } from './ids.js';
 import { createLogger } from './logger.js';
 import { createExpiryScheduler } from './requests/expiry-scheduler.js';
 import { RequestEvents } from './requests/request-events.js';
-import { createRequestRepository } from './requests/request-repository.js';
-import { createRequestService, type TerminalHook } from './requests/request-service.js';
+import { createRequestService } from './requests/request-service.js';
 import { createWaiters } from './requests/waiters.js';
+import { openStore } from './storage/open-store.js';
+import type { Store } from './storage/store.js';
 import { VERSION } from './version.js';
 import { createEventsHub } from './ws/events-hub.js';
 
@@ -40,6 +37,8 @@ export interface RunningServer {
   adminToken: string;
   /** True when this start generated the admin token (print it once). */
   adminTokenGenerated: boolean;
+  /** Resolves when no expiry sweep is running (tests with a fake clock wait on it). */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,33 +53,39 @@ export interface StartOptions {
   callbacks?: CallbackDispatcherOverrides;
 }
 
-/** Wires every part from the config: the one place dependencies are created. */
-export function createDeps(config: Readonly<Config>, db: Db, adminToken: string, { clock = systemClock, log, adapters = registeredAdapters }: StartOptions = {}): Deps {
+/** Wires every part from the config and an open store: the one place dependencies are created. */
+export function createDeps(
+  config: Readonly<Config>,
+  store: Store,
+  adminToken: string,
+  { clock = systemClock, log, adapters = registeredAdapters, node = newId() }: StartOptions & { node?: string } = {},
+): Deps {
   const logger = log ?? createLogger(config.log_level);
   const events = new RequestEvents();
   const formats = createFormatCatalog(adapters);
-  const repo = createRequestRepository(db);
-  const deliveries = createDeliveryRepository(db);
-  const terminalHooks: TerminalHook[] = [
-    // First: later hooks (the callback outbox) read the reply it leaves on `stored.nativeReply`.
-    createNativeReplyHook({ formats, repo, counters: createCounterRepository(db), log: logger.child({ module: 'replies' }) }),
-    createCallbackOutboxHook({ deliveries }),
-  ];
-  const writes = createWriteBatcher(db);
-  const requests = createRequestService({ db, repo, clock, events, terminalHooks, afterCommit: writes.afterCommit });
+  const requests = createRequestService({
+    store,
+    clock,
+    events,
+    terminalHooks: [
+      // First: later hooks (the callback outbox) read the reply it leaves on `stored.nativeReply`.
+      createNativeReplyHook({ formats, log: logger.child({ module: 'replies' }) }),
+      createCallbackOutboxHook(),
+    ],
+  });
+  const rateLimit = createRateLimit({ rates: store.rates, clock, perMinute: config.requests.max_per_minute });
   return {
     config,
     log: logger,
     clock,
-    db,
+    store,
     version: VERSION,
     events,
-    writes,
     requests,
     waiters: createWaiters({ events, clock }),
-    tokens: createTokenService({ db, tokens: createTokenRepository(db), clock, adminToken }),
-    rateLimiter: createRateLimiter({ perMinute: config.requests.max_per_minute, clock }),
-    blobs: createBlobRepository({ db, clock }),
+    tokens: createTokenService({ store, clock, adminToken }),
+    rateLimit,
+    blobs: createBlobService({ store, clock }),
     hub: createEventsHub({
       events,
       log: logger.child({ module: 'events' }),
@@ -89,37 +94,52 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
     }),
     formats,
     nativeIntake: createNativeIntake({ requests, config, clock }),
-    deliveries,
+    cluster: createClusterView({
+      store,
+      clock,
+      log: logger.child({ module: 'cluster' }),
+      id: node,
+      version: VERSION,
+      heartbeatMs: durationMs(config.cluster.heartbeat_interval),
+    }),
   };
 }
 
-/** Opens the database, migrates, wires, listens. Shutdown answers long-polls and keeps every commit. */
+/** Opens the store, wires, listens. Shutdown answers long-polls and keeps every commit. */
 export async function startServer(config: Readonly<Config>, options: StartOptions = {}): Promise<RunningServer> {
   mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(join(config.data_dir, 'countersign.db'), { synchronous: config.storage.synchronous });
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? createLogger(config.log_level);
+  const node = newId(clock.now());
+  const store = await openStore(config, { node, log, now: () => clock.now() });
+  let deps: Deps;
+  let admin: ReturnType<typeof resolveAdminToken>;
   try {
-    migrate(db);
+    admin = resolveAdminToken(config.data_dir, config.admin_token);
+    deps = createDeps(config, store, admin.token, { ...options, clock, log, node });
   } catch (err) {
-    db.close();
+    await store.close();
     throw err;
   }
-  const admin = resolveAdminToken(config.data_dir, config.admin_token);
-  const deps = createDeps(config, db, admin.token, options);
-  const scheduler = createExpiryScheduler({ service: deps.requests, events: deps.events, clock: deps.clock, log: deps.log.child({ module: 'expiry' }) });
+  const heartbeatMs = durationMs(config.cluster.heartbeat_interval);
+  const scheduler = createExpiryScheduler({ service: deps.requests, events: deps.events, clock, log: log.child({ module: 'expiry' }) });
   const callbacks = createCallbackDispatcher({
-    db,
-    deliveries: deps.deliveries,
-    appendAudit: createRequestRepository(db).appendAudit,
+    store,
+    node,
+    liveNodes: () => deps.cluster.liveIds(),
+    takeoverCheckMs: heartbeatMs,
     events: deps.events,
-    clock: deps.clock,
+    clock,
     config: config.callbacks,
-    log: deps.log.child({ module: 'callbacks' }),
+    log: log.child({ module: 'callbacks' }),
     userAgent: `countersign/${deps.version}`,
     ...options.callbacks,
   });
   const app = await buildApp(deps);
-  callbacks.start();
-  scheduler.start();
+  await deps.cluster.start();
+  const stopRelay = relayRemoteChanges({ store, events: deps.events, log: log.child({ module: 'cluster' }) });
+  await callbacks.start();
+  await scheduler.start();
 
   let url = '';
   if (options.listen !== false) {
@@ -137,16 +157,20 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     url,
     adminToken: admin.token,
     adminTokenGenerated: admin.generated,
+    settled: () => scheduler.idle(),
     close() {
       closing ??= (async () => {
         scheduler.stop();
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
         await callbacks.stop();
+        stopRelay();
         // Long-polls are answered with the still-pending record, reviewers told we are going away.
         deps.waiters.releaseAll();
         deps.hub.close();
         await app.close();
-        db.close();
+        await scheduler.idle();
+        await deps.cluster.stop();
+        await store.close();
       })();
       return closing;
     },

@@ -124,10 +124,9 @@ CREATE TABLE changes (
   at         BIGINT NOT NULL DEFAULT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
 );
 
--- Per-key create counts in one-second buckets, shared by every daemon (rate limits).
-CREATE TABLE rate_buckets (
-  key    TEXT NOT NULL,
-  bucket BIGINT NOT NULL,                   -- Unix ms at the start of the second
-  count  INTEGER NOT NULL,
-  PRIMARY KEY (key, bucket)
+-- Counted creates per key (a submit token's rate limit), shared by every daemon.
+CREATE TABLE rate_events (
+  key TEXT NOT NULL,
+  at  BIGINT NOT NULL                       -- Unix ms
 );
+CREATE INDEX rate_events_key ON rate_events (key, at);

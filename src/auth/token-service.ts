@@ -1,10 +1,10 @@
 import type { Clock } from '../clock.js';
-import { writeTransaction, type Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import type { Store } from '../storage/store.js';
+import type { TokenRow } from '../storage/token-records.js';
 import type { Principal } from './principal.js';
 import { digestsEqual, newSecret, sha256Hex } from './secrets.js';
-import type { TokenRepository, TokenRow } from './token-repository.js';
 
 export const TOKEN_NAME = /^[a-z0-9-]{1,40}$/;
 
@@ -23,50 +23,52 @@ const info = (row: TokenRow): TokenInfo => ({
 });
 
 /** Submit tokens (stored as SHA-256 digests only) and bearer authentication. */
-export function createTokenService({ db, tokens, clock, adminToken }: { db: Db; tokens: TokenRepository; clock: Clock; adminToken: string }) {
+export function createTokenService({ store, clock, adminToken }: { store: Store; clock: Clock; adminToken: string }) {
   // last_used_at is advisory: write it at most once a minute per token, not on every call.
   const lastTouched = new Map<string, number>();
   const adminDigest = sha256Hex(adminToken);
 
   return {
-    create(name: string, expiresInMs: number | null): TokenInfo & { token: string } {
+    create(name: string, expiresInMs: number | null): Promise<TokenInfo & { token: string }> {
       const token = newSecret('cst_');
-      return writeTransaction(db, () => {
-        if (tokens.liveByName(name)) throw new AppError('token_exists', `a token named "${name}" already exists; revoke it first`);
+      return store.write(async (tx) => {
+        if (await tx.tokens.liveByName(name)) throw new AppError('token_exists', `a token named "${name}" already exists; revoke it first`);
         const now = clock.now();
         const row = { id: newId(now), name, digest: sha256Hex(token), created_at: now, expires_at: expiresInMs === null ? null : now + expiresInMs };
-        tokens.insert(row);
+        // The unique index on live names settles a race between two daemons.
+        await tx.tokens.insert(row);
         return { ...info({ ...row, revoked_at: null, last_used_at: null }), token };
       });
     },
 
-    list(): TokenInfo[] {
-      return tokens.listLive().map(info);
+    async list(): Promise<TokenInfo[]> {
+      return (await store.tokens.listLive()).map(info);
     },
 
-    revoke(name: string): TokenInfo & { revoked_at: number } {
-      return writeTransaction(db, () => {
-        const row = tokens.liveByName(name);
+    revoke(name: string): Promise<TokenInfo & { revoked_at: number }> {
+      return store.write(async (tx) => {
+        const row = await tx.tokens.liveByName(name);
         if (!row) throw new AppError('not_found', `no token named "${name}"`);
         const at = clock.now();
-        tokens.revoke(row.id, at);
+        await tx.tokens.revoke(row.id, at);
         return { ...info(row), revoked_at: at };
       });
     },
 
     /** Maps a bearer secret to a principal; null when it is unknown, revoked or expired. */
-    authenticate(secret: string): Principal | null {
+    async authenticate(secret: string): Promise<Principal | null> {
       // Every bearer secret is hashed once per call: compared in constant time with the admin
       // token's digest, then looked up by digest, so timing reveals nothing about the secret.
       const digest = sha256Hex(secret);
       if (digestsEqual(digest, adminDigest)) return { kind: 'admin' };
-      const row = tokens.byDigest(digest);
+      const row = await store.tokens.byDigest(digest);
       if (!row || row.revoked_at !== null) return null;
       const now = clock.now();
       if (row.expires_at !== null && row.expires_at <= now) return null;
       if ((lastTouched.get(row.id) ?? 0) < now - 60_000) {
         lastTouched.set(row.id, now);
-        writeTransaction(db, () => tokens.touch(row.id, now));
+        // Not awaited: the caller need not wait for bookkeeping.
+        store.write((tx) => tx.tokens.touch(row.id, now)).catch(() => lastTouched.delete(row.id));
       }
       return { kind: 'submit', tokenId: row.id, name: row.name };
     },

@@ -3,11 +3,11 @@ import type { Logger } from 'pino';
 import { request } from 'undici';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { Config } from '../config.js';
-import { writeTransaction, type Db } from '../db/database.js';
 import { durationMs } from '../durations.js';
 import type { RequestEvents } from '../requests/request-events.js';
+import type { LeasedDelivery } from '../storage/delivery-outbox.js';
+import type { Store } from '../storage/store.js';
 import { checkCallbackUrl } from './callback-url-policy.js';
-import type { DeliveryRepository, LeasedDelivery } from './delivery-repository.js';
 import { classifyStatus, planRetry, type AttemptOutcome, type FailReason } from './retry-policy.js';
 import { BlockedAddressError, createSafeDispatcher, type Dial, type Resolver } from './safe-dispatcher.js';
 import { standardWebhooksKey, webhookHeaders } from './webhook-signature.js';
@@ -22,12 +22,14 @@ export interface CallbackDispatcherOverrides {
   monotonic?: () => number;
 }
 
-export type AuditWriter = (requestId: string, event: string, actor: string, at: number, details?: unknown) => void;
-
 export interface CallbackDispatcherDeps extends CallbackDispatcherOverrides {
-  db: Db;
-  deliveries: DeliveryRepository;
-  appendAudit: AuditWriter;
+  store: Store;
+  /** This daemon's id: the holder named on its leases. */
+  node: string;
+  /** The daemons alive now (this one included): leases held by any other are taken back. */
+  liveNodes: () => Promise<string[]>;
+  /** How often to look for leases a vanished daemon left behind. */
+  takeoverCheckMs: number;
   events: RequestEvents;
   clock: Clock;
   config: Readonly<Config['callbacks']>;
@@ -50,14 +52,15 @@ const TIMEOUT = new Error('attempt deadline reached');
 const SHUTDOWN = new Error('shutting down');
 
 /**
- * The one callback worker (product.md §6). It leases due outbox rows, POSTs each body through
- * the SSRF-safe dispatcher, records every attempt and reschedules or finishes the row, all in
- * SQLite, so a restart resumes exactly where the last process stopped. It never polls: it is
- * woken after commit by terminal events for requests with a callback_url, and otherwise sleeps
- * on one timer armed for the earliest `next_attempt_at`.
+ * The callback worker (product.md §6), one per daemon. It leases due outbox rows, POSTs each
+ * body through the SSRF-safe dispatcher, records every attempt and reschedules or finishes the
+ * row, all in the store, so a restart resumes exactly where the last process stopped and several
+ * daemons never make one attempt twice. It is woken after commit by terminal events for requests
+ * with a callback_url (other daemons' included), and otherwise sleeps on one timer armed for the
+ * earliest `next_attempt_at`; every `takeoverCheckMs` it takes back leases whose holder is gone.
  */
 export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
-  const { db, deliveries, appendAudit, events, clock, config, log, userAgent } = deps;
+  const { store, node, events, clock, config, log, userAgent } = deps;
   const random = deps.random ?? Math.random;
   const monotonic = deps.monotonic ?? (() => performance.now());
   const schedule = config.retry_schedule.map(durationMs);
@@ -77,6 +80,9 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
   let closed = false;
   let timer: TimerHandle | null = null;
   let wakeQueued = false;
+  let pumping = false;
+  let pumpAgain = false;
+  let takeoverTimer: ReturnType<typeof setInterval> | null = null;
   let unsubscribe: (() => void) | null = null;
   const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
 
@@ -94,25 +100,45 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
   }
 
   /** Starts every due delivery there is room for, then sleeps until the next one is due. */
-  function pump() {
+  function pump(): void {
     if (stopped) return;
-    clearTimer();
-    try {
-      while (inFlight.size < CONCURRENCY) {
-        const now = clock.now();
-        const leased = writeTransaction(db, () => deliveries.leaseDue(now, now + timeoutMs + LEASE_MARGIN_MS));
-        if (!leased) break;
-        run(leased);
-      }
-      // A full worker is re-pumped as each attempt ends; otherwise wait for the next due row.
-      if (inFlight.size < CONCURRENCY) {
-        const next = deliveries.nextDue();
-        if (next !== null) arm(next - clock.now());
-      }
-    } catch (err) {
-      log.error({ err }, 'callback worker failed to read the outbox; retrying in 1s');
-      arm(1000);
+    if (pumping) {
+      pumpAgain = true;
+      return;
     }
+    pumping = true;
+    clearTimer();
+    void (async () => {
+      try {
+        do {
+          pumpAgain = false;
+          while (inFlight.size < CONCURRENCY && !stopped) {
+            const now = clock.now();
+            const leased = await store.write((tx) => tx.deliveries.leaseDue(now, now + timeoutMs + LEASE_MARGIN_MS, node));
+            if (!leased) break;
+            run(leased);
+          }
+        } while (pumpAgain && !stopped);
+        // A full worker is re-pumped as each attempt ends; otherwise wait for the next due row.
+        if (inFlight.size < CONCURRENCY && !stopped) {
+          const next = await store.deliveries.nextDue();
+          if (next !== null) arm(next - clock.now());
+        }
+      } catch (err) {
+        log.error({ err }, 'callback worker failed to read the outbox; retrying in 1s');
+        if (!stopped) arm(1000);
+      } finally {
+        pumping = false;
+      }
+    })();
+  }
+
+  /** Takes back leases of daemons that are gone (a crash, a kill -9), then delivers what is due. */
+  async function takeOver() {
+    const live = await deps.liveNodes();
+    const reclaimed = await store.write((tx) => tx.deliveries.reclaimAbandoned(clock.now(), live.includes(node) ? live : [...live, node]));
+    if (reclaimed) log.info({ count: reclaimed }, 'resuming callback deliveries a stopped daemon left unfinished');
+    return reclaimed;
   }
 
   function wake() {
@@ -171,35 +197,36 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
     }
   }
 
-  function finalize(leased: LeasedDelivery, outcome: AttemptOutcome, latencyMs: number) {
+  function finalize(leased: LeasedDelivery, outcome: AttemptOutcome, latencyMs: number): Promise<void> {
     const { id, requestId, type, attempt: n } = leased;
-    writeTransaction(db, () => {
+    return store.write(async (tx) => {
+      const { deliveries } = tx;
       const now = clock.now();
-      const fail = (reason: FailReason, status: number | null, error: string) => {
-        if (!deliveries.finish(id, 'failed', now, error)) return;
-        appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
-        log.warn({ delivery_id: id, request_id: requestId, reason, status }, 'callback delivery failed');
+      const fail = async (reason: FailReason, status: number | null, error: string) => {
+        if (!(await deliveries.finish(id, 'failed', now, error))) return;
+        await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
+        tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status }, 'callback delivery failed'));
       };
       switch (outcome.kind) {
         case 'delivered':
-          deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
-          if (deliveries.finish(id, 'delivered', now, null)) {
-            appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
+          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
+          if (await deliveries.finish(id, 'delivered', now, null)) {
+            await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
           }
           return;
         case 'interrupted':
-          deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
-          // Not counted against the schedule and due again at once (on the next start).
-          deliveries.release(id, now, null);
+          await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
+          // Not counted against the schedule and due again at once (on the next start, or another daemon).
+          await deliveries.release(id, now, null);
           return;
         case 'fail':
-          deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
-          fail(outcome.reason, outcome.status, outcome.error);
+          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+          await fail(outcome.reason, outcome.status, outcome.error);
           return;
         case 'retry': {
-          deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
           const plan = planRetry({
-            counted: deliveries.countedAttempts(id),
+            counted: await deliveries.countedAttempts(id),
             schedule,
             random,
             now,
@@ -207,8 +234,8 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
             maxAgeMs,
             retryAfterMs: outcome.retryAfterMs,
           });
-          if ('at' in plan) deliveries.release(id, plan.at, outcome.error);
-          else fail(plan.giveUp, outcome.status, outcome.error);
+          if ('at' in plan) await deliveries.release(id, plan.at, outcome.error);
+          else await fail(plan.giveUp, outcome.status, outcome.error);
           return;
         }
       }
@@ -216,17 +243,22 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
   }
 
   return {
-    /** Reclaims leases a crashed process left behind, subscribes to terminal events, delivers what is due. */
-    start() {
+    /** Reclaims leases a stopped daemon left behind, subscribes to terminal events, delivers what is due. */
+    async start(): Promise<void> {
       if (!stopped) return;
       // stop() closes the HTTP agent for good: a stopped worker is replaced, not restarted.
       if (closed) throw new Error('a stopped callback dispatcher cannot be started again');
       stopped = false;
-      const reclaimed = writeTransaction(db, () => deliveries.reclaimLeases(clock.now()));
-      if (reclaimed) log.info({ count: reclaimed }, 'resuming callback deliveries interrupted by the last stop');
+      await takeOver();
       unsubscribe = events.on((e) => {
         if (e.type !== 'request.created' && e.request.callback_url) wake();
       });
+      takeoverTimer = setInterval(() => {
+        takeOver()
+          .then((n) => n > 0 && pump())
+          .catch((err: unknown) => log.warn({ err }, 'checking for abandoned callback leases failed'));
+      }, deps.takeoverCheckMs);
+      takeoverTimer.unref();
       pump();
     },
 
@@ -240,6 +272,7 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
       closed = true;
       unsubscribe?.();
       unsubscribe = null;
+      if (takeoverTimer) clearInterval(takeoverTimer);
       clearTimer();
       if (inFlight.size) {
         const grace = clock.setTimer(() => {

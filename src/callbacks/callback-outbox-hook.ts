@@ -1,7 +1,6 @@
 import { newId } from '../ids.js';
 import type { TerminalHook } from '../requests/request-service.js';
 import { buildCallbackBody } from './callback-body.js';
-import type { DeliveryRepository } from './delivery-repository.js';
 
 /**
  * The outbox write (product.md §6): for a request with a `callback_url`, one delivery row per
@@ -9,12 +8,12 @@ import type { DeliveryRepository } from './delivery-repository.js';
  * has its delivery and a rolled-back one never does. Register it after the reply hook: native
  * requests carry the reply that hook renders.
  */
-export function createCallbackOutboxHook({ deliveries }: { deliveries: DeliveryRepository }): TerminalHook {
-  return (transition) => {
+export function createCallbackOutboxHook(): TerminalHook {
+  return async (transition, tx) => {
     const url = transition.stored.record.callback_url;
     if (!url) return;
     const id = newId(transition.at);
-    deliveries.insert({
+    await tx.deliveries.insert({
       id,
       requestId: transition.stored.record.id,
       type: transition.type,

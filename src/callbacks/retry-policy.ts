@@ -1,4 +1,4 @@
-import type { AttemptErrorClass } from './delivery-repository.js';
+import type { AttemptErrorClass } from '../storage/delivery-outbox.js';
 
 /**
  * The retry rules of product.md §6 as pure functions: what an HTTP status means, when the next

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig } from '../config.js';
-import { MigrationError } from '../db/migrate.js';
+import { MigrationError } from '../storage/migrations.js';
 import { startServer } from '../server.js';
 
 /**

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError, validationError } from '../errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
-import type { StoredRequest } from '../requests/request-repository.js';
+import type { StoredRequest } from '../storage/request-records.js';
 import { CreateRequestSchema, type CreateRequestBody } from '../requests/request-schema.js';
 import type { RequestService } from '../requests/request-service.js';
 import { UPSTREAM_ACTOR, upstreamDecision } from './upstream-decision.js';
@@ -18,7 +18,7 @@ export interface SubmitOptions {
   /** Per-format context, handed to the adapter as `FrameContext.query`. */
   context: Readonly<Record<string, string>>;
   /** Runs once the frame is known to be a well-formed request, just before it is stored (e.g. a rate limit). */
-  admit?: () => void;
+  admit?: () => Promise<void>;
 }
 
 export type FollowUpResult =
@@ -44,13 +44,13 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
    * resolveUpstream (so each gets its audit row, event and terminal hooks). None pending, or all
    * ended meanwhile, is a no-op rather than a 404: a session may well have nothing waiting.
    */
-  function resolveSession(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve-session' }>, principal: Principal): FollowUpResult {
+  async function resolveSession(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve-session' }>, principal: Principal): Promise<FollowUpResult> {
     const details: Record<string, unknown> = { format: adapter.format, session: asked.session };
     if (asked.feedback) details.feedback = asked.feedback;
     const ended: StoredRequest[] = [];
-    for (const stored of requests.findPendingBySession(adapter.format, principal, asked.session)) {
+    for (const stored of await requests.findPendingBySession(adapter.format, principal, asked.session)) {
       // As for a single request (upstreamDecision): cancelled and expired carry no decision.
-      const result = requests.resolveUpstream(stored.record.id, { status: asked.status, decision: null, actor: UPSTREAM_ACTOR, details });
+      const result = await requests.resolveUpstream(stored.record.id, { status: asked.status, decision: null, actor: UPSTREAM_ACTOR, details });
       if (result.changed) ended.push(result.stored);
     }
     const [first] = ended;
@@ -58,9 +58,9 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
   }
 
   /** This submitter's request a `resolve` follow-up names: by its native key, else by its fallback keys in order. */
-  function findTarget(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve' }>, principal: Principal): StoredRequest | undefined {
+  async function findTarget(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve' }>, principal: Principal): Promise<StoredRequest | undefined> {
     for (const key of [asked.nativeKey, ...(asked.fallbackKeys ?? [])]) {
-      const stored = requests.findByNativeKey(adapter.format, principal, key);
+      const stored = await requests.findByNativeKey(adapter.format, principal, key);
       if (stored) return stored;
     }
     return undefined;
@@ -72,7 +72,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
      * truncating), and creates the record, or finds the one this submitter's earlier frame
      * with the same native key created (`created: false`).
      */
-    submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit }: SubmitOptions): { stored: StoredRequest; created: boolean } {
+    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit }: SubmitOptions): Promise<{ stored: StoredRequest; created: boolean }> {
       const parsed = adapter.frameSchema.safeParse(frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const normalized = normalizeFrame(adapter, parsed.data, context);
@@ -92,7 +92,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
         defaultTimeout: formatDefaults[adapter.format]?.default_timeout ?? config.requests.default_timeout,
         integration: principal.kind === 'submit' ? principal.name : null,
       });
-      admit?.();
+      await admit?.();
       const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
       return requests.create(draft, { principal, format: adapter.format, native });
     },
@@ -103,7 +103,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
      * it, the adapter reads the frame again with that record in hand (an ALP answer that is one
      * of the record's own options), since only the record knows what its options are.
      */
-    readFollowUp(adapter: WireAdapter, frame: unknown, context: Readonly<Record<string, string>>, principal: Principal): FollowUp {
+    async readFollowUp(adapter: WireAdapter, frame: unknown, context: Readonly<Record<string, string>>, principal: Principal): Promise<FollowUp> {
       if (!adapter.followUpSchema || !adapter.followUp) {
         throw new AppError('unsupported_frame', `the ${adapter.format} format has no follow-up frames`);
       }
@@ -112,7 +112,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       const ctx = { query: context };
       const asked = adapter.followUp(parsed.data, ctx);
       if (asked.kind !== 'resolve') return asked;
-      const stored = findTarget(adapter, asked, principal);
+      const stored = await findTarget(adapter, asked, principal);
       // Missing is applyFollowUp's 404; an ended request is left alone, whatever the record says.
       if (!stored || stored.record.status !== 'pending') return asked;
       const read = adapter.followUp(parsed.data, ctx, { record: stored.record, context: stored.nativeContext });
@@ -127,16 +127,16 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
      * to each of its pending requests of the session a session-wide follow-up names.
      * A request that already ended is left as it is (a follow-up never overwrites a terminal state).
      */
-    applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): FollowUpResult {
+    async applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): Promise<FollowUpResult> {
       if (asked.kind === 'ignored') return { ignored: true };
       if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
-      const stored = findTarget(adapter, asked, principal);
+      const stored = await findTarget(adapter, asked, principal);
       if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
       if (stored.record.status !== 'pending') return { ignored: true };
       const details: Record<string, unknown> = { format: adapter.format };
       if (asked.option !== undefined) details.option = asked.option;
       if (asked.feedback) details.feedback = asked.feedback;
-      const result = requests.resolveUpstream(stored.record.id, {
+      const result = await requests.resolveUpstream(stored.record.id, {
         status: asked.status,
         decision: upstreamDecision(stored.record, asked, clock.now()),
         actor: UPSTREAM_ACTOR,

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ReplyEnv } from '../adapters/adapter.js';
-import type { CounterRepository } from '../db/counter-repository.js';
 import { newId } from '../ids.js';
-import type { RequestRepository } from '../requests/request-repository.js';
 import type { TerminalHook } from '../requests/request-service.js';
 import { HANDUP_FORMAT, type FormatCatalog } from './format-catalog.js';
 import { UPSTREAM_ACTOR } from './upstream-decision.js';
@@ -15,10 +13,12 @@ export const REPLY_ACTOR = 'countersign';
 
 export interface NativeReplyHookDeps {
   formats: Pick<FormatCatalog, 'get'>;
-  repo: Pick<RequestRepository, 'appendAudit'>;
-  counters: CounterRepository;
   log: Logger;
 }
+
+// Thrown by ReplyEnv.rpcId() before the counter has been read: adapters are synchronous and
+// pure, the counter lives in the store, so a render that needs an id is redone with one.
+const NEEDS_RPC_ID = Symbol('needs an rpc id');
 
 /**
  * Renders the native reply of a native-format request once, inside its terminal transaction,
@@ -31,33 +31,44 @@ export interface NativeReplyHookDeps {
  * - An adapter that throws must not block the transition (an expiry sweep would retry the
  *   same request forever): the request ends with no reply and a `reply.render_failed` row.
  */
-export function createNativeReplyHook({ formats, repo, counters, log }: NativeReplyHookDeps): TerminalHook {
-  return ({ stored, at, actor }) => {
+export function createNativeReplyHook({ formats, log }: NativeReplyHookDeps): TerminalHook {
+  return async ({ stored, at, actor }, tx) => {
     if (stored.format === HANDUP_FORMAT || actor === UPSTREAM_ACTOR) return;
     const { id } = stored.record;
     const adapter = formats.get(stored.format);
     if (!adapter) {
-      repo.appendAudit(id, 'reply.render_failed', REPLY_ACTOR, at, { format: stored.format, error: 'no adapter serves this format' });
+      await tx.requests.appendAudit(id, 'reply.render_failed', REPLY_ACTOR, at, { format: stored.format, error: 'no adapter serves this format' });
       return;
     }
+    let rpcId: number | undefined;
     const env: ReplyEnv = {
       now: at,
       uuid: () => randomUUID(),
       ulid: () => newId(at),
-      rpcId: () => counters.next(RPC_ID_COUNTER),
+      rpcId: () => {
+        if (rpcId === undefined) throw NEEDS_RPC_ID;
+        return rpcId;
+      },
     };
+    const render = () => adapter.renderReply(stored.record, stored.nativeContext, env) ?? null;
     let reply: unknown;
     try {
-      reply = adapter.renderReply(stored.record, stored.nativeContext, env) ?? null;
+      try {
+        reply = render();
+      } catch (err) {
+        if (err !== NEEDS_RPC_ID) throw err;
+        rpcId = await tx.counters.next(RPC_ID_COUNTER);
+        reply = render();
+      }
     } catch (err) {
       log.error({ err, id, format: stored.format }, 'rendering the native reply failed');
-      repo.appendAudit(id, 'reply.render_failed', REPLY_ACTOR, at, { format: stored.format, error: String((err as Error)?.message ?? err) });
+      await tx.requests.appendAudit(id, 'reply.render_failed', REPLY_ACTOR, at, { format: stored.format, error: String((err as Error)?.message ?? err) });
       return;
     }
     stored.nativeReply = reply;
     const feedback = stored.record.decision?.feedback?.trim();
     if (feedback && !carriesText(reply, feedback)) {
-      repo.appendAudit(id, 'reply.feedback_not_sent', REPLY_ACTOR, at, { format: stored.format, feedback: stored.record.decision!.feedback });
+      await tx.requests.appendAudit(id, 'reply.feedback_not_sent', REPLY_ACTOR, at, { format: stored.format, feedback: stored.record.decision!.feedback });
     }
   };
 }

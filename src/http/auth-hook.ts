@@ -26,7 +26,7 @@ export function registerAuthHook(app: FastifyInstance, tokens: TokenService, ext
     let secret: string | undefined;
     for (const extract of extractors) if ((secret = extract(request))) break;
     if (!secret) throw new AppError('unauthorized', 'missing token: send Authorization: Bearer <token>');
-    const principal = tokens.authenticate(secret);
+    const principal = await tokens.authenticate(secret);
     if (!principal) throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
     if (level === 'admin' && principal.kind !== 'admin') {
       throw new AppError('forbidden', 'a submit token cannot use this route; it needs the admin token');

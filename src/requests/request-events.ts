@@ -6,6 +6,8 @@ export interface RequestEvent {
   type: RequestEventType;
   request: HandupRequest;
   format: string;
+  /** Set when another daemon on the same store made the change (heard through the store). */
+  remote?: true;
 }
 
 export type RequestEventListener = (event: RequestEvent) => void;

@@ -1,14 +1,14 @@
 import type { Principal } from '../auth/principal.js';
 import { actorName, submitterKey } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
-import { writeTransaction, type Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import type { HistoryFilters, ListFilters, StoredRequest } from '../storage/request-records.js';
+import type { Store, WriteTx } from '../storage/store.js';
 import { contentHash } from './content-hash.js';
 import { decide, timeoutDecision } from './decision-rules.js';
 import type { RequestDraft } from './request-draft.js';
 import type { RequestEvents, RequestEventType } from './request-events.js';
-import type { HistoryFilters, ListFilters, RequestRepository, StoredRequest } from './request-repository.js';
 import type { Decision, DecisionBody, HandupRequest, Status } from './request-schema.js';
 
 export type TerminalEventType = Exclude<RequestEventType, 'request.created'>;
@@ -24,10 +24,10 @@ export interface TerminalTransition {
 
 /**
  * Runs inside the write transaction of every terminal transition (decision, expiry, cancel,
- * upstream resolution). Whatever a hook writes commits or rolls back with the transition:
- * this is where the native reply is rendered and the callback outbox row is written.
+ * upstream resolution). Whatever a hook writes through `tx` commits or rolls back with the
+ * transition: this is where the native reply is rendered and the callback outbox row is written.
  */
-export type TerminalHook = (transition: TerminalTransition) => void;
+export type TerminalHook = (transition: TerminalTransition, tx: WriteTx) => Promise<void>;
 
 export interface NativeOrigin {
   /** Permanent key derived from native ids; a re-sent frame maps to the same record. */
@@ -52,23 +52,16 @@ export interface UpstreamResolution {
 }
 
 export interface RequestServiceDeps {
-  db: Db;
-  repo: RequestRepository;
+  store: Store;
   clock: Clock;
   events: RequestEvents;
   terminalHooks?: TerminalHook[];
-  /**
-   * Defers a callback until the surrounding write has committed (see db/write-batcher.ts).
-   * Default: run at once, which is right when every write commits on its own.
-   */
-  afterCommit?: (cb: () => void) => void;
 }
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ db, repo, clock, events, terminalHooks = [], afterCommit = (cb) => cb() }: RequestServiceDeps) {
-  function visible(id: string, principal: Principal): StoredRequest {
-    const stored = repo.get(id);
+export function createRequestService({ store, clock, events, terminalHooks = [] }: RequestServiceDeps) {
+  function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
     // Someone else's request is indistinguishable from a missing one (product.md §5).
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
       throw new AppError('not_found', `request ${id} not found`);
@@ -76,27 +69,34 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
     return stored;
   }
 
-  // Listeners (waiters, the events hub, the callback worker) only ever hear committed changes.
-  function emit(type: RequestEventType, stored: StoredRequest) {
-    afterCommit(() => events.emit({ type, request: stored.record, format: stored.format }));
+  /**
+   * Listeners in this daemon (waiters, the events hub, the callback worker) hear a change once it
+   * has committed; the other daemons on the store hear of it through the store.
+   */
+  function emit(tx: WriteTx, type: RequestEventType, stored: StoredRequest) {
+    tx.announce({ type, requestId: stored.record.id });
+    tx.afterCommit(() => events.emit({ type, request: stored.record, format: stored.format }));
   }
 
   /** The one path every terminal transition takes: conditional update, audit, hooks, one transaction. */
-  function finish(
+  async function finish(
+    tx: WriteTx,
     stored: StoredRequest,
     next: { status: Exclude<Status, 'pending'>; decision: Decision | null },
     type: TerminalEventType,
     audit: { event: string; actor: string; details?: unknown },
     at: number,
-  ): StoredRequest {
+  ): Promise<StoredRequest> {
     const record: HandupRequest = { ...stored.record, status: next.status, decision: next.decision };
     const updated: StoredRequest = { ...stored, record, resolvedAt: at };
-    if (!repo.finish(record, at)) {
+    // Conditional on pending: whichever writer (or daemon) comes second changes nothing.
+    if (!(await tx.requests.finish(record, at))) {
       throw new AppError('not_pending', `request ${record.id} is no longer pending`);
     }
-    repo.appendAudit(record.id, audit.event, audit.actor, at, audit.details);
-    for (const hook of terminalHooks) hook({ stored: updated, type, at, actor: audit.actor });
-    if (updated.nativeReply !== stored.nativeReply) repo.setNativeReply(record.id, updated.nativeReply);
+    await tx.requests.appendAudit(record.id, audit.event, audit.actor, at, audit.details);
+    for (const hook of terminalHooks) await hook({ stored: updated, type, at, actor: audit.actor }, tx);
+    if (updated.nativeReply !== stored.nativeReply) await tx.requests.setNativeReply(record.id, updated.nativeReply);
+    emit(tx, type, updated);
     return updated;
   }
 
@@ -108,28 +108,31 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
     }
   }
 
+  /** The request a replayed native frame or a dedupe key names, if any; throws on a dedupe conflict. */
+  async function existing(tx: WriteTx, submitter: string, format: string, hash: string, draft: Omit<RequestDraft, 'timeoutMs'>, native: NativeOrigin | undefined) {
+    if (native) return tx.requests.findByNativeKey(format, submitter, native.key);
+    if (draft.dedupe_key === null) return undefined;
+    const found = await tx.requests.findPendingByDedupe(submitter, draft.dedupe_key);
+    if (found && found.record.content_hash !== hash) {
+      throw new AppError(
+        'dedupe_conflict',
+        `dedupe_key "${draft.dedupe_key}" is already used by pending request ${found.record.id} with different content`,
+        { existing_id: found.record.id },
+      );
+    }
+    return found;
+  }
+
   return {
     /** Creates a request, or returns the existing one on a dedupe hit or a replayed native frame. */
-    create(draft: RequestDraft, { principal, format = 'handup', native }: CreateOptions): { stored: StoredRequest; created: boolean } {
+    create(draft: RequestDraft, { principal, format = 'handup', native }: CreateOptions): Promise<{ stored: StoredRequest; created: boolean }> {
       const submitter = submitterKey(principal);
       const { timeoutMs, ...fields } = draft;
-      const result = writeTransaction(db, () => {
+      const hash = contentHash(fields);
+      return store.write(async (tx) => {
+        const found = await existing(tx, submitter, format, hash, fields, native);
+        if (found) return { stored: found, created: false };
         const now = clock.now();
-        const hash = contentHash(fields);
-        if (native) {
-          const existing = repo.findByNativeKey(format, submitter, native.key);
-          if (existing) return { stored: existing, created: false };
-        } else if (fields.dedupe_key !== null) {
-          const existing = repo.findPendingByDedupe(submitter, fields.dedupe_key);
-          if (existing) {
-            if (existing.record.content_hash === hash) return { stored: existing, created: false };
-            throw new AppError(
-              'dedupe_conflict',
-              `dedupe_key "${fields.dedupe_key}" is already used by pending request ${existing.record.id} with different content`,
-              { existing_id: existing.record.id },
-            );
-          }
-        }
         const record: HandupRequest = {
           id: newId(now),
           ...fields,
@@ -149,22 +152,27 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
           nativeReply: null,
           resolvedAt: null,
         };
-        repo.insert(stored);
+        if (!(await tx.requests.insert(stored))) {
+          // Another daemon inserted the same native or dedupe key between our read and our
+          // insert, and has committed: answer with its request, as for any replay.
+          const winner = await existing(tx, submitter, format, hash, fields, native);
+          if (winner) return { stored: winner, created: false };
+          throw new Error(`request ${record.id} collided with a request that is gone`);
+        }
         const notes = native?.notes?.length ? { notes: native.notes } : {};
-        repo.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
+        await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
+        emit(tx, 'request.created', stored);
         return { stored, created: true };
       });
-      if (result.created) emit('request.created', result.stored);
-      return result;
     },
 
-    get(id: string, principal: Principal): StoredRequest {
-      return visible(id, principal);
+    async get(id: string, principal: Principal): Promise<StoredRequest> {
+      return ownedOrMissing(await store.requests.get(id), id, principal);
     },
 
-    decide(id: string, body: DecisionBody, principal: Principal): StoredRequest {
-      const updated = writeTransaction(db, () => {
-        const stored = visible(id, principal);
+    decide(id: string, body: DecisionBody, principal: Principal): Promise<StoredRequest> {
+      return store.write(async (tx) => {
+        const stored = ownedOrMissing(await tx.requests.get(id), id, principal);
         pendingOrThrow(stored);
         const at = clock.now();
         const by = actorName(principal);
@@ -172,88 +180,84 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
         const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
         if (next.decision.feedback) details.feedback = next.decision.feedback;
         if (next.decision.scope) details.scope = next.decision.scope;
-        return finish(stored, next, 'request.decided', { event: 'decided', actor: by, details }, at);
+        return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details }, at);
       });
-      emit('request.decided', updated);
-      return updated;
     },
 
-    cancel(id: string, principal: Principal): StoredRequest {
-      const updated = writeTransaction(db, () => {
-        const stored = visible(id, principal);
+    cancel(id: string, principal: Principal): Promise<StoredRequest> {
+      return store.write(async (tx) => {
+        const stored = ownedOrMissing(await tx.requests.get(id), id, principal);
         pendingOrThrow(stored);
         const at = clock.now();
-        return finish(stored, { status: 'cancelled', decision: null }, 'request.cancelled', { event: 'cancelled', actor: actorName(principal) }, at);
+        return finish(tx, stored, { status: 'cancelled', decision: null }, 'request.cancelled', { event: 'cancelled', actor: actorName(principal) }, at);
       });
-      emit('request.cancelled', updated);
-      return updated;
     },
 
     /**
      * Applies a native follow-up frame (resolved elsewhere, cancelled, expired). A terminal
      * request is never overwritten: the caller gets the stored one back with `changed: false`.
      */
-    resolveUpstream(id: string, resolution: UpstreamResolution): { stored: StoredRequest; changed: boolean } {
+    resolveUpstream(id: string, resolution: UpstreamResolution): Promise<{ stored: StoredRequest; changed: boolean }> {
       const type: TerminalEventType =
         resolution.status === 'cancelled' ? 'request.cancelled' : resolution.status === 'expired' ? 'request.expired' : 'request.decided';
-      const result = writeTransaction(db, () => {
-        const stored = repo.get(id);
+      return store.write(async (tx) => {
+        const stored = await tx.requests.get(id);
         if (!stored) throw new AppError('not_found', `request ${id} not found`);
         if (stored.record.status !== 'pending') return { stored, changed: false };
         const at = clock.now();
         const event = type === 'request.decided' ? 'decided' : resolution.status;
-        const updated = finish(stored, resolution, type, { event, actor: resolution.actor, details: resolution.details }, at);
+        const updated = await finish(tx, stored, resolution, type, { event, actor: resolution.actor, details: resolution.details }, at);
         return { stored: updated, changed: true };
       });
-      if (result.changed) emit(type, result.stored);
-      return result;
     },
 
-    /** Expires everything due at `now`, each exactly once (the UPDATE is conditional on pending). */
-    expireDue(): StoredRequest[] {
+    /**
+     * Expires everything due at `now`, each exactly once: due rows are claimed (another daemon
+     * sweeping at the same moment skips them) and the update is conditional on pending.
+     */
+    async expireDue(): Promise<StoredRequest[]> {
       const expired: StoredRequest[] = [];
       for (;;) {
-        const batch = writeTransaction(db, () => {
+        const batch = await store.write(async (tx) => {
           const now = clock.now();
           const out: StoredRequest[] = [];
-          for (const stored of repo.due(now, EXPIRY_BATCH)) {
+          for (const stored of await tx.requests.claimDue(now, EXPIRY_BATCH)) {
             const decision = timeoutDecision(stored.record, now);
             const details = decision ? { on_timeout: stored.record.on_timeout, option: decision.option } : { on_timeout: stored.record.on_timeout };
-            out.push(finish(stored, { status: 'expired', decision }, 'request.expired', { event: 'expired', actor: 'timeout', details }, now));
+            out.push(await finish(tx, stored, { status: 'expired', decision }, 'request.expired', { event: 'expired', actor: 'timeout', details }, now));
           }
           return out;
         });
-        for (const stored of batch) emit('request.expired', stored);
         expired.push(...batch);
         if (batch.length < EXPIRY_BATCH) return expired;
       }
     },
 
-    nextDeadline(): number | null {
-      return repo.nextDeadline();
+    nextDeadline(): Promise<number | null> {
+      return store.requests.nextDeadline();
     },
 
-    list(filters: ListFilters): StoredRequest[] {
-      return repo.list(filters);
+    list(filters: ListFilters): Promise<StoredRequest[]> {
+      return store.requests.list(filters);
     },
 
-    history(filters: HistoryFilters): StoredRequest[] {
-      return repo.history(filters);
+    history(filters: HistoryFilters): Promise<StoredRequest[]> {
+      return store.requests.history(filters);
     },
 
-    audit(id: string, principal: Principal) {
-      visible(id, principal);
-      return repo.audit(id);
+    async audit(id: string, principal: Principal) {
+      ownedOrMissing(await store.requests.get(id), id, principal);
+      return store.requests.audit(id);
     },
 
     /** For native formats: the stored request behind a native key, if this submitter sent it. */
-    findByNativeKey(format: string, principal: Principal, key: string): StoredRequest | undefined {
-      return repo.findByNativeKey(format, submitterKey(principal), key);
+    findByNativeKey(format: string, principal: Principal, key: string): Promise<StoredRequest | undefined> {
+      return store.requests.findByNativeKey(format, submitterKey(principal), key);
     },
 
     /** For native formats: this submitter's pending requests of one native session (`source.session`), oldest first. */
-    findPendingBySession(format: string, principal: Principal, session: string): StoredRequest[] {
-      return repo.findPendingBySession(format, submitterKey(principal), session);
+    findPendingBySession(format: string, principal: Principal, session: string): Promise<StoredRequest[]> {
+      return store.requests.findPendingBySession(format, submitterKey(principal), session);
     },
   };
 }

@@ -7,6 +7,7 @@ type Wake = (record: HandupRequest | null) => void;
 /**
  * Long-poll support. The waiter registers before the caller reads the row, so a decision that
  * commits between the read and the wait is never missed (subscribe first, then check).
+ * Decisions made on other daemons arrive as events too (the store relays them).
  */
 export function createWaiters({ events, clock }: { events: RequestEvents; clock: Clock }) {
   const byId = new Map<string, Set<Wake>>();
@@ -23,23 +24,26 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
   return {
     /**
      * Waits until request `id` leaves pending or `timeoutMs` passes. Resolves with the terminal
-     * record, or null when the time ran out (or the daemon is shutting down): the caller then
-     * answers with the still-pending record.
+     * record, or with a fresh read (`check`) when the time ran out or the daemon is shutting
+     * down: the caller then answers with the still-pending record. `check` also decides who may
+     * wait (it throws not_found for someone else's request).
      */
-    wait(id: string, timeoutMs: number, check: () => HandupRequest): Promise<HandupRequest> {
+    wait(id: string, timeoutMs: number, check: () => Promise<HandupRequest>): Promise<HandupRequest> {
       return new Promise((resolve, reject) => {
         let done = false;
+        const remove = () => {
+          const set = byId.get(id);
+          set?.delete(wake);
+          // Unknown ids must not leave empty entries behind (callers choose the ids).
+          if (set?.size === 0) byId.delete(id);
+        };
         const finish = (terminal: HandupRequest | null) => {
           if (done) return;
           done = true;
           clock.clearTimer(timer);
-          byId.get(id)?.delete(wake);
-          if (byId.get(id)?.size === 0) byId.delete(id);
-          try {
-            resolve(terminal ?? check());
-          } catch (err) {
-            reject(err);
-          }
+          remove();
+          if (terminal) resolve(terminal);
+          else check().then(resolve, reject);
         };
         const wake: Wake = (r) => finish(r);
         let set = byId.get(id);
@@ -47,17 +51,18 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
         set.add(wake);
         const timer = clock.setTimer(() => finish(null), timeoutMs);
         if (closed) return finish(null);
-        try {
-          const current = check();
-          if (current.status !== 'pending') finish(current);
-        } catch (err) {
-          done = true;
-          clock.clearTimer(timer);
-          set.delete(wake);
-          // Unknown ids must not leave empty entries behind (callers choose the ids).
-          if (set.size === 0 && byId.get(id) === set) byId.delete(id);
-          reject(err);
-        }
+        check().then(
+          (current) => {
+            if (current.status !== 'pending') finish(current);
+          },
+          (err: unknown) => {
+            if (done) return;
+            done = true;
+            clock.clearTimer(timer);
+            remove();
+            reject(err);
+          },
+        );
       });
     },
 
@@ -69,6 +74,9 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
         for (const wake of set) wake(null);
       }
     },
+
+    /** True once releaseAll has run: the daemon is shutting down. */
+    closing: () => closed,
 
     count(): number {
       let n = 0;

@@ -37,6 +37,9 @@ export interface Store {
    */
   onRemoteChange(listener: (change: Change) => void): () => void;
 
+  /** Resolves when the database answers; rejects with 503 `storage_unavailable` when it cannot be reached. */
+  ping(): Promise<void>;
+
   /** What the store is, for health reports: never a password or a path with secrets. */
   readonly info: StoreInfo;
 

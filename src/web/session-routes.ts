@@ -30,7 +30,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
     },
   }, async (request, reply) => {
     refuseForeignBrowser(request);
-    const principal = deps.tokens.authenticate(request.body.token);
+    const principal = await deps.tokens.authenticate(request.body.token);
     if (!principal) throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
     if (principal.kind !== 'admin') {
       throw new AppError('forbidden', 'this is a submit token: it can only create requests; sign in with the admin token');

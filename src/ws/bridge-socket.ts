@@ -2,13 +2,13 @@ import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
 import type { Principal } from '../auth/principal.js';
-import type { RateLimiter } from '../auth/rate-limiter.js';
+import type { RateLimit } from '../auth/rate-limit.js';
 import { AppError, toErrorBody } from '../errors.js';
 import type { NativeIntake } from '../formats/native-intake.js';
 import { jsonValueProblem } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
 import type { RequestEvents } from '../requests/request-events.js';
-import type { StoredRequest } from '../requests/request-repository.js';
+import type { StoredRequest } from '../storage/request-records.js';
 import type { RequestService } from '../requests/request-service.js';
 
 export interface BridgeSocketOptions {
@@ -19,8 +19,7 @@ export interface BridgeSocketOptions {
   intake: NativeIntake;
   requests: RequestService;
   events: RequestEvents;
-  rateLimiter: RateLimiter;
-  maxPerMinute: number;
+  rateLimit: RateLimit;
   log: Logger;
   pingIntervalMs: number;
   /** A bridge whose unsent data passes this many bytes is cut (it replays its frames to resync). */
@@ -35,7 +34,7 @@ export interface BridgeSocketOptions {
  * verbatim on this socket (at once for a replayed frame whose request already ended).
  * Requests that end without a reply (none in the protocol, or resolved upstream) send nothing.
  * Bad frames get `countersign.error` and the socket stays open. Messages are handled one at a
- * time, in order, synchronously.
+ * time, in order: the next waits until the previous one is stored and answered.
  */
 export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   const { adapter, principal, intake } = o;
@@ -62,14 +61,10 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     if (e.type === 'request.created' || !watching.has(e.request.id)) return;
     watching.delete(e.request.id);
     // The event carries the record only; the reply was stored in the same transaction.
-    try {
-      sendReply(o.requests.get(e.request.id, principal));
-    } catch (err) {
-      o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge');
-    }
+    o.requests.get(e.request.id, principal).then(sendReply, (err: unknown) => o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge'));
   });
 
-  function handle(raw: string) {
+  async function handle(raw: string) {
     let frame: unknown;
     try {
       frame = JSON.parse(raw);
@@ -79,22 +74,22 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     // The same checks as HTTP bodies get (depth, valid Unicode, finite numbers).
     const problem = jsonValueProblem(frame);
     if (problem) throw new AppError('invalid_frame', problem);
-    const asked = readFollowUp(frame);
+    const asked = await readFollowUp(frame);
     if (asked?.kind === 'resolve' || asked?.kind === 'resolve-session') {
-      intake.applyFollowUp(adapter, asked, principal);
+      await intake.applyFollowUp(adapter, asked, principal);
       return;
     }
     if (asked?.kind === 'ignored') {
       if (!adapter.frameSchema.safeParse(frame).success) return;
       // Both schemas take it: a request frame, unless it asks nothing of a human either.
       try {
-        submit(frame);
+        await submit(frame);
       } catch (err) {
         if (!(err instanceof AppError && err.code === 'unsupported_frame')) throw err;
       }
       return;
     }
-    submit(frame);
+    await submit(frame);
   }
 
   /**
@@ -102,10 +97,10 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
    * Schemas may overlap (a protocol's event stream carries both kinds), so an adapter error on
    * a frame the request schema also takes defers to the request path.
    */
-  function readFollowUp(frame: unknown): FollowUp | null {
+  async function readFollowUp(frame: unknown): Promise<FollowUp | null> {
     if (!adapter.followUpSchema?.safeParse(frame).success) return null;
     try {
-      return intake.readFollowUp(adapter, frame, o.query.context, principal);
+      return await intake.readFollowUp(adapter, frame, o.query.context, principal);
     } catch (err) {
       if (adapter.frameSchema.safeParse(frame).success) return null;
       throw err;
@@ -113,31 +108,30 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   }
 
   // Counted once a frame is known to be a request, so event noise a bridge forwards costs nothing.
-  function takeRate() {
-    if (principal.kind === 'submit' && !o.rateLimiter.take(principal.tokenId)) {
-      throw new AppError(
-        'rate_limited',
-        `rate limited: token "${principal.name}" created more than ${o.maxPerMinute} requests in the last minute (requests.max_per_minute)`,
-      );
-    }
+  async function takeRate() {
+    if (principal.kind === 'submit') await o.rateLimit(principal.tokenId, principal.name);
   }
 
-  function submit(frame: unknown) {
-    const { stored } = intake.submit(adapter, frame, { principal, overrides: o.query.overrides, context: o.query.context, admit: takeRate });
+  async function submit(frame: unknown) {
+    const { stored } = await intake.submit(adapter, frame, { principal, overrides: o.query.overrides, context: o.query.context, admit: takeRate });
     send({ type: 'countersign.accepted', id: stored.record.id });
     if (stored.record.status === 'pending') watching.add(stored.record.id);
     else sendReply(stored);
   }
 
+  // One message at a time, in arrival order.
+  let queue = Promise.resolve();
   socket.on('message', (data: WebSocket.RawData) => {
     const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    try {
-      handle(raw.toString('utf8'));
-    } catch (err) {
-      if (!(err instanceof AppError)) o.log.error({ err, format: adapter.format }, 'bridge frame failed');
-      const appError = err instanceof AppError ? err : new AppError('internal_error', 'internal error');
-      send({ type: 'countersign.error', ...toErrorBody(appError) });
-    }
+    queue = queue.then(async () => {
+      try {
+        await handle(raw.toString('utf8'));
+      } catch (err) {
+        if (!(err instanceof AppError)) o.log.error({ err, format: adapter.format }, 'bridge frame failed');
+        const appError = err instanceof AppError ? err : new AppError('internal_error', 'internal error');
+        send({ type: 'countersign.error', ...toErrorBody(appError) });
+      }
+    });
   });
 
   const pinger = setInterval(() => {

@@ -5,6 +5,8 @@ export interface FakeClock extends Clock {
   advance(ms: number): void;
   set(now: number): void;
   pending(): number;
+  /** When the earliest timer is due, or null when none is set. */
+  nextAt(): number | null;
 }
 
 /** A clock that moves only when told to. */
@@ -38,6 +40,7 @@ export function createFakeClock(start = Date.UTC(2026, 0, 1)): FakeClock {
       clock.advance(Math.max(0, t - now));
     },
     pending: () => timers.size,
+    nextAt: () => (timers.size ? Math.min(...[...timers.values()].map((t) => t.at)) : null),
   };
   return clock;
 }

@@ -1,8 +1,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { loadConfig, type Config, type DeepPartial } from '../../src/config.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
+import { numberPlaceholders } from '../../src/storage/postgres/postgres-runner.js';
+import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from './postgres.js';
+
+/**
+ * Which store test daemons use: SQLite (the default), or PostgreSQL when
+ * `COUNTERSIGN_TEST_STORE=postgres` (with `COUNTERSIGN_TEST_POSTGRES_URL`; `npm run test:all`
+ * runs the integration suite both ways).
+ */
+export const TEST_STORE: 'sqlite' | 'postgres' = process.env.COUNTERSIGN_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+if (TEST_STORE === 'postgres' && !TEST_POSTGRES_URL) throw new Error('COUNTERSIGN_TEST_STORE=postgres needs COUNTERSIGN_TEST_POSTGRES_URL');
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -57,21 +69,73 @@ export interface TestServer {
   api: ApiClient;
   /** Creates a submit token and returns a client that uses it. */
   submitClient(name: string): Promise<{ token: string; api: ApiClient }>;
+  /**
+   * Reads the daemon's database directly, whichever store it runs on (write SQL both dialects
+   * take; `?` placeholders). For checks such as "nothing was stored".
+   */
+  sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
+  /** `SELECT COUNT(*)` of a table. */
+  count(table: string): Promise<number>;
   close(): Promise<void>;
 }
 
+/** PostgreSQL schemas by data directory: a daemon restarted on the same data dir finds its data. */
+const schemas = new Map<string, FreshPostgres>();
+
 /**
- * Starts the real daemon on 127.0.0.1 with a random port and a fresh SQLite file in a temp
- * directory. Close it in afterEach.
+ * Starts the real daemon on 127.0.0.1 with a random port, a temp data directory and a fresh
+ * store: a new SQLite file, or a new PostgreSQL schema (see TEST_STORE). Close it in afterEach.
+ * Starting again with `data_dir` of an earlier server (after `server.close()`) reopens its store.
  */
 export async function startTestServer(overrides: DeepPartial<Config> = {}, opts: Pick<StartOptions, 'clock' | 'adapters'> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'countersign-test-'));
+  const dataKey = overrides.data_dir ?? dataDir;
+  let fresh: FreshPostgres | undefined;
+  if (TEST_STORE === 'postgres' && !overrides.storage?.url) {
+    fresh = schemas.get(dataKey) ?? (await freshPostgresSchema());
+    schemas.set(dataKey, fresh);
+  }
+  const storage = fresh ? { ...overrides.storage, url: fresh.url } : overrides.storage;
   const config = loadConfig({
     env: {},
-    overrides: { host: '127.0.0.1', port: 0, log_level: 'silent', admin_token: ADMIN_TOKEN, ...overrides, data_dir: overrides.data_dir ?? dataDir },
+    overrides: {
+      host: '127.0.0.1',
+      port: 0,
+      log_level: 'silent',
+      admin_token: ADMIN_TOKEN,
+      ...overrides,
+      ...(storage ? { storage } : {}),
+      data_dir: overrides.data_dir ?? dataDir,
+    },
   });
-  const server = await startServer(config, opts);
+  let server: RunningServer;
+  try {
+    server = await startServer(config, opts);
+  } catch (err) {
+    if (fresh && !overrides.data_dir) {
+      schemas.delete(dataKey);
+      await fresh.drop();
+    }
+    throw err;
+  }
   const api = createApiClient(server.url, ADMIN_TOKEN);
+  const sql = async <T,>(query: string, params: unknown[] = []): Promise<T[]> => {
+    if (config.storage.url) {
+      const c = new pg.Client({ connectionString: config.storage.url });
+      await c.connect();
+      try {
+        return (await c.query(numberPlaceholders(query), params)).rows as T[];
+      } finally {
+        await c.end();
+      }
+    }
+    const db = new Database(join(config.data_dir, 'countersign.db'), { readonly: true });
+    try {
+      return db.prepare(query).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  };
   return {
     server,
     url: server.url,
@@ -84,8 +148,17 @@ export async function startTestServer(overrides: DeepPartial<Config> = {}, opts:
       if (res.status !== 201) throw new Error(`cannot create token ${name}: ${res.status} ${res.text}`);
       return { token: res.body.token as string, api: createApiClient(server.url, res.body.token as string) };
     },
+    sql,
+    async count(table) {
+      const [row] = await sql<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`);
+      return Number(row?.n ?? 0);
+    },
     async close() {
       await server.close();
+      if (fresh) {
+        schemas.delete(dataKey);
+        await fresh.drop();
+      }
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -26,6 +26,7 @@ const PROTECTED: Array<[string, string, unknown?]> = [
   ['POST', '/v1/tokens', { name: 'x' }],
   ['GET', '/v1/tokens'],
   ['DELETE', '/v1/tokens/x'],
+  ['GET', '/v1/cluster'],
 ];
 
 /** Routes a submit token may not use at all (product.md §5): 403 before anything else. */
@@ -47,11 +48,11 @@ describe('auth', () => {
     return api.request(method, path, method === 'POST' ? body ?? {} : undefined, { token });
   }
 
-  it('health is public and answers {status: "ok", version}', async () => {
+  it('health is public and answers {status: "ok", version, store}', async () => {
     t = await startTestServer();
     const res = await call(null, 'GET', '/v1/health');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(res.body).toEqual({ status: 'ok', version: expect.stringMatching(/^\d+\.\d+\.\d+/), store: expect.stringMatching(/^(sqlite|postgres)$/) });
   });
 
   it.each(PROTECTED)('%s %s without a token is 401 unauthorized', async (method, path, body) => {

@@ -142,15 +142,13 @@ describe('bad input', () => {
 
   /** Everything a refused call must leave untouched. */
   async function snapshot() {
-    const db = t.server.deps.db;
-    const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
     const list = await t.api.get('/v1/requests?limit=500');
     return {
       listed: list.body,
-      requests: count('requests'),
-      audit: count('audit'),
-      tokens: count('tokens'),
-      blobs: count('blobs'),
+      requests: await t.count('requests'),
+      audit: await t.count('audit'),
+      tokens: await t.count('tokens'),
+      blobs: await t.count('blobs'),
     };
   }
 

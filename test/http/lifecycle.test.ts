@@ -319,6 +319,7 @@ describe('request lifecycle', () => {
       clock.advance(599_999);
       expect((await show(t.api, r.id)).status).toBe('pending');
       clock.advance(1);
+      await t.server.settled();
       const after = await show(t.api, r.id);
       return { r, after };
     }
@@ -382,6 +383,7 @@ describe('request lifecycle', () => {
       expect(nul).toMatchObject({ expires_at: null, timeout: null });
       expect(dflt).toMatchObject({ expires_at: dflt.created_at + 3_600_000, timeout: '1h' });
       clock.advance(400 * 86_400_000);
+      await t.server.settled();
       expect((await show(t.api, none.id)).status).toBe('pending');
       expect((await show(t.api, nul.id)).status).toBe('pending');
       expect((await show(t.api, dflt.id)).status).toBe('expired');

@@ -91,8 +91,9 @@ describe('GET /v1/history', () => {
     await t.api.post(`/v1/requests/${e.id}/cancel`);
     clock.advance(1000);
     await decide(t.api, d, 'ok');
-    clock.advance(3_600_000); // a expires
     const start = a.created_at;
+    clock.set(a.expires_at!); // a expires; the sweep runs after this returns
+    expect((await t.api.get(`/v1/requests/${a.id}/wait?timeout=10s`)).body.status).toBe('expired');
 
     const page = await history();
     expect(page.next_cursor).toBeNull();

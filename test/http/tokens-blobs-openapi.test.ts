@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest, expectError } from '../helpers/request-api.js';
-import { createApiClient, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { createApiClient, startTestServer, TEST_STORE, type TestServer } from '../helpers/test-server.js';
 
 describe('tokens', () => {
   let t: TestServer;
@@ -27,7 +27,7 @@ describe('tokens', () => {
 
     // The secret works, is never shown again, and is not stored in the clear.
     expect((await createApiClient(t.url, created.body.token).post('/v1/requests', { title: 'x' })).status).toBe(201);
-    const stored = t.server.deps.db.prepare('SELECT * FROM tokens').all();
+    const stored = await t.sql('SELECT * FROM tokens');
     expect(JSON.stringify(stored)).not.toContain(created.body.token);
 
     const revoked = await t.api.delete('/v1/tokens/ci-bot');
@@ -86,7 +86,7 @@ describe('blobs', () => {
     const again = await upload(bytes, 'image/png');
     expect(again.status).toBe(201);
     expect(again.text).toBe(hash);
-    expect((t.server.deps.db.prepare('SELECT COUNT(*) AS n FROM blobs').get() as { n: number }).n).toBe(1);
+    expect(await t.count('blobs')).toBe(1);
 
     // A request may reference the blob by that hash.
     const r = await createRequest(t.api, { title: 'see file', previews: [{ type: 'file', blob: hash, name: 'data.bin' }] });
@@ -113,7 +113,7 @@ describe('blobs', () => {
     const res = await upload(Buffer.alloc(16 * 1024 * 1024 + 1));
     expectError(res, 413, 'payload_too_large', String(16 * 1024 * 1024));
     expect(res.body.error).not.toContain('max_body_bytes');
-    expect((t.server.deps.db.prepare('SELECT COUNT(*) AS n FROM blobs').get() as { n: number }).n).toBe(0);
+    expect(await t.count('blobs')).toBe(0);
   });
 });
 
@@ -155,11 +155,20 @@ describe('openapi and health', () => {
     );
   });
 
-  it('GET /v1/health answers {status: "ok", version} without a token', async () => {
+  it('GET /v1/health answers {status: "ok", version, store} without a token', async () => {
     t = await startTestServer();
     const res = await fetch(`${t.url}/v1/health`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', version: t.server.deps.version });
+    expect(await res.json()).toEqual({ status: 'ok', version: t.server.deps.version, store: TEST_STORE });
+  });
+
+  it('GET /v1/cluster lists this daemon (admin only)', async () => {
+    t = await startTestServer();
+    const res = await t.api.get('/v1/cluster');
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ store: TEST_STORE, nodes: [{ id: t.server.deps.cluster.id, version: t.server.deps.version, started_at: expect.any(Number), last_seen: expect.any(Number), self: true }] });
+    const { api } = await t.submitClient('agent');
+    expect((await api.get('/v1/cluster')).status).toBe(403);
   });
 
   it('unknown routes are 404 not_found in the error shape', async () => {

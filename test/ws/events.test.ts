@@ -66,6 +66,7 @@ describe('GET /v1/events (WebSocket)', () => {
     const cancelled = (await t.api.post(`/v1/requests/${b.id}/cancel`)).body;
     const e = await createRequest(t.api, { title: 'expire me', timeout: '1m' });
     clock.advance(60_000);
+    await t.server.settled();
     const expired = (await t.api.get(`/v1/requests/${e.id}`)).body;
 
     await expect.poll(() => c.messages.length).toBe(6);

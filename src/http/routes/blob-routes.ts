@@ -23,13 +23,13 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
     }, async (request, reply) => {
       const body = request.body;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('invalid_request', 'send the file bytes as the body');
-      return reply.code(201).type('text/plain; charset=utf-8').send(deps.blobs.put(body));
+      return reply.code(201).type('text/plain; charset=utf-8').send(await deps.blobs.put(body));
     });
 
     r.get('/v1/blobs/:hash', {
       schema: { summary: 'Download a blob', params: z.strictObject({ hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex>') }) },
     }, async (request, reply) => {
-      const bytes = deps.blobs.get(request.params.hash);
+      const bytes = await deps.blobs.get(request.params.hash);
       if (!bytes) throw new AppError('not_found', `blob ${request.params.hash} not found`);
       return reply
         .header('content-security-policy', "sandbox; default-src 'none'")

@@ -13,5 +13,5 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: Deps) {
       body: DecisionBodySchema,
       response: { 200: RequestDoc, 400: ErrorDoc, 404: ErrorDoc, 409: ErrorDoc, 412: ErrorDoc },
     },
-  }, async (request) => (await deps.writes.run(() => deps.requests.decide(request.params.id, request.body, request.principal))).record);
+  }, async (request) => (await deps.requests.decide(request.params.id, request.body, request.principal)).record);
 }

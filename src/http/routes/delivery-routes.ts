@@ -16,7 +16,7 @@ const AttemptDoc = z.object({
 const DeliveryDoc = z.object({
   id: z.string().describe('The delivery id, sent as webhook-id and as the body id'),
   request_id: z.string(),
-  type: z.enum(['request.decided', 'request.expired', 'request.cancelled']),
+  type: z.string().describe('request.decided, request.expired or request.cancelled'),
   url: z.string(),
   state: z.enum(['pending', 'leased', 'delivered', 'failed']),
   created_at: z.number().int(),
@@ -36,7 +36,7 @@ export function registerDeliveryRoutes(app: FastifyInstance, deps: Deps) {
     },
   }, async (request) => {
     const { id } = request.params;
-    deps.requests.get(id, request.principal); // 404 for an unknown id
-    return deps.deliveries.listForRequest(id);
+    await deps.requests.get(id, request.principal); // 404 for an unknown id
+    return deps.store.deliveries.listForRequest(id);
   });
 }

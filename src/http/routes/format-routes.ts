@@ -5,7 +5,7 @@ import type { Principal } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
 import { durationMs } from '../../durations.js';
 import { AppError } from '../../errors.js';
-import type { StoredRequest } from '../../requests/request-repository.js';
+import type { StoredRequest } from '../../storage/request-records.js';
 import { attachBridgeSocket } from '../../ws/bridge-socket.js';
 import { parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
@@ -32,21 +32,21 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   const { formats, nativeIntake, requests, waiters, config } = deps;
 
   /** The submitter's own request of this format; anything else is indistinguishable from missing. */
-  function ownOfFormat(id: string, format: string, principal: Principal): StoredRequest {
-    const stored = requests.get(id, principal);
+  async function ownOfFormat(id: string, format: string, principal: Principal): Promise<StoredRequest> {
+    const stored = await requests.get(id, principal);
     if (stored.format !== format) throw new AppError('not_found', `request ${id} not found`);
     return stored;
   }
 
   /** Long-polls until the request leaves pending or `ms` passes, then reads it back with its reply. */
   async function settle(id: string, ms: number, principal: Principal): Promise<StoredRequest> {
-    await waiters.wait(id, ms, () => requests.get(id, principal).record);
+    await waiters.wait(id, ms, async () => (await requests.get(id, principal)).record);
     return requests.get(id, principal);
   }
 
   r.post('/v1/formats/:format/requests', {
     config: { auth: 'submit', validationCode: 'invalid_frame' },
-    preValidation: rateLimitCreates(deps.rateLimiter, config.requests.max_per_minute),
+    preValidation: rateLimitCreates(deps.rateLimit),
     schema: {
       summary: 'Submit one native frame; 200 with the same record when its native key was seen before',
       description: 'Query: timeout, on_timeout, callback_url, wait (long-poll, max 60s) and per-format context keys (e.g. session for Ask).',
@@ -57,9 +57,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'request');
     const principal = request.principal;
-    const { stored, created } = await deps.writes.run(() =>
-      nativeIntake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context }),
-    );
+    const { stored, created } = await nativeIntake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
     const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
     return reply.code(created ? 201 : 200).send(withReply(answer));
   });
@@ -75,7 +73,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   }, async (request) => {
     const { format, id } = request.params;
     const adapter = formats.native(format);
-    const stored = ownOfFormat(id, adapter.format, request.principal);
+    const stored = await ownOfFormat(id, adapter.format, request.principal);
     const { wait } = request.query;
     if (wait === undefined || stored.record.status !== 'pending') return withReply(stored);
     return withReply(await settle(id, waitBudget(wait), request.principal));
@@ -99,9 +97,8 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   }, async (request, reply) => {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'follow-up');
-    const result = await deps.writes.run(() =>
-      nativeIntake.applyFollowUp(adapter, nativeIntake.readFollowUp(adapter, request.body, query.context, request.principal), request.principal),
-    );
+    const asked = await nativeIntake.readFollowUp(adapter, request.body, query.context, request.principal);
+    const result = await nativeIntake.applyFollowUp(adapter, asked, request.principal);
     if (result.ignored) return reply.code(202).send({ ignored: true });
     const many = result.requests ? { requests: result.requests.map((s) => s.record) } : {};
     return reply.code(200).send({ request: result.stored.record, ...many });
@@ -125,8 +122,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
       intake: nativeIntake,
       requests,
       events: deps.events,
-      rateLimiter: deps.rateLimiter,
-      maxPerMinute: config.requests.max_per_minute,
+      rateLimit: deps.rateLimit,
       log: deps.log.child({ module: 'bridge', format: request.params.format }),
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,

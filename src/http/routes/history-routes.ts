@@ -30,7 +30,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: Deps) {
     },
   }, async (request) => {
     const q = request.query;
-    const rows = deps.requests.history({
+    const rows = await deps.requests.history({
       outcome: q.outcome,
       kind: q.kind,
       agent: q.agent,

@@ -21,7 +21,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
 
   r.post('/v1/requests', {
     config: { auth: 'submit', validationCode: 'invalid_request' },
-    preValidation: rateLimitCreates(deps.rateLimiter, config.requests.max_per_minute),
+    preValidation: rateLimitCreates(deps.rateLimit),
     schema: {
       summary: 'Create a request (handup Request JSON); 200 with the existing request on a dedupe hit',
       body: CreateRequestSchema,
@@ -35,7 +35,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       defaultTimeout: config.requests.default_timeout,
       integration: p.kind === 'submit' ? p.name : null,
     });
-    const { stored, created } = await deps.writes.run(() => requests.create(draft, { principal: p }));
+    const { stored, created } = await requests.create(draft, { principal: p });
     return reply.code(created ? 201 : 200).send(stored.record);
   });
 
@@ -43,13 +43,13 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     schema: { summary: 'List requests, newest first', querystring: ListQuery, response: { 200: z.array(RequestDoc) } },
   }, async (request) => {
     const q = request.query;
-    return requests.list(q).map((s) => s.record);
+    return (await requests.list(q)).map((s) => s.record);
   });
 
   r.get('/v1/requests/:id', {
     config: { auth: 'submit' },
     schema: { summary: 'Show one request', params: IdParams, response: { 200: RequestDoc, 404: ErrorDoc } },
-  }, async (request) => requests.get(request.params.id, request.principal).record);
+  }, async (request) => (await requests.get(request.params.id, request.principal)).record);
 
   r.get('/v1/requests/:id/wait', {
     config: { auth: 'submit' },
@@ -61,13 +61,13 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     },
   }, async (request) => {
     const { id } = request.params;
-    return waiters.wait(id, request.query.timeout === undefined ? WAIT_DEFAULT_MS : waitBudget(request.query.timeout), () => requests.get(id, request.principal).record);
+    return waiters.wait(id, request.query.timeout === undefined ? WAIT_DEFAULT_MS : waitBudget(request.query.timeout), async () => (await requests.get(id, request.principal)).record);
   });
 
   r.post('/v1/requests/:id/cancel', {
     config: { auth: 'submit', noBody: true },
     schema: { summary: 'Cancel a pending request', params: IdParams, response: { 200: RequestDoc, 404: ErrorDoc, 409: ErrorDoc } },
-  }, async (request) => (await deps.writes.run(() => requests.cancel(request.params.id, request.principal))).record);
+  }, async (request) => (await requests.cancel(request.params.id, request.principal)).record);
 
   r.get('/v1/requests/:id/audit', {
     schema: {

@@ -24,7 +24,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
   }, async (request, reply) => {
     const { name, expires } = request.body;
     const ms = expires ? (parseDuration(expires) as { ok: true; ms: number }).ms : null;
-    const t = deps.tokens.create(name, ms);
+    const t = await deps.tokens.create(name, ms);
     return reply.code(201).send({ name: t.name, token: t.token, created_at: t.created_at, expires_at: t.expires_at });
   });
 

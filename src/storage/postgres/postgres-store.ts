@@ -18,7 +18,7 @@ export interface PostgresStoreOptions {
   log: Logger;
   /** How often other daemons' changes are read without a notification. */
   pollMs?: number;
-  /** Time for pruning old change-log rows and rate buckets (the daemon's clock). */
+  /** Time for pruning old rate events (the daemon's clock). */
   now?: () => number;
 }
 
@@ -31,7 +31,8 @@ const types = {
 
 const PRUNE_EVERY_MS = 60_000;
 const KEEP_CHANGES_MS = 10 * 60_000;
-const KEEP_RATE_BUCKETS_MS = 60 * 60_000;
+// Rate windows are a minute; anything older counts for nobody.
+const KEEP_RATE_EVENTS_MS = 60 * 60_000;
 
 /** `host:port/database` of a connection URL: where, never who or with what password. */
 export function describeLocation(url: string): string {
@@ -125,7 +126,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     const t = now();
     void pool
       .query('DELETE FROM changes WHERE at < $1', [Date.now() - KEEP_CHANGES_MS])
-      .then(() => pool.query('DELETE FROM rate_buckets WHERE bucket < $1', [t - KEEP_RATE_BUCKETS_MS]))
+      .then(() => pool.query('DELETE FROM rate_events WHERE at < $1', [t - KEEP_RATE_EVENTS_MS]))
       .catch((err: Error) => log.warn({ err: err.message }, 'pruning the change log failed'));
   }, PRUNE_EVERY_MS);
   prune.unref();
@@ -140,6 +141,9 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     write,
     onRemoteChange: (listener) => feed.subscribe(listener),
     info: { kind: 'postgres', location: describeLocation(url) },
+    async ping() {
+      await createPostgresRunner(pool).get('SELECT 1 AS ok');
+    },
     async close() {
       clearInterval(prune);
       await feed.stop();

@@ -79,6 +79,8 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     write: (work) => queue.write(work),
     onRemoteChange: () => () => {},
     info: { kind: 'sqlite', location: basename(path) },
+    // The file is opened in-process: it is there as long as the store is.
+    ping: async () => {},
     async close() {
       readerDb.close();
       writer.close();

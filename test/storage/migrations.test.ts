@@ -2,15 +2,20 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../src/db/database.js';
-import { migrate, MIGRATIONS_DIR, MigrationError, readMigrations } from '../../src/db/migrate.js';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { MigrationError, readMigrations } from '../../src/storage/migrations.js';
+import { migratePostgres, POSTGRES_MIGRATIONS_DIR } from '../../src/storage/postgres/postgres-migrate.js';
+import { migrateSqlite as migrate, SQLITE_MIGRATIONS_DIR as MIGRATIONS_DIR } from '../../src/storage/sqlite/sqlite-migrate.js';
+import { freshPostgresDatabase, TEST_POSTGRES_URL } from '../helpers/postgres.js';
 
-describe('migrations (real SQLite file)', () => {
+describe('SQLite migrations (real file)', () => {
   let dir: string;
-  let db: Db;
+  let db: Database.Database;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'countersign-migrate-'));
-    db = openDatabase(join(dir, 'countersign.db'), { synchronous: 'full' });
+    db = new Database(join(dir, 'countersign.db'));
+    db.pragma('journal_mode = WAL');
   });
   afterEach(() => {
     db.close();
@@ -30,7 +35,6 @@ describe('migrations (real SQLite file)', () => {
     expect(applied.map((m) => m.version)).toEqual(Array.from({ length: latest }, (_, i) => i + 1));
     expect(applied[0]!.name).toBe('0001_init');
     for (const m of applied) expect(m.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
   });
 
   it('a second run is a no-op', () => {
@@ -89,5 +93,43 @@ describe('migrations (real SQLite file)', () => {
       db.prepare("INSERT INTO audit (request_id, event, actor, at) VALUES ('r', 'decided', 'admin', 2)").run();
       expect(db.prepare('SELECT COUNT(*) AS n FROM audit').get()).toEqual({ n: 2 });
     });
+  });
+});
+
+describe.runIf(TEST_POSTGRES_URL)('PostgreSQL migrations (real server)', () => {
+  const latest = readMigrations(POSTGRES_MIGRATIONS_DIR).length;
+
+  it('migrates once when several daemons start together, and a second run is a no-op', async () => {
+    const db = await freshPostgresDatabase();
+    const pools = [1, 2, 3].map(() => new pg.Pool({ connectionString: db.url, max: 2 }));
+    try {
+      const results = await Promise.all(pools.map((p) => migratePostgres(p)));
+      expect(results.filter((r) => r.from === 0)).toHaveLength(1);
+      expect(results.every((r) => r.to === latest)).toBe(true);
+      const { rows } = await pools[0]!.query('SELECT version FROM schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual(Array.from({ length: latest }, (_, i) => i + 1));
+      expect(await migratePostgres(pools[0]!)).toEqual({ from: latest, to: latest });
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+      await db.drop();
+    }
+  });
+
+  it('refuses a database newer than the code, and keeps audit rows append-only', async () => {
+    const db = await freshPostgresDatabase();
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    try {
+      await migratePostgres(pool);
+      await pool.query("INSERT INTO audit (request_id, event, actor, at) VALUES ('r', 'created', 'admin', 1)");
+      await expect(pool.query("UPDATE audit SET actor = 'someone else'")).rejects.toThrow(/append-only/);
+      await expect(pool.query('DELETE FROM audit')).rejects.toThrow(/append-only/);
+      await expect(pool.query('TRUNCATE audit')).rejects.toThrow(/append-only/);
+      await pool.query('INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES ($1, $2, $3, $4)', [latest + 1, 'future', 'x', 1]);
+      await expect(migratePostgres(pool)).rejects.toThrow(MigrationError);
+      await expect(migratePostgres(pool)).rejects.toThrow(new RegExp(`schema version ${latest + 1}.*newer`));
+    } finally {
+      await pool.end();
+      await db.drop();
+    }
   });
 });

@@ -1,0 +1,22 @@
+import type { Clock } from '../clock.js';
+import { AppError } from '../errors.js';
+import type { RateCounters } from '../storage/rate-counters.js';
+
+const MINUTE_MS = 60_000;
+
+/**
+ * A submit token's create budget: `perMinute` creates in any rolling minute (0 = no limit),
+ * counted across every daemon on the store. Takes one, or throws 429 `rate_limited`.
+ */
+export function createRateLimit({ rates, clock, perMinute }: { rates: RateCounters; clock: Clock; perMinute: number }) {
+  return async (tokenId: string, name: string): Promise<void> => {
+    if (!(await rates.take(`token:${tokenId}`, perMinute, MINUTE_MS, clock.now()))) {
+      throw new AppError(
+        'rate_limited',
+        `rate limited: token "${name}" created more than ${perMinute} requests in the last minute (requests.max_per_minute)`,
+      );
+    }
+  };
+}
+
+export type RateLimit = ReturnType<typeof createRateLimit>;

@@ -1,0 +1,56 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { NodeInfo } from '../storage/cluster-nodes.js';
+import type { Store } from '../storage/store.js';
+
+// A daemon that has missed this many heartbeats is gone.
+const MISSED_BEATS = 3;
+
+export interface ClusterViewOptions {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  /** This daemon's id (a ULID made at start). */
+  id: string;
+  version: string;
+  heartbeatMs: number;
+}
+
+/**
+ * This daemon's place among the daemons sharing the store: a heartbeat row kept fresh every
+ * `heartbeatMs`, and the list of daemons whose heartbeat is recent (GET /v1/cluster, and whose
+ * delivery leases still count).
+ */
+export function createClusterView({ store, clock, log, id, version, heartbeatMs }: ClusterViewOptions) {
+  const startedAt = clock.now();
+  let timer: ReturnType<typeof setInterval> | null = null;
+
+  const beat = () => store.nodes.beat({ id, version, started_at: startedAt, last_seen: clock.now() });
+
+  return {
+    id,
+    /** Writes the first heartbeat and keeps beating. */
+    async start(): Promise<void> {
+      await beat();
+      timer = setInterval(() => {
+        beat().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'heartbeat failed'));
+      }, heartbeatMs);
+      timer.unref();
+    },
+    /** Stops beating and removes this daemon's row (a clean stop). */
+    async stop(): Promise<void> {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await store.nodes.leave(id).catch(() => {});
+    },
+    /** Daemons seen within the last few heartbeats, this one included. */
+    async live(): Promise<NodeInfo[]> {
+      return store.nodes.live(clock.now() - MISSED_BEATS * heartbeatMs);
+    },
+    async liveIds(): Promise<string[]> {
+      return (await this.live()).map((n) => n.id);
+    },
+  };
+}
+
+export type ClusterView = ReturnType<typeof createClusterView>;

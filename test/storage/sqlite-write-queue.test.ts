@@ -1,0 +1,133 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSqliteWriteQueue, type QueuedWrite } from '../../src/storage/sqlite/sqlite-write-queue.js';
+
+interface Tx {
+  insert(v: string): Promise<void>;
+  has(v: string): Promise<boolean>;
+  afterCommit(cb: () => void): void;
+}
+
+describe('SQLite write queue (group commit)', () => {
+  let dir: string;
+  let db: Database.Database;
+  let other: Database.Database;
+  let statements: string[];
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-batch-'));
+    statements = [];
+    db = new Database(join(dir, 'db.sqlite'), { verbose: (sql) => statements.push(String(sql)) });
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (v TEXT UNIQUE)');
+    // A second connection sees only what is committed.
+    other = new Database(join(dir, 'db.sqlite'));
+    statements.length = 0;
+  });
+  afterEach(() => {
+    db.close();
+    other.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const errors: unknown[] = [];
+  const queue = () =>
+    createSqliteWriteQueue<Tx>(
+      db,
+      (write: QueuedWrite<Tx>) => ({
+        insert: async (v) => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v),
+        has: async (v) => db.prepare('SELECT 1 FROM t WHERE v = ?').get(v) !== undefined,
+        afterCommit: (cb) => void write.after.push(cb),
+      }),
+      (err) => errors.push(err),
+    );
+  const committed = () => (other.prepare('SELECT v FROM t ORDER BY v').all() as Array<{ v: string }>).map((r) => r.v);
+
+  it('commits writes queued in one event-loop turn in a single BEGIN IMMEDIATE transaction', async () => {
+    const q = queue();
+    await Promise.all([q.write((tx) => tx.insert('a')), q.write((tx) => tx.insert('b')), q.write((tx) => tx.insert('c'))]);
+    expect(statements.filter((s) => s === 'BEGIN IMMEDIATE')).toHaveLength(1);
+    expect(statements.filter((s) => s === 'COMMIT')).toHaveLength(1);
+    expect(committed()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('rolls back a failing write alone and rejects only its caller', async () => {
+    const q = queue();
+    const results = await Promise.allSettled([q.write((tx) => tx.insert('a')), q.write((tx) => tx.insert('a')), q.write((tx) => tx.insert('b'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
+    expect(committed()).toEqual(['a', 'b']);
+  });
+
+  it('rolls back a lone write that throws after writing', async () => {
+    const q = queue();
+    await expect(
+      q.write(async (tx) => {
+        await tx.insert('x');
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(committed()).toEqual([]);
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it('runs afterCommit callbacks only after the shared COMMIT, and never for a rolled-back write', async () => {
+    const q = queue();
+    const seen: Array<[string, string[]]> = [];
+    const write = (v: string) =>
+      q.write(async (tx) => {
+        await tx.insert(v);
+        tx.afterCommit(() => seen.push([v, committed()]));
+        return v;
+      });
+    await Promise.allSettled([write('a'), write('a'), write('b')]);
+    // Each callback already sees both rows committed; the duplicate's callback never ran.
+    expect(seen).toEqual([
+      ['a', ['a', 'b']],
+      ['b', ['a', 'b']],
+    ]);
+  });
+
+  it('keeps going when an after-commit callback throws', async () => {
+    const q = queue();
+    errors.length = 0;
+    const value = await q.write(async (tx) => {
+      tx.afterCommit(() => {
+        throw new Error('listener bug');
+      });
+      return 'ok';
+    });
+    expect(value).toBe('ok');
+    expect(errors).toHaveLength(1);
+  });
+
+  it('later writes in a batch see the earlier ones (dedupe inside one batch stays exact)', async () => {
+    const q = queue();
+    const insertOnce = (v: string) => q.write(async (tx) => ((await tx.has(v)) ? 'existing' : (await tx.insert(v), 'created')));
+    const results = await Promise.all([insertOnce('x'), insertOnce('x')]);
+    expect(results).toEqual(['created', 'existing']);
+    expect(committed()).toEqual(['x']);
+  });
+
+  it('runs writes queued while a batch is open in the next transaction, never interleaved', async () => {
+    const q = queue();
+    const order: string[] = [];
+    let second: Promise<unknown> | undefined;
+    await q.write(async (tx) => {
+      order.push('first:start');
+      second = q.write(async (tx2) => {
+        order.push('second');
+        await tx2.insert('b');
+      });
+      await tx.insert('a');
+      order.push('first:end');
+    });
+    await second;
+    expect(order).toEqual(['first:start', 'first:end', 'second']);
+    expect(statements.filter((s) => s === 'BEGIN IMMEDIATE')).toHaveLength(2);
+    expect(committed()).toEqual(['a', 'b']);
+  });
+});
