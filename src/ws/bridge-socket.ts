@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';
 import { AppError, toErrorBody } from '../errors.js';
 import type { NativeIntake } from '../formats/native-intake.js';
-import { jsonValueProblem } from '../http/json-body-parser.js';
+import { parseJson } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { StoredRequest } from '../requests/request-repository.js';
@@ -70,15 +70,12 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   });
 
   function handle(raw: string) {
-    let frame: unknown;
-    try {
-      frame = JSON.parse(raw);
-    } catch {
-      throw new AppError('invalid_frame', 'the message is not valid JSON: send one JSON object per message');
+    // The same parser as HTTP bodies (depth, valid Unicode, finite numbers, prototype keys).
+    const parsed = parseJson(raw);
+    if (!parsed.ok) {
+      throw new AppError('invalid_frame', parsed.syntax ? 'the message is not valid JSON: send one JSON object per message' : parsed.message);
     }
-    // The same checks as HTTP bodies get (depth, valid Unicode, finite numbers).
-    const problem = jsonValueProblem(frame);
-    if (problem) throw new AppError('invalid_frame', problem);
+    const frame = parsed.value;
     const asked = readFollowUp(frame);
     if (asked?.kind === 'resolve' || asked?.kind === 'resolve-session') {
       intake.applyFollowUp(adapter, asked, principal);
