@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { BlobRepository } from './blobs/blob-repository.js';
 import type { RateLimiter } from './auth/rate-limiter.js';
 import type { TokenService } from './auth/token-service.js';
+import type { BlobStore } from './blobs/blob-store.js';
 import type { DeliveryRepository } from './callbacks/delivery-repository.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -28,7 +28,7 @@ export interface Deps {
   waiters: Waiters;
   tokens: TokenService;
   rateLimiter: RateLimiter;
-  blobs: BlobRepository;
+  blobs: BlobStore;
   hub: EventsHub;
   /** The wire formats served (the adapter registry, unless a test wires its own). */
   formats: FormatCatalog;

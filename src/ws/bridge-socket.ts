@@ -7,6 +7,7 @@ import { AppError, toErrorBody } from '../errors.js';
 import type { NativeIntake } from '../formats/native-intake.js';
 import { parseJson } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
+import { rateLimitedError } from '../http/rate-limit-hook.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { StoredRequest } from '../requests/request-repository.js';
 import type { RequestService } from '../requests/request-service.js';
@@ -111,12 +112,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
 
   // Counted once a frame is known to be a request, so event noise a bridge forwards costs nothing.
   function takeRate() {
-    if (principal.kind === 'submit' && !o.rateLimiter.take(principal.tokenId)) {
-      throw new AppError(
-        'rate_limited',
-        `rate limited: token "${principal.name}" created more than ${o.maxPerMinute} requests in the last minute (requests.max_per_minute)`,
-      );
-    }
+    if (principal.kind === 'submit' && !o.rateLimiter.take(principal.tokenId)) throw rateLimitedError(principal, o.maxPerMinute);
   }
 
   function submit(frame: unknown) {
