@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { bearerToken, registerAuthHook } from './http/auth-hook.js';
+import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
@@ -33,6 +34,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     keepAliveTimeout: 65_000,
     forceCloseConnections: 'idle',
     frameworkErrors,
+    clientErrorHandler,
   });
 
   // The API speaks JSON only (product.md §4): a text/plain body is 415, not parsed as a string.

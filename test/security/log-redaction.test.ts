@@ -69,8 +69,11 @@ describe('logs never hold secrets', () => {
     logger.info({ req: { headers: { authorization: `Bearer ${secret}`, cookie: `countersign_session=${secret}` } } }, 'request');
     logger.warn({ payload: new Uint8Array(Buffer.from(secret)), nested: [{ token: secret }, { data: Buffer.from(secret) }] }, 'bytes');
     logger.debug(`a message quoting Bearer ${secret}`);
+    logger.error(new Error(`an error quoting ${secret}`));
+    logger.info({ tokenId: '01KDXB5M000000000000000000', token_name: 'ci-bot' }, 'ids and names of tokens are not secrets');
     const text = log.text();
-    expect(text.split('\n').filter(Boolean)).toHaveLength(4);
+    expect(text.split('\n').filter(Boolean)).toHaveLength(6);
+    expect(text).toContain('"tokenId":"01KDXB5M000000000000000000"');
     expectNoSecret(text, secret);
     // What is not secret is still there.
     expect(text).toContain('request failed for Bearer [redacted]');
