@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { AuthThrottle } from './auth/auth-throttle.js';
 import type { RateLimiter } from './auth/rate-limiter.js';
 import type { TokenService } from './auth/token-service.js';
 import type { BlobStore } from './blobs/blob-store.js';
@@ -28,6 +29,8 @@ export interface Deps {
   waiters: Waiters;
   tokens: TokenService;
   rateLimiter: RateLimiter;
+  /** Failed authentications per client address (every place that takes a secret uses it). */
+  authThrottle: AuthThrottle;
   blobs: BlobStore;
   hub: EventsHub;
   /** The wire formats served (the adapter registry, unless a test wires its own). */

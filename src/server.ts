@@ -6,6 +6,7 @@ import type { WireAdapter } from './adapters/adapter.js';
 import { adapters as registeredAdapters } from './adapters/registry.js';
 import { buildApp } from './app.js';
 import { resolveAdminToken } from './auth/admin-token.js';
+import { createAuthThrottle } from './auth/auth-throttle.js';
 import { createRateLimiter } from './auth/rate-limiter.js';
 import { createTokenRepository } from './auth/token-repository.js';
 import { createTokenService } from './auth/token-service.js';
@@ -82,6 +83,7 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
     waiters: createWaiters({ events, clock }),
     tokens: createTokenService({ db, tokens: createTokenRepository(db), clock, adminToken }),
     rateLimiter: createRateLimiter({ perMinute: config.requests.max_per_minute, clock }),
+    authThrottle: createAuthThrottle({ clock }),
     blobs: createBlobStore({ db, repo: createBlobRepository(db), clock, quotaBytes: config.blobs.quota_per_token }),
     hub: createEventsHub({
       events,

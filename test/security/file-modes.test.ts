@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,5 +33,16 @@ describe('data file modes', () => {
     } finally {
       process.umask(previous);
     }
+  });
+
+  it('files an earlier version left readable are tightened at the next start', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-modes-'));
+    t = await startTestServer({ data_dir: dir });
+    expect((await t.api.post('/v1/requests', { title: 'x' })).status).toBe(201);
+    const files = ['countersign.db', 'countersign.db-wal', 'countersign.db-shm'].map((name) => join(dir!, name)).filter((f) => existsSync(f));
+    for (const f of files) chmodSync(f, 0o644);
+    await t.close();
+    t = await startTestServer({ data_dir: dir });
+    for (const f of ['countersign.db', 'countersign.db-wal', 'countersign.db-shm']) expect(mode(join(dir, f)).toString(8), f).toBe('600');
   });
 });
