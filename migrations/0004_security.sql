@@ -17,6 +17,7 @@ ALTER TABLE blobs DROP COLUMN bytes;
 -- Retention counts from the latest upload of the same bytes.
 ALTER TABLE blobs ADD COLUMN uploaded_at INTEGER NOT NULL DEFAULT 0;
 UPDATE blobs SET uploaded_at = created_at;
+CREATE INDEX blobs_uploaded ON blobs (uploaded_at);
 
 -- Who uploaded a blob: each uploader's quota counts it once. Blobs stored before this
 -- migration have no uploader and count against no one.
@@ -37,4 +38,3 @@ CREATE TABLE blob_refs (
 INSERT OR IGNORE INTO blob_refs (hash, request_id)
   SELECT j.value, r.id FROM requests r, json_tree(r.record, '$.previews') j
   WHERE j.type = 'text' AND j.key IN ('blob', 'before_blob', 'after_blob') AND j.value LIKE 'sha256:%';
-CREATE INDEX blobs_uploaded ON blobs (uploaded_at);

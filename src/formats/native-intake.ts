@@ -89,8 +89,8 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       }
       const body: CreateRequestBody = { ...checked.data, ...overrides };
       if (body.on_timeout === 'approve') {
-        const field = overrides.on_timeout === 'approve' ? 'query.on_timeout' : 'on_timeout';
-        requireTimeoutApprove(principal, field === 'query.on_timeout' ? 'invalid_query' : 'invalid_frame', field);
+        const fromQuery = overrides.on_timeout === 'approve';
+        requireTimeoutApprove(principal, fromQuery ? 'invalid_query' : 'invalid_frame', fromQuery ? 'query.on_timeout' : 'on_timeout');
       }
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
       const draft = draftFromBody(body, {
