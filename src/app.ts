@@ -4,7 +4,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { bearerToken, registerAuthHook } from './http/auth-hook.js';
+import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
+import { registerHostCheck } from './http/host-check.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
@@ -33,6 +35,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     keepAliveTimeout: 65_000,
     forceCloseConnections: 'idle',
     frameworkErrors,
+    clientErrorHandler,
   });
 
   // The API speaks JSON only (product.md §4): a text/plain body is 415, not parsed as a string.
@@ -54,8 +57,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   // Bridges send native frames over WebSocket: the same size limit as an HTTP body.
   await app.register(fastifyWebsocket, { options: { maxPayload: deps.config.requests.max_body_bytes } });
+  // The Host check first: a request under a foreign name is refused before authentication.
+  registerHostCheck(app, deps.config);
   // Bearer first: a request carrying the header never falls back to the page's session cookie.
-  registerAuthHook(app, deps.tokens, [bearerToken, sessionCookieToken]);
+  registerAuthHook(app, { tokens: deps.tokens, throttle: deps.authThrottle }, [bearerToken, sessionCookieToken]);
 
   registerHealthRoutes(app, deps);
   registerRequestRoutes(app, deps);

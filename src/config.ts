@@ -20,14 +20,32 @@ const numeric = (n: z.ZodNumber) => z.preprocess((v) => (typeof v === 'string' &
 const port = numeric(z.number().int().min(0).max(65535));
 const positiveInt = numeric(z.number().int().positive());
 const nonNegativeInt = numeric(z.number().int().min(0));
+const httpUrl = z.string().refine(
+  (s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be an absolute http:// or https:// URL, e.g. https://approvals.example.com/' },
+);
 
 export const ConfigSchema = z.strictObject({
   host: z.string().min(1),
   port,
   data_dir: z.string().min(1),
-  // Any non-empty secret is accepted; `serve` warns when it is shorter than 16 characters.
-  admin_token: z.string().min(1, 'must not be empty').nullable(),
+  // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
+  admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+  /** Where people reach the inbox (absolute http(s) URL); its host is one of the daemon's names. */
+  public_url: httpUrl.nullable(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  server: z.strictObject({
+    // Host names (or IP literals) requests may name besides the built-in ones: the loopback
+    // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).
+    allowed_hosts: z.array(z.string().min(1).max(253).refine((h) => !/[\s/@]/.test(h), { message: 'must be a host name or IP literal, without scheme or path' })),
+  }),
   requests: z.strictObject({
     default_timeout: durationOrNone,
     max_per_minute: nonNegativeInt,
@@ -39,6 +57,12 @@ export const ConfigSchema = z.strictObject({
   }),
   storage: z.strictObject({
     synchronous: z.enum(['full', 'normal']),
+  }),
+  blobs: z.strictObject({
+    // Bytes each submit token may keep stored (the admin has no quota).
+    quota_per_token: positiveInt,
+    // How long a blob no request names is kept after its last upload.
+    retention: duration,
   }),
   callbacks: z.strictObject({
     allowlist: z.array(z.string().min(1)),

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import type { BlobRepository } from './blobs/blob-repository.js';
+import type { AuthThrottle } from './auth/auth-throttle.js';
 import type { RateLimiter } from './auth/rate-limiter.js';
 import type { TokenService } from './auth/token-service.js';
+import type { BlobStore } from './blobs/blob-store.js';
 import type { DeliveryRepository } from './callbacks/delivery-repository.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -28,7 +29,9 @@ export interface Deps {
   waiters: Waiters;
   tokens: TokenService;
   rateLimiter: RateLimiter;
-  blobs: BlobRepository;
+  /** Failed authentications per client address (every place that takes a secret uses it). */
+  authThrottle: AuthThrottle;
+  blobs: BlobStore;
   hub: EventsHub;
   /** The wire formats served (the adapter registry, unless a test wires its own). */
   formats: FormatCatalog;

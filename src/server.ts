@@ -6,10 +6,13 @@ import type { WireAdapter } from './adapters/adapter.js';
 import { adapters as registeredAdapters } from './adapters/registry.js';
 import { buildApp } from './app.js';
 import { resolveAdminToken } from './auth/admin-token.js';
+import { createAuthThrottle } from './auth/auth-throttle.js';
 import { createRateLimiter } from './auth/rate-limiter.js';
 import { createTokenRepository } from './auth/token-repository.js';
 import { createTokenService } from './auth/token-service.js';
 import { createBlobRepository } from './blobs/blob-repository.js';
+import { createBlobStore } from './blobs/blob-store.js';
+import { createBlobSweeper } from './blobs/blob-sweeper.js';
 import { createCallbackDispatcher, type CallbackDispatcherOverrides } from './callbacks/callback-dispatcher.js';
 import { createCallbackOutboxHook } from './callbacks/callback-outbox-hook.js';
 import { createDeliveryRepository } from './callbacks/delivery-repository.js';
@@ -80,7 +83,8 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
     waiters: createWaiters({ events, clock }),
     tokens: createTokenService({ db, tokens: createTokenRepository(db), clock, adminToken }),
     rateLimiter: createRateLimiter({ perMinute: config.requests.max_per_minute, clock }),
-    blobs: createBlobRepository({ db, clock }),
+    authThrottle: createAuthThrottle({ clock }),
+    blobs: createBlobStore({ db, repo: createBlobRepository(db), clock, quotaBytes: config.blobs.quota_per_token }),
     hub: createEventsHub({
       events,
       log: logger.child({ module: 'events' }),
@@ -117,9 +121,16 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     userAgent: `countersign/${deps.version}`,
     ...options.callbacks,
   });
+  const blobSweeper = createBlobSweeper({
+    store: deps.blobs,
+    clock: deps.clock,
+    retentionMs: durationMs(config.blobs.retention),
+    log: deps.log.child({ module: 'blobs' }),
+  });
   const app = await buildApp(deps);
   callbacks.start();
   scheduler.start();
+  blobSweeper.start();
 
   let url = '';
   if (options.listen !== false) {
@@ -140,6 +151,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     close() {
       closing ??= (async () => {
         scheduler.stop();
+        blobSweeper.stop();
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
         await callbacks.stop();
         // Long-polls are answered with the still-pending record, reviewers told we are going away.

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { writeTransaction, type Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import { GRANTS, normalizeGrants, type Grant } from './grants.js';
 import type { Principal } from './principal.js';
 import { digestsEqual, newSecret, sha256Hex } from './secrets.js';
 import type { TokenRepository, TokenRow } from './token-repository.js';
@@ -13,6 +14,13 @@ export interface TokenInfo {
   created_at: number;
   expires_at: number | null;
   last_used_at: number | null;
+  grants: Grant[];
+}
+
+/** The stored grants; names this version does not know (a newer one wrote them) grant nothing. */
+function grantsOf(row: TokenRow): Grant[] {
+  const stored: unknown = JSON.parse(row.grants);
+  return Array.isArray(stored) ? normalizeGrants(stored.filter((g): g is Grant => (GRANTS as readonly unknown[]).includes(g))) : [];
 }
 
 const info = (row: TokenRow): TokenInfo => ({
@@ -20,6 +28,7 @@ const info = (row: TokenRow): TokenInfo => ({
   created_at: row.created_at,
   expires_at: row.expires_at,
   last_used_at: row.last_used_at,
+  grants: grantsOf(row),
 });
 
 /** Submit tokens (stored as SHA-256 digests only) and bearer authentication. */
@@ -29,12 +38,19 @@ export function createTokenService({ db, tokens, clock, adminToken }: { db: Db; 
   const adminDigest = sha256Hex(adminToken);
 
   return {
-    create(name: string, expiresInMs: number | null): TokenInfo & { token: string } {
+    create(name: string, expiresInMs: number | null, grants: readonly Grant[] = []): TokenInfo & { token: string } {
       const token = newSecret('cst_');
       return writeTransaction(db, () => {
         if (tokens.liveByName(name)) throw new AppError('token_exists', `a token named "${name}" already exists; revoke it first`);
         const now = clock.now();
-        const row = { id: newId(now), name, digest: sha256Hex(token), created_at: now, expires_at: expiresInMs === null ? null : now + expiresInMs };
+        const row = {
+          id: newId(now),
+          name,
+          digest: sha256Hex(token),
+          created_at: now,
+          expires_at: expiresInMs === null ? null : now + expiresInMs,
+          grants: JSON.stringify(normalizeGrants(grants)),
+        };
         tokens.insert(row);
         return { ...info({ ...row, revoked_at: null, last_used_at: null }), token };
       });
@@ -68,7 +84,7 @@ export function createTokenService({ db, tokens, clock, adminToken }: { db: Db; 
         lastTouched.set(row.id, now);
         writeTransaction(db, () => tokens.touch(row.id, now));
       }
-      return { kind: 'submit', tokenId: row.id, name: row.name };
+      return { kind: 'submit', tokenId: row.id, name: row.name, grants: grantsOf(row) };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 export type Db = Database.Database;
@@ -13,11 +14,26 @@ export interface OpenDatabaseOptions {
  * lock (SQLITE_BUSY in WAL).
  */
 export function openDatabase(path: string, { synchronous }: OpenDatabaseOptions): Db {
+  restrictToOwner(path);
   const db = new Database(path, { timeout: 5000 });
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('foreign_keys = ON');
   return db;
+}
+
+/**
+ * The database holds every request, decision and token digest: owner-only (0600) whatever the
+ * umask and however old the data directory. The file is created 0600 before SQLite opens it,
+ * because SQLite gives the -wal and -shm files it creates the database file's mode; files an
+ * older version left readable are tightened.
+ */
+function restrictToOwner(path: string) {
+  if (path === ':memory:' || path === '') return;
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
 }
 
 const runners = new WeakMap<Db, Database.Transaction<(fn: () => unknown) => unknown>>();

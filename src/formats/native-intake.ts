@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
+import { hasGrant, missingGrant, requireTimeoutApprove } from '../auth/grants.js';
 import type { Principal } from '../auth/principal.js';
 import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
 import type { Clock } from '../clock.js';
@@ -9,7 +10,7 @@ import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../requests/request-repository.js';
 import { CreateRequestSchema, type CreateRequestBody } from '../requests/request-schema.js';
 import type { RequestService } from '../requests/request-service.js';
-import { UPSTREAM_ACTOR, upstreamDecision } from './upstream-decision.js';
+import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
 
 export interface SubmitOptions {
   principal: Principal;
@@ -50,7 +51,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
     const ended: StoredRequest[] = [];
     for (const stored of requests.findPendingBySession(adapter.format, principal, asked.session)) {
       // As for a single request (upstreamDecision): cancelled and expired carry no decision.
-      const result = requests.resolveUpstream(stored.record.id, { status: asked.status, decision: null, actor: UPSTREAM_ACTOR, details });
+      const result = requests.resolveUpstream(stored.record.id, { status: asked.status, decision: null, actor: upstreamActor(principal), details });
       if (result.changed) ended.push(result.stored);
     }
     const [first] = ended;
@@ -87,6 +88,10 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
         throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);
       }
       const body: CreateRequestBody = { ...checked.data, ...overrides };
+      if (body.on_timeout === 'approve') {
+        const fromQuery = overrides.on_timeout === 'approve';
+        requireTimeoutApprove(principal, fromQuery ? 'invalid_query' : 'invalid_frame', fromQuery ? 'query.on_timeout' : 'on_timeout');
+      }
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
       const draft = draftFromBody(body, {
         defaultTimeout: formatDefaults[adapter.format]?.default_timeout ?? config.requests.default_timeout,
@@ -130,6 +135,11 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
     applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): FollowUpResult {
       if (asked.kind === 'ignored') return { ignored: true };
       if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
+      // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
+      // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
+      if (isUpstreamDecision(asked.status) && !hasGrant(principal, 'resolve_upstream')) {
+        throw new AppError('forbidden', `a follow-up that ends a request ${asked.status} ${missingGrant(principal, 'resolve_upstream')}`);
+      }
       const stored = findTarget(adapter, asked, principal);
       if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
       if (stored.record.status !== 'pending') return { ignored: true };
@@ -139,7 +149,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       const result = requests.resolveUpstream(stored.record.id, {
         status: asked.status,
         decision: upstreamDecision(stored.record, asked, clock.now()),
-        actor: UPSTREAM_ACTOR,
+        actor: upstreamActor(principal),
         details,
       });
       return result.changed ? { ignored: false, stored: result.stored } : { ignored: true };

@@ -16,7 +16,14 @@ export const csvOf = <T extends readonly [string, ...string[]]>(values: T) =>
 
 export const csv = commaSeparated.pipe(z.array(z.string().max(512)).min(1));
 
-export const limitParam = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
+/** Decimal digits only: Number() would also read "0x10", "1e1", "+5" and " 16". */
+export const limitParam = (def: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, 'must be a whole number written in decimal digits')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(max))
+    .default(def);
 
 export const IdParams = z.strictObject({ id: z.string().min(1).max(64) });
 

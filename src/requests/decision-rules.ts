@@ -76,7 +76,8 @@ function checkAnswers(
     if (!questions.some((q) => q.id === id)) throw new AppError('invalid_decision', `fields.answers.${id}: there is no question "${id}"`);
   }
   for (const q of questions) {
-    const a = given[q.id];
+    // Own keys only: a question id such as "constructor" must not find Object.prototype's.
+    const a = Object.hasOwn(given, q.id) ? given[q.id] : undefined;
     const where = `fields.answers.${q.id}`;
     if (!a) throw new AppError('invalid_decision', `${where}: every question must be answered`);
     const selected = a.selected ?? [];

@@ -103,6 +103,7 @@ export function createRequestRepository(db: Db) {
       `SELECT MIN(expires_at) AS at FROM requests WHERE status = 'pending' AND expires_at IS NOT NULL`,
     ),
     insertAudit: db.prepare('INSERT INTO audit (request_id, event, actor, at, details) VALUES (?, ?, ?, ?, ?)'),
+    insertBlobRef: db.prepare('INSERT OR IGNORE INTO blob_refs (hash, request_id) VALUES (?, ?)'),
     audit: db.prepare('SELECT id, request_id, event, actor, at, details FROM audit WHERE request_id = ? ORDER BY id'),
     count: db.prepare('SELECT COUNT(*) AS n FROM requests'),
   };
@@ -128,6 +129,11 @@ export function createRequestRepository(db: Db) {
         native_frame: json(s.nativeFrame),
         native_context: json(s.nativeContext),
       });
+    },
+
+    /** Records that the request names these blobs in its previews, so they are kept with it. */
+    insertBlobRefs(requestId: string, hashes: readonly string[]): void {
+      for (const hash of hashes) stmts.insertBlobRef.run(hash, requestId);
     },
 
     get(id: string): StoredRequest | undefined {

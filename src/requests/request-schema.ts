@@ -50,8 +50,15 @@ export const SourceSchema = z.strictObject({
   host: nullableText(1024).optional(),
 });
 
+/**
+ * Option and question ids end up in URLs, element ids, CSS selectors, terminal output and native
+ * replies, so they are held to a set no context has to escape (issue 10).
+ */
+export const SAFE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+export const SafeIdSchema = z.string().regex(SAFE_ID, 'must be 1-64 characters of A-Z, a-z, 0-9, "_", ".", ":" and "-"');
+
 export const OptionSchema = z.strictObject({
-  id: z.string().min(1).max(64),
+  id: SafeIdSchema,
   label: z.string().min(1).max(256),
   outcome: OutcomeSchema,
   style: z.string().max(32).nullable().optional(),
@@ -129,7 +136,8 @@ export const QuestionOptionSchema = z.strictObject({
 
 export const QuestionSchema = z
   .strictObject({
-    id: z.string().min(1).max(128),
+    // Answers are keyed by question id in a JSON object, where "__proto__" can never be sent.
+    id: SafeIdSchema.refine((id) => id !== '__proto__', { message: '"__proto__" is reserved: it could never be answered' }),
     question: text(4 * KiB).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
     header: z.string().max(256).nullable().optional(),
     options: z.array(QuestionOptionSchema).max(32).optional(),

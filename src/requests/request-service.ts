@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { contentHash } from './content-hash.js';
 import { decide, timeoutDecision } from './decision-rules.js';
+import { previewBlobs } from './preview-blobs.js';
 import type { RequestDraft } from './request-draft.js';
 import type { RequestEvents, RequestEventType } from './request-events.js';
 import type { HistoryFilters, ListFilters, RequestRepository, StoredRequest } from './request-repository.js';
@@ -118,7 +119,17 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
         const hash = contentHash(fields);
         if (native) {
           const existing = repo.findByNativeKey(format, submitter, native.key);
-          if (existing) return { stored: existing, created: false };
+          if (existing) {
+            // A replay maps to its record only when it asks the same thing: the reviewer decided
+            // on that content, so a frame with other content must never get the old decision
+            // (issue 10). Envelope fields (sequence numbers, timestamps) are not in the hash.
+            if (existing.record.content_hash === hash) return { stored: existing, created: false };
+            throw new AppError(
+              'native_conflict',
+              `native key "${native.key}" is already used by request ${existing.record.id} with different content`,
+              { existing_id: existing.record.id },
+            );
+          }
         } else if (fields.dedupe_key !== null) {
           const existing = repo.findPendingByDedupe(submitter, fields.dedupe_key);
           if (existing) {
@@ -150,6 +161,7 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
           resolvedAt: null,
         };
         repo.insert(stored);
+        repo.insertBlobRefs(record.id, previewBlobs(record.previews));
         const notes = native?.notes?.length ? { notes: native.notes } : {};
         repo.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
         return { stored, created: true };

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { authenticateThrottled } from '../http/auth-hook.js';
 import { ErrorDoc } from '../http/schemas.js';
 import { clearedSessionCookie, isSameOrigin, refuseCrossOrigin, sessionCookie } from './session-cookie.js';
 
@@ -30,8 +31,8 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
     },
   }, async (request, reply) => {
     refuseForeignBrowser(request);
-    const principal = deps.tokens.authenticate(request.body.token);
-    if (!principal) throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
+    // Sign-in takes a secret like any route: wrong ones count against this address.
+    const principal = authenticateThrottled({ tokens: deps.tokens, throttle: deps.authThrottle }, request.body.token, request, reply);
     if (principal.kind !== 'admin') {
       throw new AppError('forbidden', 'this is a submit token: it can only create requests; sign in with the admin token');
     }

@@ -5,8 +5,9 @@ import type { Principal } from '../auth/principal.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';
 import { AppError, toErrorBody } from '../errors.js';
 import type { NativeIntake } from '../formats/native-intake.js';
-import { jsonValueProblem } from '../http/json-body-parser.js';
+import { parseJson } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
+import { rateLimitedError } from '../http/rate-limit-hook.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { StoredRequest } from '../requests/request-repository.js';
 import type { RequestService } from '../requests/request-service.js';
@@ -70,15 +71,12 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   });
 
   function handle(raw: string) {
-    let frame: unknown;
-    try {
-      frame = JSON.parse(raw);
-    } catch {
-      throw new AppError('invalid_frame', 'the message is not valid JSON: send one JSON object per message');
+    // The same parser as HTTP bodies (depth, valid Unicode, finite numbers, prototype keys).
+    const parsed = parseJson(raw);
+    if (!parsed.ok) {
+      throw new AppError('invalid_frame', parsed.syntax ? 'the message is not valid JSON: send one JSON object per message' : parsed.message);
     }
-    // The same checks as HTTP bodies get (depth, valid Unicode, finite numbers).
-    const problem = jsonValueProblem(frame);
-    if (problem) throw new AppError('invalid_frame', problem);
+    const frame = parsed.value;
     const asked = readFollowUp(frame);
     if (asked?.kind === 'resolve' || asked?.kind === 'resolve-session') {
       intake.applyFollowUp(adapter, asked, principal);
@@ -114,12 +112,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
 
   // Counted once a frame is known to be a request, so event noise a bridge forwards costs nothing.
   function takeRate() {
-    if (principal.kind === 'submit' && !o.rateLimiter.take(principal.tokenId)) {
-      throw new AppError(
-        'rate_limited',
-        `rate limited: token "${principal.name}" created more than ${o.maxPerMinute} requests in the last minute (requests.max_per_minute)`,
-      );
-    }
+    if (principal.kind === 'submit' && !o.rateLimiter.take(principal.tokenId)) throw rateLimitedError(principal, o.maxPerMinute);
   }
 
   function submit(frame: unknown) {

@@ -64,7 +64,7 @@ export interface TestServer {
  * Starts the real daemon on 127.0.0.1 with a random port and a fresh SQLite file in a temp
  * directory. Close it in afterEach.
  */
-export async function startTestServer(overrides: DeepPartial<Config> = {}, opts: Pick<StartOptions, 'clock' | 'adapters'> = {}): Promise<TestServer> {
+export async function startTestServer(overrides: DeepPartial<Config> = {}, opts: Pick<StartOptions, 'clock' | 'adapters' | 'log'> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'countersign-test-'));
   const config = loadConfig({
     env: {},

@@ -12,7 +12,7 @@ describe('tokens', () => {
     t = await startTestServer();
     const created = await t.api.post('/v1/tokens', { name: 'ci-bot' });
     expect(created.status, created.text).toBe(201);
-    expect(created.body).toEqual({ name: 'ci-bot', token: expect.any(String), created_at: expect.any(Number), expires_at: null });
+    expect(created.body).toEqual({ name: 'ci-bot', token: expect.any(String), created_at: expect.any(Number), expires_at: null, grants: [] });
     expect(created.body.token.length).toBeGreaterThanOrEqual(32);
     const withExpiry = await t.api.post('/v1/tokens', { name: 'short-lived', expires: '90d' });
     expect(withExpiry.status).toBe(201);

@@ -32,6 +32,9 @@ describe('config', () => {
       requests: { default_timeout: 'none', max_per_minute: 120, max_body_bytes: 1024 * 1024 },
       events: { ping_interval: '25s' },
       storage: { synchronous: 'full' },
+      public_url: null,
+      server: { allowed_hosts: [] },
+      blobs: { quota_per_token: 256 * 1024 * 1024, retention: '7d' },
       callbacks: { allowlist: [], secret: null, max_age: '24h', retry_schedule: ['5s', '30s', '2m', '10m', '30m', '1h', '2h', '4h', '8h'] },
     });
     expect(c.data_dir).toBe(resolve('./data'));
@@ -53,6 +56,10 @@ describe('config', () => {
       'COUNTERSIGN_CALLBACKS_ALLOWLIST',
       'COUNTERSIGN_CALLBACKS_SECRET',
       'COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE',
+      'COUNTERSIGN_PUBLIC_URL',
+      'COUNTERSIGN_SERVER_ALLOWED_HOSTS',
+      'COUNTERSIGN_BLOBS_QUOTA_PER_TOKEN',
+      'COUNTERSIGN_BLOBS_RETENTION',
     ]) {
       expect(names).toContain(n);
     }
@@ -73,6 +80,10 @@ describe('config', () => {
         COUNTERSIGN_LOG_LEVEL: 'debug',
         COUNTERSIGN_STORAGE_SYNCHRONOUS: 'normal',
         COUNTERSIGN_FORMATS_ROLL_DEFAULT_TIMEOUT: 'none',
+        COUNTERSIGN_PUBLIC_URL: 'https://approvals.example.org/',
+        COUNTERSIGN_SERVER_ALLOWED_HOSTS: 'countersign.lan, 192.168.1.20',
+        COUNTERSIGN_BLOBS_QUOTA_PER_TOKEN: '1048576',
+        COUNTERSIGN_BLOBS_RETENTION: '1d',
       },
     });
     expect(c).toMatchObject({
@@ -85,6 +96,9 @@ describe('config', () => {
       log_level: 'debug',
       storage: { synchronous: 'normal' },
       formats: { roll: { default_timeout: 'none' } },
+      public_url: 'https://approvals.example.org/',
+      server: { allowed_hosts: ['countersign.lan', '192.168.1.20'] },
+      blobs: { quota_per_token: 1048576, retention: '1d' },
     });
   });
 
@@ -121,6 +135,13 @@ describe('config', () => {
     ['COUNTERSIGN_LOG_LEVEL', 'loud', 'log_level'],
     ['COUNTERSIGN_STORAGE_SYNCHRONOUS', 'off', 'storage.synchronous'],
     ['COUNTERSIGN_HOST', '', 'host'],
+    ['COUNTERSIGN_ADMIN_TOKEN', 'hunter2', 'admin_token'],
+    ['COUNTERSIGN_ADMIN_TOKEN', '0123456789abcde', 'admin_token'],
+    ['COUNTERSIGN_PUBLIC_URL', 'approvals.example.org', 'public_url'],
+    ['COUNTERSIGN_PUBLIC_URL', 'ftp://approvals.example.org/', 'public_url'],
+    ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', 'https://countersign.lan/', 'server.allowed_hosts'],
+    ['COUNTERSIGN_BLOBS_QUOTA_PER_TOKEN', '0', 'blobs.quota_per_token'],
+    ['COUNTERSIGN_BLOBS_RETENTION', 'forever', 'blobs.retention'],
   ])('%s=%j is a ConfigError naming %s and the variable', (name, value, key) => {
     const message = configError(() => loadConfig({ env: { [name]: value } }));
     expect(message).toContain(key);

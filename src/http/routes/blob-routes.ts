@@ -1,42 +1,95 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { submitterKey } from '../../auth/principal.js';
+import type { BlobUpload } from '../../blobs/blob-store.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
+import { rateLimitCreates } from '../rate-limit-hook.js';
 
-export const BLOB_MAX_BYTES = 16 * 1024 * 1024;
+/** Feeds the request body into the upload as it arrives; rejects (leaving the rest unread) on the first refusal. */
+function pump(body: Readable, upload: BlobUpload): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cleanup = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+    };
+    const fail = (err: unknown) => {
+      cleanup();
+      body.pause();
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      try {
+        upload.write(chunk);
+      } catch (err) {
+        fail(err);
+      }
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve();
+    };
+    const onError = (err: Error) => fail(err);
+    const onClose = () => fail(new AppError('invalid_request', 'the upload was cut off before its end'));
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('error', onError);
+    body.once('close', onClose);
+  });
+}
 
 /**
  * Preview files, addressed by SHA-256. Registered in its own scope because uploads take any
- * content type as raw bytes, which the JSON routes must not.
+ * content type as raw bytes, which the JSON routes must not. The body is not parsed: the
+ * handler streams it into the store, which refuses (413) as soon as a limit is passed.
  */
 export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BLOB_MAX_BYTES }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
     const r = scope.withTypeProvider<ZodTypeProvider>();
 
     r.post('/v1/blobs', {
       config: { auth: 'submit' },
-      bodyLimit: BLOB_MAX_BYTES,
-      schema: { summary: 'Upload bytes; answers the hash as text/plain sha256:<hex>' },
+      // Counted before a byte of the body is read.
+      onRequest: rateLimitCreates(deps.rateLimiter, deps.config.requests.max_per_minute),
+      schema: { summary: 'Upload bytes (at most 16 MiB; submit tokens within blobs.quota_per_token); answers the hash as text/plain sha256:<hex>' },
     }, async (request, reply) => {
-      const body = request.body;
-      if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('invalid_request', 'send the file bytes as the body');
-      return reply.code(201).type('text/plain; charset=utf-8').send(deps.blobs.put(body));
+      const body = request.body as Readable | undefined;
+      if (!body) throw new AppError('invalid_request', 'send the file bytes as the body');
+      const p = request.principal;
+      const length = request.headers['content-length'];
+      let upload: BlobUpload | undefined;
+      try {
+        upload = deps.blobs.begin(submitterKey(p), { limited: p.kind === 'submit', declared: length === undefined ? undefined : Number(length) });
+        await pump(body, upload);
+        if (upload.size === 0) throw new AppError('invalid_request', 'send the file bytes as the body');
+        const { hash } = upload.finish();
+        return reply.code(201).type('text/plain; charset=utf-8').send(hash);
+      } catch (err) {
+        upload?.abort();
+        // The rest of the body is not read: close the connection rather than drain it.
+        if (!body.readableEnded) void reply.header('connection', 'close');
+        throw err;
+      }
     });
 
     r.get('/v1/blobs/:hash', {
       schema: { summary: 'Download a blob', params: z.strictObject({ hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex>') }) },
     }, async (request, reply) => {
-      const bytes = deps.blobs.get(request.params.hash);
-      if (!bytes) throw new AppError('not_found', `blob ${request.params.hash} not found`);
+      const blob = deps.blobs.open(request.params.hash);
+      if (!blob) throw new AppError('not_found', `blob ${request.params.hash} not found`);
       return reply
         .header('content-security-policy', "sandbox; default-src 'none'")
         .header('x-content-type-options', 'nosniff')
         .header('content-disposition', 'attachment')
+        .header('content-length', blob.size)
         .type('application/octet-stream')
-        .send(bytes);
+        .send(Readable.from(blob.chunks()));
     });
   });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { requireTimeoutApprove } from '../../auth/grants.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
 import { durationMs } from '../../durations.js';
@@ -114,7 +115,9 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
     preValidation: async (request) => {
       const { format } = request.params as { format: string };
       formats.native(format);
-      parseFormatQuery(request.query, 'socket');
+      const query = parseFormatQuery(request.query, 'socket');
+      // Every frame on the socket would be refused: say so before the upgrade.
+      if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'invalid_query', 'query.on_timeout');
     },
     schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
   }, (socket, request) => {

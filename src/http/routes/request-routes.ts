@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { requireTimeoutApprove } from '../../auth/grants.js';
 import { checkCallbackUrl } from '../../callbacks/callback-url-policy.js';
 import type { Deps } from '../../deps.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
@@ -31,6 +32,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     const body = handup.normalize(request.body, { query: {} }).request as CreateRequestBody;
     if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
     const p = request.principal;
+    if (body.on_timeout === 'approve') requireTimeoutApprove(p, 'invalid_request', 'on_timeout');
     const draft = draftFromBody(body, {
       defaultTimeout: config.requests.default_timeout,
       integration: p.kind === 'submit' ? p.name : null,
