@@ -3,7 +3,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
-import { bearerToken, registerAuthHook } from './http/auth-hook.js';
+import { registerAuthHook } from './http/auth-hook.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
@@ -16,7 +16,6 @@ import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
 import { registerEventsRoute } from './ws/events-route.js';
 import { registerPageRoutes } from './web/page-routes.js';
-import { sessionCookieToken } from './web/session-cookie.js';
 import { registerSessionRoutes } from './web/session-routes.js';
 
 /**
@@ -54,8 +53,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   // Bridges send native frames over WebSocket: the same size limit as an HTTP body.
   await app.register(fastifyWebsocket, { options: { maxPayload: deps.config.requests.max_body_bytes } });
-  // Bearer first: a request carrying the header never falls back to the page's session cookie.
-  registerAuthHook(app, deps.tokens, [bearerToken, sessionCookieToken]);
+  // Bearer tokens and the reviewer page's sessions; cookies are never read.
+  registerAuthHook(app, deps.tokens, deps.webSessions);
 
   registerHealthRoutes(app, deps);
   registerRequestRoutes(app, deps);

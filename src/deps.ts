@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { BlobRepository } from './blobs/blob-repository.js';
 import type { RateLimiter } from './auth/rate-limiter.js';
 import type { TokenService } from './auth/token-service.js';
+import type { WebSessionService } from './auth/web-session-service.js';
 import type { DeliveryRepository } from './callbacks/delivery-repository.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -27,6 +28,8 @@ export interface Deps {
   requests: RequestService;
   waiters: Waiters;
   tokens: TokenService;
+  /** The reviewer page's sign-in sessions. */
+  webSessions: WebSessionService;
   rateLimiter: RateLimiter;
   blobs: BlobRepository;
   hub: EventsHub;

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authenticateSecret } from '../auth/authenticate-secret.js';
 import type { TokenService } from '../auth/token-service.js';
+import type { WebSessionService } from '../auth/web-session-service.js';
 import { AppError } from '../errors.js';
 import './route-config.js';
+import { isSameOrigin } from './same-origin.js';
 
-/** The bearer secret a request carries, if any. */
-export type TokenExtractor = (request: FastifyRequest) => string | undefined;
-
-export const bearerToken: TokenExtractor = (request) => {
+export const bearerToken = (request: FastifyRequest): string | undefined => {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -15,22 +15,36 @@ export const bearerToken: TokenExtractor = (request) => {
 
 /**
  * Authenticates every route but the public ones (product.md §5) before anything else runs,
- * WebSocket upgrades included. Routes are admin-only unless they say otherwise.
+ * WebSocket upgrades included. The one credential is `Authorization: Bearer`: a token (admin
+ * or submit) or a reviewer page's session secret. Cookies are never read, so nothing a browser
+ * sends on its own (to this port or any other) authenticates anything. Routes are admin-only
+ * unless they say otherwise.
  */
-export function registerAuthHook(app: FastifyInstance, tokens: TokenService, extractors: TokenExtractor[] = [bearerToken]) {
+export function registerAuthHook(app: FastifyInstance, tokens: TokenService, sessions: Pick<WebSessionService, 'authenticate'> | null = null) {
   app.decorateRequest('principal', null as never);
+  app.decorateRequest('webSession', null);
   app.addHook('onRequest', async (request) => {
-    const level = request.routeOptions.config?.auth ?? 'admin';
+    const config = request.routeOptions.config;
+    const level = config?.auth ?? 'admin';
     // Unknown routes fall through to the 404 handler.
     if (level === 'public' || request.routeOptions.url === undefined) return;
-    let secret: string | undefined;
-    for (const extract of extractors) if ((secret = extract(request))) break;
-    if (!secret) throw new AppError('unauthorized', 'missing token: send Authorization: Bearer <token>');
-    const principal = tokens.authenticate(secret);
-    if (!principal) throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
-    if (level === 'admin' && principal.kind !== 'admin') {
+    const secret = bearerToken(request);
+    if (!secret) {
+      if (config?.firstMessageAuth && request.headers.upgrade?.toLowerCase() === 'websocket' && request.headers.origin !== undefined) {
+        // Browsers cannot put a header on a WebSocket upgrade: the page's own socket opens
+        // unauthenticated and must authenticate with its first message (ws/first-message-auth.ts).
+        // Other sites' pages have no business opening one at all.
+        if (isSameOrigin(request)) return;
+        throw new AppError('forbidden', 'cross-origin WebSocket refused: only this daemon\'s own page may open it without a token');
+      }
+      throw new AppError('unauthorized', 'missing token: send Authorization: Bearer <token>');
+    }
+    const found = authenticateSecret(tokens, sessions, secret);
+    if (!found) throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
+    if (level === 'admin' && found.principal.kind !== 'admin') {
       throw new AppError('forbidden', 'a submit token cannot use this route; it needs the admin token');
     }
-    request.principal = principal;
+    request.principal = found.principal;
+    request.webSession = found.webSession;
   });
 }

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
+import { setBlobResponseHeaders } from '../blob-response-headers.js';
 
 export const BLOB_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -27,16 +28,12 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
     });
 
     r.get('/v1/blobs/:hash', {
+      onSend: setBlobResponseHeaders,
       schema: { summary: 'Download a blob', params: z.strictObject({ hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex>') }) },
     }, async (request, reply) => {
       const bytes = deps.blobs.get(request.params.hash);
       if (!bytes) throw new AppError('not_found', `blob ${request.params.hash} not found`);
-      return reply
-        .header('content-security-policy', "sandbox; default-src 'none'")
-        .header('x-content-type-options', 'nosniff')
-        .header('content-disposition', 'attachment')
-        .type('application/octet-stream')
-        .send(bytes);
+      return reply.type('application/octet-stream').send(bytes);
     });
   });
 }
