@@ -27,7 +27,8 @@ function hidden(cp) {
  */
 export function visibleHtml(html) {
   return visible(html)
-    .replace(/&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));?/g, (ref, hex, dec) => {
+    // As many digits as the HTML parser reads (leading zeros included).
+    .replace(/&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));?/g, (ref, hex, dec) => {
       const cp = hex !== undefined ? parseInt(hex, 16) : Number(dec);
       return cp >= 0x80 && cp <= 0x9f ? ref : hidden(cp) ? '&#xFFFD;' : ref;
     })
