@@ -88,22 +88,25 @@ function beforeAfter(p) {
 
 /** A button that saves blob `hash` as `name` (fetched with the session; never opened). */
 function download(hash, name, label = name) {
+  const problem = h('span', { class: 'delivery-error', role: 'alert', hidden: true });
   const button = h('button', {
     type: 'button',
     class: 'file-link',
     dataset: { blob: hash },
     onclick: async () => {
       button.disabled = true;
+      problem.hidden = true;
       try {
         await save(hash, name);
       } catch (err) {
-        button.after(h('span', { class: 'delivery-error' }, ` Could not download: ${err.message}`));
+        replace(problem, ` Could not download: ${err.message}`);
+        problem.hidden = false;
       } finally {
         button.disabled = false;
       }
     },
   }, label || hash);
-  return button;
+  return h('span', null, button, problem);
 }
 
 async function save(hash, name) {
@@ -168,8 +171,8 @@ async function imageView(p) {
   // The type comes from the bytes, never from the agent's word for it.
   const type = rasterType(new Uint8Array(await blob.slice(0, 32).arrayBuffer()));
   if (!type) {
-    return h('div', null,
-      h('p', { class: 'muted' }, `Not drawn: only PNG, JPEG, GIF, WebP and AVIF images are shown here, and this ${p.mime ? `one (declared ${p.mime})` : 'file'} is not one. SVG files can contain scripts.`),
+    return h('div', { class: 'not-drawn' },
+      h('p', { class: 'muted' }, `Not drawn: only PNG, JPEG, GIF, WebP and AVIF images are shown here, and these bytes are none of them${p.mime ? ` (declared ${p.mime})` : ''}. SVG files can carry scripts, so they are only offered as a download.`),
       h('p', { class: 'file-links' }, download(p.blob, p.name ?? 'image', `Download ${p.name ?? 'image'}`)));
   }
   const url = URL.createObjectURL(new Blob([blob], { type }));

@@ -77,4 +77,3 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
     return reply.code(204).send();
   });
 }
-

@@ -54,6 +54,16 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes,
     socket.send(message, { binary: false });
   }
 
+  /** A database hiccup (another daemon holding the write lock) keeps the stream until the next ping. */
+  function sessionStillLive(id: string): boolean {
+    try {
+      return isSessionLive!(id);
+    } catch (err) {
+      log.warn({ err }, 'cannot check an events subscriber\'s web session; checking again at the next ping');
+      return true;
+    }
+  }
+
   function endSessionPeer(peer: Peer) {
     peers.delete(peer);
     peer.socket.close(SESSION_ENDED_CLOSE_CODE, 'session ended');
@@ -68,7 +78,7 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes,
       }
       // A stream outlives the request that opened it: a session that expired or was revoked
       // (here or on another daemon sharing the database) ends its streams at the next ping.
-      if (peer.webSessionId !== null && isSessionLive && !isSessionLive(peer.webSessionId)) {
+      if (peer.webSessionId !== null && isSessionLive && !sessionStillLive(peer.webSessionId)) {
         endSessionPeer(peer);
         continue;
       }

@@ -21,6 +21,7 @@ export function registerEventsRoute(app: FastifyInstance, deps: Deps) {
     awaitFirstMessageAuth(socket, {
       authenticate: (secret) => authenticateSecret(deps.tokens, deps.webSessions, secret),
       clock: deps.clock,
+      log: deps.log,
       onAuthenticated: (who) => deps.hub.add(socket, { webSessionId: who.webSession?.id ?? null }),
     });
   });

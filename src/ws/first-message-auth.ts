@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import { z } from 'zod';
 import type { Authenticated } from '../auth/authenticate-secret.js';
@@ -15,6 +16,7 @@ const CLOSE_CODE = { invalid_request: 4400, unauthorized: 4401, forbidden: 4403 
 export interface FirstMessageAuthOptions {
   authenticate(secret: string): Authenticated | null;
   clock: Clock;
+  log: Logger;
   timeoutMs?: number;
   /** Called once the socket has authenticated as a reviewer, after `{"type":"auth.ok"}` was sent. */
   onAuthenticated(who: Authenticated): void;
@@ -27,13 +29,13 @@ export interface FirstMessageAuthOptions {
  * submit token) gets an `{error, code}` message and the socket is closed with 4000 + the HTTP
  * status. Until then the socket is sent nothing.
  */
-export function awaitFirstMessageAuth(socket: WebSocket, { authenticate, clock, timeoutMs = FIRST_MESSAGE_AUTH_TIMEOUT_MS, onAuthenticated }: FirstMessageAuthOptions) {
+export function awaitFirstMessageAuth(socket: WebSocket, { authenticate, clock, log, timeoutMs = FIRST_MESSAGE_AUTH_TIMEOUT_MS, onAuthenticated }: FirstMessageAuthOptions) {
   let settled = false;
-  const refuse = (err: AppError) => {
+  const refuse = (err: AppError, closeCode: number = CLOSE_CODE[err.code as keyof typeof CLOSE_CODE] ?? 4401) => {
     settle();
     if (socket.readyState !== socket.OPEN) return;
     socket.send(JSON.stringify(toErrorBody(err)));
-    socket.close(CLOSE_CODE[err.code as keyof typeof CLOSE_CODE] ?? 4401, err.code);
+    socket.close(closeCode, err.code);
   };
   const timer = clock.setTimer(() => refuse(new AppError('unauthorized', `no auth message within ${timeoutMs / 1000}s: send {"type":"auth","token":"<token>"} first`)), timeoutMs);
   function settle() {
@@ -44,16 +46,24 @@ export function awaitFirstMessageAuth(socket: WebSocket, { authenticate, clock, 
 
   function onMessage(data: WebSocket.RawData, isBinary: boolean) {
     if (settled) return;
+    const notJson = () => refuse(new AppError('invalid_request', 'the first message must be JSON text: {"type":"auth","token":"<token>"}'));
+    if (isBinary) return notJson();
     let message: unknown;
     try {
-      if (isBinary) throw new Error('binary');
       message = JSON.parse(String(data));
     } catch {
-      return refuse(new AppError('invalid_request', 'the first message must be JSON: {"type":"auth","token":"<token>"}'));
+      return notJson();
     }
     const parsed = AuthMessage.safeParse(message);
     if (!parsed.success) return refuse(validationError('invalid_request', parsed.error.issues, 'message'));
-    const who = authenticate(parsed.data.token);
+    let who: Authenticated | null;
+    try {
+      who = authenticate(parsed.data.token);
+    } catch (err) {
+      // A listener must not throw into ws; the client retries as after any dropped stream.
+      log.error({ err }, 'cannot authenticate an events subscriber');
+      return refuse(new AppError('internal_error', 'internal error'), 1011);
+    }
     if (!who) return refuse(new AppError('unauthorized', 'the token is invalid, revoked or expired'));
     if (who.principal.kind !== 'admin') return refuse(new AppError('forbidden', 'a submit token cannot use this route; it needs the admin token'));
     settle();
