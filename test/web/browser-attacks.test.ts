@@ -287,7 +287,7 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
           { type: 'markdown', inline: `# H${RLO}1\n\n[link${RLO}](https://example.com "tip${RLO}") ![alt${RLO}](data:,x) &#x2066;z` },
           { type: 'json', inline: '{"k": "\\u202e\\u2067"}' },
           { type: 'diff', title: `b${RLO}.ts`, inline: `--- a/x\n+++ b/x\n+added ${RLO}x` },
-          { type: 'command', command: { argv: ['rm', `-rf${RLO}`], cwd: `/tmp${RLO}`, env_keys: [`K${RLO}`] } },
+          { type: 'command', command: { argv: ['rm', `-rf${RLO}`], cwd: `/srv${RLO}`, env_keys: [`K${RLO}`] } },
           { type: 'html', inline: `<p id="p">a${RLO}b &#x202E;c &#8238;d &rlm;e &lrm;f</p>` },
           { type: 'email', email: { from: `x${RLO}@y`, to: [`t${RLO}@y`], subject: `S${RLO}`, body: `B${RLO}`, attachments: [{ name: `f${RLO}.pdf` }], in_reply_to: { from: `q${RLO}`, body: `Q${RLO}` } } },
           { type: 'file', name: `f${RLO}.exe`, inline: `inline${RLO}` },
