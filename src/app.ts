@@ -3,7 +3,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
-import { bearerToken, registerAuthHook } from './http/auth-hook.js';
+import { registerAuthHook } from './http/auth-hook.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerHostCheck } from './http/host-check.js';
@@ -18,7 +18,6 @@ import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
 import { registerEventsRoute } from './ws/events-route.js';
 import { registerPageRoutes } from './web/page-routes.js';
-import { sessionCookieToken } from './web/session-cookie.js';
 import { registerSessionRoutes } from './web/session-routes.js';
 
 /**
@@ -59,8 +58,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(fastifyWebsocket, { options: { maxPayload: deps.config.requests.max_body_bytes } });
   // The Host check first: a request under a foreign name is refused before authentication.
   registerHostCheck(app, deps.config);
-  // Bearer first: a request carrying the header never falls back to the page's session cookie.
-  registerAuthHook(app, { tokens: deps.tokens, throttle: deps.authThrottle }, [bearerToken, sessionCookieToken]);
+  // Bearer tokens and the reviewer page's sessions, throttled per address; cookies are never read.
+  registerAuthHook(app, { tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle });
 
   registerHealthRoutes(app, deps);
   registerRequestRoutes(app, deps);

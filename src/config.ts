@@ -75,6 +75,10 @@ export const ConfigSchema = z.strictObject({
     roll: z.strictObject({ default_timeout: durationOrNone }),
     alp: z.strictObject({ default_timeout: durationOrNone }),
   }),
+  web: z.strictObject({
+    session_idle_timeout: duration,
+    session_max_age: duration,
+  }),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

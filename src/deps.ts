@@ -3,6 +3,7 @@ import type { AuthThrottle } from './auth/auth-throttle.js';
 import type { RateLimiter } from './auth/rate-limiter.js';
 import type { TokenService } from './auth/token-service.js';
 import type { BlobStore } from './blobs/blob-store.js';
+import type { WebSessionService } from './auth/web-session-service.js';
 import type { DeliveryRepository } from './callbacks/delivery-repository.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -28,6 +29,8 @@ export interface Deps {
   requests: RequestService;
   waiters: Waiters;
   tokens: TokenService;
+  /** The reviewer page's sign-in sessions. */
+  webSessions: WebSessionService;
   rateLimiter: RateLimiter;
   /** Failed authentications per client address (every place that takes a secret uses it). */
   authThrottle: AuthThrottle;

@@ -10,6 +10,8 @@ import { createAuthThrottle } from './auth/auth-throttle.js';
 import { createRateLimiter } from './auth/rate-limiter.js';
 import { createTokenRepository } from './auth/token-repository.js';
 import { createTokenService } from './auth/token-service.js';
+import { createWebSessionRepository } from './auth/web-session-repository.js';
+import { createWebSessionService } from './auth/web-session-service.js';
 import { createBlobRepository } from './blobs/blob-repository.js';
 import { createBlobStore } from './blobs/blob-store.js';
 import { createBlobSweeper } from './blobs/blob-sweeper.js';
@@ -70,6 +72,14 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
     createCallbackOutboxHook({ deliveries }),
   ];
   const writes = createWriteBatcher(db);
+  const webSessions = createWebSessionService({
+    db,
+    sessions: createWebSessionRepository(db),
+    clock,
+    adminToken,
+    idleMs: durationMs(config.web.session_idle_timeout),
+    maxMs: durationMs(config.web.session_max_age),
+  });
   const requests = createRequestService({ db, repo, clock, events, terminalHooks, afterCommit: writes.afterCommit });
   return {
     config,
@@ -82,6 +92,7 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
     requests,
     waiters: createWaiters({ events, clock }),
     tokens: createTokenService({ db, tokens: createTokenRepository(db), clock, adminToken }),
+    webSessions,
     rateLimiter: createRateLimiter({ perMinute: config.requests.max_per_minute, clock }),
     authThrottle: createAuthThrottle({ clock }),
     blobs: createBlobStore({ db, repo: createBlobRepository(db), clock, quotaBytes: config.blobs.quota_per_token }),
@@ -90,6 +101,7 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
       log: logger.child({ module: 'events' }),
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,
+      isSessionLive: (id) => webSessions.isLive(id),
     }),
     formats,
     nativeIntake: createNativeIntake({ requests, config, clock }),

@@ -24,12 +24,15 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     const tone = option.style === 'danger' || option.outcome === 'deny' ? 'deny' : 'approve';
     const primary = option.style === 'primary' || option === firstApprove || option === firstDeny;
     const key = option === firstApprove ? 'a' : option === firstDeny ? 'd' : null;
+    // The hint is for the eye; assistive technology gets the key from aria-keyshortcuts, so the
+    // button's name stays the option's label ("Approve", not "Approvea").
     buttons.push(h('button', {
       type: 'button',
       class: ['btn', `btn-${tone}`, !primary && 'btn-soft'],
       dataset: { option: option.id, outcome: option.outcome },
+      'aria-keyshortcuts': key,
       onclick: () => decide(option),
-    }, option.label, key ? h('kbd', { class: 'hint' }, key) : null));
+    }, option.label, key ? h('kbd', { class: 'hint', 'aria-hidden': 'true' }, key) : null));
   }
 
   const cancelButton = h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => confirmCancel() }, 'Cancel request');
@@ -150,14 +153,21 @@ function questionFieldset(q) {
   const multi = Boolean(q.multi);
   const inputs = [];
   const options = (q.options ?? []).map((o, i) => {
-    const input = h('input', { type: multi ? 'checkbox' : 'radio', name, value: o.label, id: `${name}-${i}` });
+    const id = `${name}-${i}`;
+    const recommended = q.recommended === i;
+    // Named by its label alone; the recommendation and description describe it.
+    const described = [recommended && `${id}-rec`, o.description && `${id}-desc`].filter(Boolean).join(' ');
+    const input = h('input', {
+      type: multi ? 'checkbox' : 'radio', name, value: o.label, id,
+      'aria-labelledby': `${id}-label`, 'aria-describedby': described || null,
+    });
     inputs.push(input);
-    return h('div', { class: ['choice', q.recommended === i && 'recommended'] },
+    return h('div', { class: ['choice', recommended && 'recommended'] },
       input,
-      h('label', { for: `${name}-${i}` },
-        h('span', { class: 'choice-label' }, o.label),
-        q.recommended === i ? h('span', { class: 'chip chip-accent' }, 'Recommended') : null,
-        o.description ? h('span', { class: 'choice-desc' }, o.description) : null),
+      h('label', { for: id },
+        h('span', { class: 'choice-label', id: `${id}-label` }, o.label),
+        recommended ? h('span', { class: 'chip chip-accent', id: `${id}-rec` }, 'Recommended') : null,
+        o.description ? h('span', { class: 'choice-desc', id: `${id}-desc` }, o.description) : null),
       o.preview ? h('details', { class: 'choice-preview' }, h('summary', null, 'Preview'), h('pre', { class: 'text' }, o.preview)) : null);
   });
   const text = q.allow_free_text

@@ -7,6 +7,7 @@ import type { BlobUpload } from '../../blobs/blob-store.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
+import { setBlobResponseHeaders } from '../blob-response-headers.js';
 
 /** Feeds the request body into the upload as it arrives; rejects (leaving the rest unread) on the first refusal. */
 function pump(body: Readable, upload: BlobUpload): Promise<void> {
@@ -79,17 +80,12 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
     });
 
     r.get('/v1/blobs/:hash', {
+      onSend: setBlobResponseHeaders,
       schema: { summary: 'Download a blob', params: z.strictObject({ hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex>') }) },
     }, async (request, reply) => {
       const blob = deps.blobs.open(request.params.hash);
       if (!blob) throw new AppError('not_found', `blob ${request.params.hash} not found`);
-      return reply
-        .header('content-security-policy', "sandbox; default-src 'none'")
-        .header('x-content-type-options', 'nosniff')
-        .header('content-disposition', 'attachment')
-        .header('content-length', blob.size)
-        .type('application/octet-stream')
-        .send(Readable.from(blob.chunks()));
+      return reply.header('content-length', blob.size).type('application/octet-stream').send(Readable.from(blob.chunks()));
     });
   });
 }
