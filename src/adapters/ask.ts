@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import type { CreateRequestBody, HandupRequest, Kind, Option, Risk } from '../requests/request-schema.js';
+import { MAX_QUESTION_OPTIONS, type CreateRequestBody, type HandupRequest, type Kind, type Option, type Risk } from '../requests/request-schema.js';
 import type { FollowUp, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
 import { answerText, toolKind } from './shared.js';
 
@@ -238,8 +238,8 @@ function questionRequest(
       (p.options ?? []).map((o) => (typeof o === 'string' ? { label: o } : { label: o.label, description: o.description ?? null })).map((o) => [o.label, o]),
     ).values(),
   ];
-  if (options.length > 32) {
-    throw new AppError('invalid_frame', `payload.options: ${options.length} suggested answers; countersign takes at most 32`);
+  if (options.length > MAX_QUESTION_OPTIONS) {
+    throw new AppError('invalid_frame', `payload.options: ${options.length} suggested answers; countersign takes at most ${MAX_QUESTION_OPTIONS}`);
   }
   const key = nativeKey(session, id);
   return {

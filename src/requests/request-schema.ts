@@ -14,6 +14,13 @@ const text = (maxBytes: number) =>
 const nullableText = (maxBytes: number) => text(maxBytes).nullable();
 const jsonBytes = (v: unknown) => byteLength(JSON.stringify(v) ?? '');
 
+/** handup's limits a wire adapter checks before a frame becomes a request (refused, never truncated). */
+export const MAX_TITLE_BYTES = 512;
+export const MAX_QUESTIONS = 10;
+export const MAX_QUESTION_OPTIONS = 32;
+export const MAX_QUESTION_BYTES = 4 * KiB;
+export const MAX_INPUT_FIELDS = 64;
+
 export const KINDS = ['command', 'edit', 'review', 'question', 'info', 'custom'] as const;
 export const RISKS = ['low', 'medium', 'high'] as const;
 export const STATUSES = ['pending', 'approved', 'denied', 'answered', 'dismissed', 'expired', 'cancelled'] as const;
@@ -130,9 +137,9 @@ export const QuestionOptionSchema = z.strictObject({
 export const QuestionSchema = z
   .strictObject({
     id: z.string().min(1).max(128),
-    question: text(4 * KiB).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+    question: text(MAX_QUESTION_BYTES).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
     header: z.string().max(256).nullable().optional(),
-    options: z.array(QuestionOptionSchema).max(32).optional(),
+    options: z.array(QuestionOptionSchema).max(MAX_QUESTION_OPTIONS).optional(),
     multi: z.boolean().optional(),
     allow_free_text: z.boolean().optional(),
     recommended: z.number().int().min(0).nullable().optional(),
@@ -155,8 +162,8 @@ export type Question = z.infer<typeof QuestionSchema>;
 export const RequestInputSchema = z
   .looseObject({
     feedback: z.enum(['optional', 'required_on_deny']).nullable().optional(),
-    fields: z.array(z.unknown()).max(64).nullable().optional(),
-    questions: z.array(QuestionSchema).min(1).max(10).nullable().optional(),
+    fields: z.array(z.unknown()).max(MAX_INPUT_FIELDS).nullable().optional(),
+    questions: z.array(QuestionSchema).min(1).max(MAX_QUESTIONS).nullable().optional(),
   })
   .superRefine((input, ctx) => {
     const ids = new Set<string>();
@@ -176,7 +183,7 @@ const timeoutField = TimeoutTextSchema.nullable();
 /** POST /v1/requests body. Server-managed fields are accepted (a client may echo a Request) and ignored. */
 export const CreateRequestSchema = z
   .strictObject({
-    title: text(512).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+    title: text(MAX_TITLE_BYTES).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
     tool: nullableText(512).optional(),
     callback_url: z.string().max(2048).nullable().optional(),
     summary: nullableText(64 * KiB).optional(),

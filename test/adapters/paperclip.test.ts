@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { paperclipAdapter } from '../../src/adapters/paperclip.js';
+import { paperclipAdapter } from '../../src/adapters/paperclip/index.js';
 import { contentHash } from '../../src/requests/content-hash.js';
 import { decide } from '../../src/requests/decision-rules.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
