@@ -374,6 +374,15 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
   }
 }
 
+/**
+ * A newer plan proposal supersedes the session's older pending plans (formats.md §3):
+ * `plan/approve` names no plan, so the host applies it to its newest one, which the reviewer of
+ * an older card never saw.
+ */
+function supersedes(newer: AskContext, older: AskContext): boolean {
+  return newer.interaction === 'plan' && older.interaction === 'plan' && newer.sessionId === older.sessionId && newer.id !== older.id;
+}
+
 export const askAdapter = {
   format: 'ask',
   frameSchema: AskFrameSchema,
@@ -381,4 +390,5 @@ export const askAdapter = {
   normalize,
   renderReply,
   followUp,
+  supersedes,
 } satisfies WireAdapter<AskFrame, AskContext, AskFollowUp>;

@@ -164,12 +164,20 @@ export const RequestInputSchema = z
     feedback: z.enum(['optional', 'required_on_deny']).nullable().optional(),
     fields: z.array(z.unknown()).max(MAX_INPUT_FIELDS).nullable().optional(),
     questions: z.array(QuestionSchema).min(1).max(MAX_QUESTIONS).nullable().optional(),
+    // countersign's addition (the schema lets other keys pass): questions a submit may leave unanswered.
+    optional_questions: z.array(z.string().min(1).max(128)).max(MAX_QUESTIONS).nullable().optional(),
   })
   .superRefine((input, ctx) => {
     const ids = new Set<string>();
     (input.questions ?? []).forEach((q, i) => {
       if (ids.has(q.id)) ctx.addIssue({ code: 'custom', message: `duplicate question id "${q.id}"`, path: ['questions', i, 'id'] });
       ids.add(q.id);
+    });
+    const optional = new Set<string>();
+    (input.optional_questions ?? []).forEach((id, i) => {
+      if (!ids.has(id)) ctx.addIssue({ code: 'custom', message: `"${id}" is not the id of one of input.questions`, path: ['optional_questions', i] });
+      else if (optional.has(id)) ctx.addIssue({ code: 'custom', message: `"${id}" is listed twice`, path: ['optional_questions', i] });
+      optional.add(id);
     });
     if (jsonBytes(input) > 64 * KiB) ctx.addIssue({ code: 'custom', message: 'must be at most 65536 bytes as JSON' });
   });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { CreateRequestBody } from '../../requests/request-schema.js';
 import type { Normalized } from '../adapter.js';
 import { asTitle } from '../shared.js';
+import { redactCredentials } from './redact-credentials.js';
 
 /** What every PaperClip sub-protocol shares: schema names, id and status shapes, titles, keys. */
 
@@ -68,8 +69,12 @@ export function text(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim().length > 0 ? v : undefined;
 }
 
-/** A command or diff when the details say so; otherwise the details themselves, as JSON. */
-export function detailPreviews(details: Details): Preview[] {
+/**
+ * A command or diff when the details say so; otherwise the details themselves, as JSON. Built
+ * from a copy with credential-like keys redacted: reviewers never see what the driver sent there.
+ */
+export function detailPreviews(raw: Details): Preview[] {
+  const details = redactCredentials(raw);
   const command = text(details.command);
   const diff = text(details.diff);
   if (command) return [{ type: 'command', command: { shell: command, cwd: text(details.cwd) ?? null } }];

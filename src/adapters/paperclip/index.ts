@@ -5,15 +5,17 @@ import type { Normalized, ReplyEnv, WireAdapter } from '../adapter.js';
 import { CREATED, EVENT, INTERACTION, REQUEST_V1, REQUEST_V2, flag, keyOf, type Built, type Envelope } from './common.js';
 import { FollowUpSchema, followUp, type PaperclipFollowUp } from './follow-up.js';
 import { InteractionSchema, interactionReply, issueThreadRequest, type InteractionContext } from './issue-thread.js';
-import { V1Schema, legacyReply, legacyRequest, type LegacyContext } from './legacy.js';
+import { V1ElicitationSchema, V1Schema, legacyReply, legacyRequest, v1ElicitationRequest, type LegacyContext } from './legacy.js';
 import {
   DriverRequestSchema,
   V2InputSchema,
   V2PermissionSchema,
   approval,
+  checkRuntimeDecision,
   driverRequest,
   questionSetRequest,
   runtimeReply,
+  sequenceCommand,
   type RuntimeContext,
 } from './runtime.js';
 
@@ -25,7 +27,11 @@ import {
  * (issue-thread.ts). This entry reads the frame and its PRP event envelope and dispatches.
  */
 
-const requestOptions = [z.discriminatedUnion('requestKind', [V2PermissionSchema, V2InputSchema]), V1Schema, InteractionSchema] as const;
+const requestOptions = [
+  z.discriminatedUnion('requestKind', [V2PermissionSchema, V2InputSchema]),
+  z.discriminatedUnion('requestKind', [V1Schema, V1ElicitationSchema]),
+  InteractionSchema,
+] as const;
 const noMatch = (message: string) => (issue: { code?: string; note?: string }) =>
   issue.code === 'invalid_union' && issue.note ? message : undefined;
 
@@ -86,7 +92,7 @@ function buildRequest(r: PrpRequest, env: Envelope): Built<PaperclipContext> {
   if (r.schema === REQUEST_V2) {
     return questionSetRequest(r.prompt, r.input, r, env, r.turnId ?? env.turnId, 'paperclip.runtime_request.v2 input');
   }
-  if (r.schema === REQUEST_V1) return legacyRequest(r, env);
+  if (r.schema === REQUEST_V1) return r.requestKind === 'elicitation' ? v1ElicitationRequest(r, env) : legacyRequest(r, env);
   if (r.schema === INTERACTION) return issueThreadRequest(r, env);
   return driverRequest(r, env);
 }
@@ -104,6 +110,10 @@ function renderReply(record: HandupRequest, ctx: PaperclipContext, env: ReplyEnv
   }
 }
 
+function checkDecision(record: HandupRequest, ctx: PaperclipContext): void {
+  if (ctx.reply === 'runtime') checkRuntimeDecision(record, ctx);
+}
+
 export const paperclipAdapter = {
   format: 'paperclip',
   frameSchema: FrameSchema,
@@ -111,4 +121,6 @@ export const paperclipAdapter = {
   normalize,
   renderReply,
   followUp,
+  checkDecision,
+  sequenceReply: sequenceCommand,
 } satisfies WireAdapter<PaperclipFrame, PaperclipContext, PaperclipFollowUp>;

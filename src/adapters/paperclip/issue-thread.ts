@@ -4,6 +4,7 @@ import { MAX_INPUT_FIELDS, MAX_QUESTIONS, type CreateRequestBody, type HandupReq
 import { submitOptions } from '../shared.js';
 import { INTERACTION, flag, heading, requestId, source, unique, type Answers, type Built, type Envelope, type Preview } from './common.js';
 import { distinctLabels, optionIds, withHelp, type QuestionMap } from './question-set.js';
+import { redactCredentials } from './redact-credentials.js';
 
 /**
  * Issue-thread interactions (`paperclip.interaction_request.v1`): the create schemas of
@@ -209,7 +210,7 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
         previews: [
           ...markdownPreview('Details', p.detailsMarkdown),
           ...(action ? markdownPreview(action.toolDisplayName ?? action.toolName, action.previewMarkdown) : []),
-          ...(action?.argumentsSummaryJson ? [{ type: 'json' as const, title: 'Arguments', inline: action.argumentsSummaryJson }] : []),
+          ...(action?.argumentsSummaryJson ? [{ type: 'json' as const, title: 'Arguments', inline: shownArguments(action.argumentsSummaryJson) }] : []),
         ],
         options: confirmOptions(p),
         input: p.rejectRequiresReason ? { feedback: 'required_on_deny' } : null,
@@ -329,10 +330,9 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           ...heading(p.title ?? r.title ?? p.questions[0]?.prompt, 'Answer the agent', undefined, r.summary),
           kind: 'question',
           options: submitOptions(p.submitLabel),
-          input: { questions },
+          input: { questions, ...(optional.length ? { optional_questions: optional } : {}) },
         },
         context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, questions: maps },
-        notes: optional.map((id) => `question "${id}" is optional upstream but must be answered here`),
       };
     }
     case 'suggest_tasks': {
@@ -363,6 +363,18 @@ function selectionBounds(min: number | undefined, max: number | null | undefined
   if (min) return `Select at least ${min} option${min === 1 ? '' : 's'}.`;
   if (max != null) return `Select at most ${max} option${max === 1 ? '' : 's'}.`;
   return undefined;
+}
+
+/** A tool action's arguments summary as shown: JSON with credential-like keys is re-serialised redacted. */
+function shownArguments(summary: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(summary);
+  } catch {
+    return summary;
+  }
+  const redacted = redactCredentials(parsed);
+  return JSON.stringify(redacted) === JSON.stringify(parsed) ? summary : JSON.stringify(redacted, null, 2);
 }
 
 // ---- handup decision → interaction route body ----

@@ -1,12 +1,26 @@
 import { z } from 'zod';
 import type { HandupRequest, Option } from '../../requests/request-schema.js';
 import { submitOptions } from '../shared.js';
-import { DetailsSchema, REQUEST_V1, StatusSchema, detailPreviews, heading, requestId, source, text, unique, type Built, type Envelope } from './common.js';
-import { distinctLabels } from './question-set.js';
+import {
+  DetailsSchema,
+  OriginSchema,
+  REQUEST_V1,
+  StatusSchema,
+  detailPreviews,
+  heading,
+  requestId,
+  source,
+  text,
+  unique,
+  type Built,
+  type Envelope,
+} from './common.js';
+import { QuestionSetSchema, distinctLabels } from './question-set.js';
+import { questionSetRequest, type RuntimeContext } from './runtime.js';
 
 /**
  * Legacy v1 runtime requests (`paperclip.runtime_request.v1`): free-form choice keys, answered in
- * the phase-2 harness's `{requestId, response}` shape.
+ * the phase-2 harness's `{requestId, response}` shape; and v1 elicitations with a question set.
  */
 
 /** v1 is an open object with free-form choice keys (the phase-2 harness used `allow`/`deny`). */
@@ -22,6 +36,27 @@ export const V1Schema = z
     details: DetailsSchema.optional(),
   })
   .superRefine((r, ctx) => unique(ctx, r.choices, 'key', ['choices'], 'choice key'));
+
+/**
+ * A v1 elicitation carrying a question set: PaperClip's UI renders it as the v2 input form, so it
+ * is asked and answered like one (a `request.resolve` command), not in the legacy shape.
+ */
+export const V1ElicitationSchema = z.looseObject({
+  schema: z.literal(REQUEST_V1),
+  requestKind: z.literal('elicitation'),
+  requestId,
+  type: z.string().optional(),
+  status: StatusSchema,
+  prompt: z.string().min(1).max(4000),
+  input: QuestionSetSchema,
+  origin: OriginSchema.optional(),
+  turnId: z.string().min(1).max(240).optional(),
+  details: DetailsSchema.optional(),
+});
+
+export function v1ElicitationRequest(r: z.infer<typeof V1ElicitationSchema>, env: Envelope): Built<RuntimeContext> {
+  return questionSetRequest(r.prompt, r.input, r, env, r.turnId ?? env.turnId, 'paperclip.runtime_request.v1 elicitation');
+}
 
 export type LegacyContext = { reply: 'legacy'; requestId: string; type: 'permission' | 'input'; keys: Array<[label: string, key: string]> };
 

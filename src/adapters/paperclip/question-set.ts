@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { MAX_QUESTIONS, MAX_QUESTION_BYTES, MAX_QUESTION_OPTIONS, type Question } from '../../requests/request-schema.js';
 import { QUESTION_SET, flag, unique, type Answers, type Preview } from './common.js';
+import { TextValidationSchema, checksPattern, textValidationProblem, type TextValidation } from './text-validation.js';
 
 /**
  * PaperClip question sets (`paperclip.question_set.v1`, question-set.schema.json) and their
@@ -29,16 +30,7 @@ export const QuestionSetQuestionSchema = z
     customAnswer: z
       .strictObject({ enabled: z.literal(true), label: z.string().max(1000).optional(), placeholder: z.string().max(1000).optional() })
       .optional(),
-    textValidation: z
-      .strictObject({
-        minLength: z.number().int().min(0).max(100000).optional(),
-        maxLength: z.number().int().min(0).max(100000).optional(),
-        pattern: z.string().max(1000).optional(),
-        inputType: z.enum(['text', 'number', 'integer']).optional(),
-        minimum: z.number().optional(),
-        maximum: z.number().optional(),
-      })
-      .optional(),
+    textValidation: TextValidationSchema.optional(),
   })
   .superRefine((q, ctx) => {
     const options = q.options ?? [];
@@ -70,6 +62,8 @@ export interface QuestionMap {
   /** The free-text option of an issue-thread question, selected whenever text is sent. */
   freeTextOption?: string | null;
   options: Array<[label: string, id: string]>;
+  /** The question's textValidation, checked on the text or custom answer when the reviewer decides. */
+  validation?: TextValidation;
 }
 
 export function mapQuestionSet(set: QuestionSet) {
@@ -83,6 +77,8 @@ export function mapQuestionSet(set: QuestionSet) {
   const maps: QuestionMap[] = [];
   const previews: Preview[] = [];
   const notes: string[] = [];
+  // `required: false` may be left unanswered (formats.md §2); the record lists them for the domain and the page.
+  const optional = set.questions.filter((q) => !q.required).map((q) => q.id);
   set.questions.forEach((q, i) => {
     const options = q.options ?? [];
     if (options.length > MAX_QUESTION_OPTIONS) {
@@ -109,21 +105,21 @@ export function mapQuestionSet(set: QuestionSet) {
       mode: q.answerMode === 'text' ? 'text' : q.answerMode === 'multi_select' ? 'multi' : 'single',
       custom: q.customAnswer?.enabled === true,
       options: options.map((o, j) => [labels[j]!, o.id]),
+      ...(q.textValidation ? { validation: q.textValidation } : {}),
     });
     if (q.recommendationRationale?.trim()) {
       previews.push({ type: 'markdown', title: `Recommendation for ${q.id}`, inline: q.recommendationRationale });
     }
     notes.push(...questionNotes(q, labels));
   });
-  return { questions, maps, previews, notes };
+  return { questions, optional, maps, previews, notes };
 }
 
 function questionNotes(q: QuestionSetQuestion, labels: string[]): string[] {
   const notes: string[] = [];
-  // handup has no optional questions: every question must be answered before Submit.
-  if (!q.required) notes.push(`question "${q.id}" is optional upstream but must be answered here`);
-  if (q.textValidation) {
-    notes.push(`question "${q.id}" has text validation PaperClip checks on resolve: ${JSON.stringify(q.textValidation)}`);
+  const pattern = q.textValidation?.pattern;
+  if (pattern !== undefined && !checksPattern(pattern)) {
+    notes.push(`question "${q.id}": textValidation.pattern needs a backtracking engine, so only the runner checks it`);
   }
   if (q.helpText && withHelp(q.prompt, q.helpText) === q.prompt) {
     notes.push(`question "${q.id}": helpText left out (over ${MAX_QUESTION_BYTES} bytes)`);
@@ -173,4 +169,18 @@ export function questionResponse(questions: readonly QuestionMap[], answers: Ans
     if (answer.selectedOptionIds || answer.customText) out[q.id] = answer;
   }
   return { schema: 'paperclip.question_response.v1', answers: out };
+}
+
+/**
+ * Throws 400 `invalid_decision` naming the question when an answer, as it would be sent, breaks
+ * its textValidation: the text of a text question, the custom text of a select question.
+ */
+export function checkTextValidation(questions: readonly QuestionMap[], answers: Answers): void {
+  const sent = questionResponse(questions, answers).answers;
+  for (const q of questions) {
+    const text = q.mode === 'text' ? sent[q.id]?.text : sent[q.id]?.customText;
+    if (!q.validation || text === undefined) continue;
+    const problem = textValidationProblem(text, q.validation);
+    if (problem) throw new AppError('invalid_decision', `fields.answers.${q.id}: ${problem} (PaperClip textValidation)`);
+  }
 }

@@ -20,7 +20,7 @@ import {
   type Envelope,
   type Origin,
 } from './common.js';
-import { QuestionSetSchema, mapQuestionSet, questionResponse, type QuestionMap, type QuestionSet } from './question-set.js';
+import { QuestionSetSchema, checkTextValidation, mapQuestionSet, questionResponse, type QuestionMap, type QuestionSet } from './question-set.js';
 
 /**
  * Runtime requests answered with a `paperclip.prp.command.v1` `request.resolve` command: v2
@@ -173,7 +173,7 @@ export function questionSetRequest(
       source: source(r.origin, env),
       previews: mapped.previews,
       options: [...submitOptions(set.submitLabel), CANCEL_TURN],
-      input: { questions: mapped.questions },
+      input: { questions: mapped.questions, ...(mapped.optional.length ? { optional_questions: mapped.optional } : {}) },
     },
     context: {
       reply: 'runtime',
@@ -253,11 +253,29 @@ function fieldForm(
 
 // ---- handup decision → request.resolve ----
 
+const COMMAND = 'paperclip.prp.command.v1';
+
+/** A question-set answer is held to each question's textValidation before it is stored. */
+export function checkRuntimeDecision(record: HandupRequest, ctx: RuntimeContext): void {
+  const d = record.decision;
+  if (d?.outcome === 'approve' && ctx.form.type === 'question_set') checkTextValidation(ctx.form.questions, (d.fields?.answers ?? {}) as Answers);
+}
+
+/**
+ * A stored `request.resolve` command with the bridge's `controllerSeq` and a fresh commandId (the
+ * runner takes a command only as its controller's next; formats.md §2). Other replies take none.
+ */
+export function sequenceCommand(reply: unknown, seq: number, env: Pick<ReplyEnv, 'ulid'>): unknown {
+  const command = reply as { schema?: unknown } | null;
+  if (command === null || typeof command !== 'object' || command.schema !== COMMAND) return null;
+  return { ...command, commandId: env.ulid(), controllerSeq: seq };
+}
+
 export function runtimeReply(record: HandupRequest, ctx: RuntimeContext, env: ReplyEnv): unknown {
   const resolution = runtimeResolution(record, ctx);
   if (!resolution) return null;
   return {
-    schema: 'paperclip.prp.command.v1',
+    schema: COMMAND,
     commandId: env.ulid(),
     controllerSeq: 1,
     type: 'request.resolve',
