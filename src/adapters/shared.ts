@@ -48,3 +48,13 @@ export function submitOptions(submitLabel?: string | null): Option[] {
   const label = submitLabel?.trim();
   return QUESTION_OPTIONS.map((o) => (o.id === 'submit' && label ? { ...o, label } : { ...o }));
 }
+
+/**
+ * handup answers with labels, so they must be unique within a question; protocols that answer
+ * with option ids only need unique ids. A repeated label gets its option id appended.
+ */
+export function distinctLabels(options: ReadonlyArray<{ id: string; label: string }>): string[] {
+  const counts = new Map<string, number>();
+  for (const o of options) counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
+  return options.map((o) => ((counts.get(o.label) ?? 0) > 1 ? `${o.label} (${o.id})` : o.label));
+}

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { MAX_INPUT_FIELDS, MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option, type Question } from '../../requests/request-schema.js';
-import { submitOptions } from '../shared.js';
+import { distinctLabels, submitOptions } from '../shared.js';
 import { INTERACTION, flag, heading, requestId, source, unique, type Answers, type Built, type Envelope, type Preview } from './common.js';
-import { distinctLabels, optionIds, withHelp, type QuestionMap } from './question-set.js';
+import { optionIds, withHelp, type QuestionMap } from './question-set.js';
 import { redactCredentials } from './redact-credentials.js';
 
 /**

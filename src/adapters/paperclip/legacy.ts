@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { HandupRequest, Option } from '../../requests/request-schema.js';
-import { submitOptions } from '../shared.js';
+import { distinctLabels, submitOptions } from '../shared.js';
 import {
   DetailsSchema,
   OriginSchema,
@@ -15,7 +15,7 @@ import {
   type Built,
   type Envelope,
 } from './common.js';
-import { QuestionSetSchema, distinctLabels } from './question-set.js';
+import { QuestionSetSchema } from './question-set.js';
 import { questionSetRequest, type RuntimeContext } from './runtime.js';
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { MAX_QUESTIONS, MAX_QUESTION_BYTES, MAX_QUESTION_OPTIONS, type Question } from '../../requests/request-schema.js';
+import { distinctLabels } from '../shared.js';
 import { QUESTION_SET, flag, unique, type Answers, type Preview } from './common.js';
 import { TextValidationSchema, checksPattern, textValidationProblem, type TextValidation } from './text-validation.js';
 
@@ -128,12 +129,6 @@ function questionNotes(q: QuestionSetQuestion, labels: string[]): string[] {
   return notes;
 }
 
-/** handup returns labels, so they must be unique per question; PaperClip only needs unique ids. */
-export function distinctLabels(options: ReadonlyArray<{ id: string; label: string }>): string[] {
-  const counts = new Map<string, number>();
-  for (const o of options) counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
-  return options.map((o) => ((counts.get(o.label) ?? 0) > 1 ? `${o.label} (${o.id})` : o.label));
-}
 
 export function withHelp(prompt: string, help: string | null | undefined): string {
   if (!help?.trim()) return prompt;
