@@ -28,6 +28,7 @@ import type { Deps } from './deps.js';
 import { durationMs } from './durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
 import { createNativeIntake } from './formats/native-intake.js';
+import { createNativeDecisionCheck } from './formats/native-decision-check.js';
 import { createNativeReplyHook } from './formats/native-reply-hook.js';
 import { createLogger } from './logger.js';
 import { createExpiryScheduler } from './requests/expiry-scheduler.js';
@@ -80,7 +81,8 @@ export function createDeps(config: Readonly<Config>, db: Db, adminToken: string,
     idleMs: durationMs(config.web.session_idle_timeout),
     maxMs: durationMs(config.web.session_max_age),
   });
-  const requests = createRequestService({ db, repo, clock, events, terminalHooks, afterCommit: writes.afterCommit });
+  const decisionChecks = [createNativeDecisionCheck({ formats })];
+  const requests = createRequestService({ db, repo, clock, events, terminalHooks, decisionChecks, afterCommit: writes.afterCommit });
   return {
     config,
     log: logger,

@@ -8,13 +8,15 @@ import { h } from './dom.js';
  */
 export function createDecideForm(record, { onSend, onDone, onStale }) {
   const questions = record.kind === 'question' ? record.input?.questions ?? [] : [];
+  // Questions the agent lets go unanswered (input.optional_questions): marked, and never required here.
+  const optional = new Set(record.input?.optional_questions ?? []);
   const feedbackRequired = record.input?.feedback === 'required_on_deny';
   const error = h('div', { class: 'form-error', role: 'alert', hidden: true });
   const feedback = h('textarea', {
     id: 'feedback', name: 'feedback', rows: 3, maxlength: 65536,
     placeholder: feedbackRequired ? 'Required when denying: tell the agent why' : 'Optional: a note for the agent',
   });
-  const fieldsets = questions.map(questionFieldset);
+  const fieldsets = questions.map((q) => questionFieldset(q, optional.has(q.id)));
   const buttons = [];
   let busy = false;
 
@@ -77,12 +79,12 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     let firstMissing = null;
     for (const f of fieldsets) {
       const answer = f.value();
-      f.el.classList.toggle('invalid', !answer);
+      f.el.classList.toggle('invalid', !answer && !f.optional);
       if (answer) answers[f.id] = answer;
-      else firstMissing ??= f;
+      else if (!f.optional) firstMissing ??= f;
     }
     if (firstMissing) {
-      showError('Not yet.', 'Answer every question before submitting.', firstMissing.el.querySelector('input, textarea'));
+      showError('Not yet.', 'Answer every question not marked optional before submitting.', firstMissing.el.querySelector('input, textarea'));
       return null;
     }
     return answers;
@@ -148,7 +150,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
 let uid = 0;
 
 /** One question: radios (single), checkboxes (multi), and/or a free-text box. */
-function questionFieldset(q) {
+function questionFieldset(q, optional) {
   const name = `q${++uid}`;
   const multi = Boolean(q.multi);
   const inputs = [];
@@ -174,13 +176,17 @@ function questionFieldset(q) {
     ? h('textarea', { rows: 2, name: `${name}-text`, 'aria-label': `Your answer: ${q.question}`, placeholder: options.length ? 'Or write your own answer' : 'Your answer' })
     : null;
   const el = h('fieldset', { class: 'question', dataset: { question: q.id } },
-    h('legend', null, q.header ? h('span', { class: 'q-header' }, q.header) : null, h('span', { class: 'q-text' }, q.question)),
+    h('legend', null,
+      q.header ? h('span', { class: 'q-header' }, q.header) : null,
+      h('span', { class: 'q-text' }, q.question),
+      optional ? h('span', { class: 'muted q-optional' }, ' · optional') : null),
     multi ? h('p', { class: 'muted small' }, 'Choose any that apply') : null,
     options,
     text);
   el.addEventListener('input', () => el.classList.remove('invalid'));
   return {
     id: q.id,
+    optional,
     el,
     value() {
       const selected = inputs.filter((i) => i.checked).map((i) => i.value);

@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import { formatDuration, ONE_YEAR_MS } from '../durations.js';
 import { AppError, validationError } from '../errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../requests/request-repository.js';
@@ -58,6 +59,15 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
     return first ? { ignored: false, stored: first, requests: ended } : { ignored: true };
   }
 
+  /**
+   * The `timeout` a frame's own deadline gives (the rest of the time, at most a year), unless the
+   * submitter chose one. A deadline already past leaves nothing to ask: 422.
+   */
+  function deadline(expiresAt: number | undefined, overrides: SubmitOptions['overrides']): Pick<CreateRequestBody, 'timeout'> {
+    if (expiresAt === undefined || overrides.timeout !== undefined) return {};
+    return { timeout: formatDuration(Math.min(Math.max(expiresAt - clock.now(), 1), ONE_YEAR_MS)) };
+  }
+
   /** This submitter's request a `resolve` follow-up names: by its native key, else by its fallback keys in order. */
   function findTarget(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve' }>, principal: Principal): StoredRequest | undefined {
     for (const key of [asked.nativeKey, ...(asked.fallbackKeys ?? [])]) {
@@ -80,6 +90,12 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       const key = normalized.nativeKey;
       // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
       if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);
+      if (normalized.expiresAt !== undefined && normalized.expiresAt <= clock.now()) {
+        // A replay still finds its record; a new frame whose deadline passed asks nobody anything.
+        const seen = requests.findByNativeKey(adapter.format, principal, key);
+        if (seen) return { stored: seen, created: false };
+        throw new AppError('unsupported_frame', `expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
+      }
 
       // The record's dedupe_key holds the native key (formats.md §1), so its limit is checked too.
       const checked = CreateRequestSchema.safeParse({ ...normalized.request, dedupe_key: key });
@@ -87,7 +103,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
         const err = validationError('invalid_frame', checked.error.issues);
         throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);
       }
-      const body: CreateRequestBody = { ...checked.data, ...overrides };
+      const body: CreateRequestBody = { ...checked.data, ...deadline(normalized.expiresAt, overrides), ...overrides };
       if (body.on_timeout === 'approve') {
         const fromQuery = overrides.on_timeout === 'approve';
         requireTimeoutApprove(principal, fromQuery ? 'invalid_query' : 'invalid_frame', fromQuery ? 'query.on_timeout' : 'on_timeout');
@@ -99,7 +115,14 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       });
       admit?.();
       const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
-      return requests.create(draft, { principal, format: adapter.format, native });
+      const newer = normalized.context;
+      const supersedes = adapter.supersedes?.bind(adapter);
+      const supersede = supersedes && {
+        matches: (older: StoredRequest) => supersedes(newer, older.nativeContext),
+        actor: upstreamActor(principal),
+        details: { format: adapter.format, native_key: key },
+      };
+      return requests.create(draft, { principal, format: adapter.format, native, ...(supersede ? { supersede } : {}) });
     },
 
     /**
@@ -120,7 +143,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       const stored = findTarget(adapter, asked, principal);
       // Missing is applyFollowUp's 404; an ended request is left alone, whatever the record says.
       if (!stored || stored.record.status !== 'pending') return asked;
-      const read = adapter.followUp(parsed.data, ctx, { record: stored.record, context: stored.nativeContext });
+      const read = adapter.followUp(parsed.data, ctx, { record: stored.record, context: stored.nativeContext, now: clock.now() });
       if (read.kind !== 'resolve' || read.nativeKey !== asked.nativeKey) {
         throw new Error(`the ${adapter.format} adapter named another request once it saw the stored record`);
       }

@@ -30,6 +30,22 @@ export interface TerminalTransition {
  */
 export type TerminalHook = (transition: TerminalTransition) => void;
 
+/**
+ * Runs on a reviewer's decision before it is stored, with the request as it would be once
+ * decided; throwing (AppError 'invalid_decision') refuses the decision and stores nothing.
+ */
+export type DecisionCheck = (decided: StoredRequest) => void;
+
+/** Pending requests a new one ends on arrival: same submitter, format and `source.session`. */
+export interface Supersede {
+  /** Whether the new request supersedes this older pending one. */
+  matches(older: StoredRequest): boolean;
+  /** Audit actor of the `superseded` rows (no native reply is sent for them). */
+  actor: string;
+  /** Audit details; `superseded_by` (the new request's id) is added. */
+  details?: Record<string, unknown>;
+}
+
 export interface NativeOrigin {
   /** Permanent key derived from native ids; a re-sent frame maps to the same record. */
   key: string;
@@ -43,6 +59,7 @@ export interface CreateOptions {
   principal: Principal;
   format?: string;
   native?: NativeOrigin;
+  supersede?: Supersede;
 }
 
 export interface UpstreamResolution {
@@ -58,6 +75,7 @@ export interface RequestServiceDeps {
   clock: Clock;
   events: RequestEvents;
   terminalHooks?: TerminalHook[];
+  decisionChecks?: DecisionCheck[];
   /**
    * Defers a callback until the surrounding write has committed (see db/write-batcher.ts).
    * Default: run at once, which is right when every write commits on its own.
@@ -67,7 +85,7 @@ export interface RequestServiceDeps {
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ db, repo, clock, events, terminalHooks = [], afterCommit = (cb) => cb() }: RequestServiceDeps) {
+export function createRequestService({ db, repo, clock, events, terminalHooks = [], decisionChecks = [], afterCommit = (cb) => cb() }: RequestServiceDeps) {
   function visible(id: string, principal: Principal): StoredRequest {
     const stored = repo.get(id);
     // Someone else's request is indistinguishable from a missing one (product.md §5).
@@ -111,7 +129,7 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
 
   return {
     /** Creates a request, or returns the existing one on a dedupe hit or a replayed native frame. */
-    create(draft: RequestDraft, { principal, format = 'handup', native }: CreateOptions): { stored: StoredRequest; created: boolean } {
+    create(draft: RequestDraft, { principal, format = 'handup', native, supersede }: CreateOptions): { stored: StoredRequest; created: boolean } {
       const submitter = submitterKey(principal);
       const { timeoutMs, ...fields } = draft;
       const result = writeTransaction(db, () => {
@@ -164,10 +182,19 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
         repo.insertBlobRefs(record.id, previewBlobs(record.previews));
         const notes = native?.notes?.length ? { notes: native.notes } : {};
         repo.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
-        return { stored, created: true };
+        const superseded: StoredRequest[] = [];
+        if (supersede && record.source.session !== null) {
+          for (const older of repo.findPendingBySession(format, submitter, record.source.session)) {
+            if (older.record.id === record.id || !supersede.matches(older)) continue;
+            const audit = { event: 'superseded', actor: supersede.actor, details: { ...supersede.details, superseded_by: record.id } };
+            superseded.push(finish(older, { status: 'cancelled', decision: null }, 'request.cancelled', audit, now));
+          }
+        }
+        return { stored, created: true, superseded };
       });
       if (result.created) emit('request.created', result.stored);
-      return result;
+      for (const older of result.superseded ?? []) emit('request.cancelled', older);
+      return { stored: result.stored, created: result.created };
     },
 
     get(id: string, principal: Principal): StoredRequest {
@@ -181,6 +208,7 @@ export function createRequestService({ db, repo, clock, events, terminalHooks = 
         const at = clock.now();
         const by = actorName(principal);
         const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
+        for (const check of decisionChecks) check({ ...stored, record: { ...stored.record, ...next } });
         const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
         if (next.decision.feedback) details.feedback = next.decision.feedback;
         if (next.decision.scope) details.scope = next.decision.scope;

@@ -7,6 +7,7 @@ import type { Deps } from '../../deps.js';
 import { durationMs } from '../../durations.js';
 import { AppError } from '../../errors.js';
 import type { StoredRequest } from '../../requests/request-repository.js';
+import { requireSequencedFormat, sequencedReply } from '../../formats/sequenced-reply.js';
 import { attachBridgeSocket } from '../../ws/bridge-socket.js';
 import { parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
@@ -68,18 +69,21 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   r.get('/v1/formats/:format/requests/:id/reply', {
     config: { auth: 'submit', validationCode: 'invalid_query' },
     schema: {
-      summary: 'The request and its native reply (null while pending); ?wait=25s long-polls (max 60s)',
+      summary: 'The request and its native reply (null while pending); ?wait=25s long-polls (max 60s); ?controller_seq=n numbers a PaperClip command',
       params: FormatIdParams,
       querystring: ReplyQuery,
-      response: { 200: WithReplyDoc, 404: ErrorDoc },
+      response: { 200: WithReplyDoc, 400: ErrorDoc, 404: ErrorDoc },
     },
   }, async (request) => {
     const { format, id } = request.params;
     const adapter = formats.native(format);
-    const stored = ownOfFormat(id, adapter.format, request.principal);
-    const { wait } = request.query;
-    if (wait === undefined || stored.record.status !== 'pending') return withReply(stored);
-    return withReply(await settle(id, waitBudget(wait), request.principal));
+    const { wait, controller_seq: seq } = request.query;
+    if (seq !== undefined) requireSequencedFormat(adapter, 'invalid_query', 'controller_seq');
+    const found = ownOfFormat(id, adapter.format, request.principal);
+    const stored = wait === undefined || found.record.status !== 'pending' ? found : await settle(id, waitBudget(wait), request.principal);
+    if (seq === undefined) return withReply(stored);
+    // The bridge's number goes on this rendering only; the stored reply keeps controllerSeq 1.
+    return { request: stored.record, reply: sequencedReply(adapter, stored.nativeReply, seq, deps.clock).reply };
   });
 
   r.post('/v1/formats/:format/events', {
@@ -130,6 +134,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
       events: deps.events,
       rateLimiter: deps.rateLimiter,
       maxPerMinute: config.requests.max_per_minute,
+      clock: deps.clock,
       log: deps.log.child({ module: 'bridge', format: request.params.format }),
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,
