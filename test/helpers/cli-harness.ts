@@ -15,6 +15,10 @@ export interface InProcessCliOptions {
   cwd?: string;
   /** Called instead of a real pause when the command backs off (reconnecting to a restarting daemon). */
   sleep?: (ms: number) => Promise<void>;
+  /** The clock the command reads (default Date.now). */
+  now?: () => number;
+  /** Sees every HTTP call the command makes (it must still make it, e.g. with the real fetch). */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -22,7 +26,7 @@ export interface InProcessCliOptions {
  * stdout and stderr and reads stdin from a string. Everything else is real: HTTP to a real
  * daemon, files, the exit code the process would get.
  */
-export function inProcessCli({ env = {}, cwd = process.cwd(), sleep }: InProcessCliOptions = {}) {
+export function inProcessCli({ env = {}, cwd = process.cwd(), sleep, now, fetch }: InProcessCliOptions = {}) {
   return async (args: string[], input = ''): Promise<CliRun> => {
     let stdout = '';
     let stderr = '';
@@ -35,6 +39,8 @@ export function inProcessCli({ env = {}, cwd = process.cwd(), sleep }: InProcess
       hostname: 'test-host',
       env: clientEnv(env),
       ...(sleep ? { sleep } : {}),
+      ...(now ? { now } : {}),
+      ...(fetch ? { fetch } : {}),
     };
     const code = await runCli(args, ctx);
     return { code, stdout, stderr };
