@@ -26,9 +26,17 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
  * process shows (its exit code, piped stdin, `serve`). Client logic is tested in-process
  * (cli-harness.ts), which is much faster.
  */
-export function runCli(args: string[], opts: { env?: Record<string, string>; input?: string; cwd?: string; nodeArgs?: string[] } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: { env?: Record<string, string>; input?: string; cwd?: string; nodeArgs?: string[]; asUser?: { uid: number; gid: number } } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI_PATH, ...args], { env: cleanEnv(opts.env), cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI_PATH, ...args], {
+      env: cleanEnv(opts.env),
+      cwd: opts.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(opts.asUser ? { uid: opts.asUser.uid, gid: opts.asUser.gid } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
