@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { errors } from '../http/openapi.js';
 import { ErrorDoc } from '../http/schemas.js';
 import { clearedSessionCookie, isSameOrigin, refuseCrossOrigin, sessionCookie } from './session-cookie.js';
 
@@ -26,7 +27,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
     schema: {
       summary: 'Sign the web page in: checks the admin token and sets an HttpOnly session cookie',
       body: z.strictObject({ token: z.string().trim().min(1, 'enter a token').max(1024) }),
-      response: { 200: SessionDoc, 400: ErrorDoc, 401: ErrorDoc, 403: ErrorDoc },
+      response: { 200: SessionDoc, ...errors('unauthorized', 'forbidden') },
     },
   }, async (request, reply) => {
     refuseForeignBrowser(request);
@@ -47,7 +48,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
 
   r.delete('/v1/session', {
     config: { auth: 'public' },
-    schema: { summary: 'Sign the web page out (clears the session cookie)' },
+    schema: { summary: 'Sign the web page out (clears the session cookie)', response: { 204: z.undefined().describe('Signed out'), 403: ErrorDoc } },
   }, async (request, reply) => {
     refuseForeignBrowser(request);
     return reply.header('set-cookie', clearedSessionCookie(request)).code(204).send();

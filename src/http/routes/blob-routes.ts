@@ -3,8 +3,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
+import { errors } from '../openapi.js';
 
 export const BLOB_MAX_BYTES = 16 * 1024 * 1024;
+
+const BlobHash = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex>');
+// Raw bytes, as OpenAPI writes them (a Buffer in the code).
+const Bytes = z.instanceof(Buffer).meta({ type: 'string', format: 'binary' });
 
 /**
  * Preview files, addressed by SHA-256. Registered in its own scope because uploads take any
@@ -17,9 +22,15 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
     const r = scope.withTypeProvider<ZodTypeProvider>();
 
     r.post('/v1/blobs', {
-      config: { auth: 'submit' },
+      config: { auth: 'submit', openapi: { body: Bytes, consumes: ['application/octet-stream', '*/*'] } },
       bodyLimit: BLOB_MAX_BYTES,
-      schema: { summary: 'Upload bytes; answers the hash as text/plain sha256:<hex>' },
+      schema: {
+        summary: 'Upload bytes (any content type, at most 16 MiB); answers the hash as text/plain sha256:<hex>',
+        response: {
+          201: { description: 'The blob hash, to use in previews', content: { 'text/plain': { schema: BlobHash } } },
+          ...errors('invalid_request'),
+        },
+      },
     }, async (request, reply) => {
       const body = request.body;
       if (!Buffer.isBuffer(body) || body.length === 0) throw new AppError('invalid_request', 'send the file bytes as the body');
@@ -27,7 +38,11 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
     });
 
     r.get('/v1/blobs/:hash', {
-      schema: { summary: 'Download a blob', params: z.strictObject({ hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex>') }) },
+      schema: {
+        summary: 'Download a blob (always as an attachment)',
+        params: z.strictObject({ hash: BlobHash }),
+        response: { 200: { description: 'The bytes', content: { 'application/octet-stream': { schema: Bytes } } }, ...errors('not_found') },
+      },
     }, async (request, reply) => {
       const bytes = deps.blobs.get(request.params.hash);
       if (!bytes) throw new AppError('not_found', `blob ${request.params.hash} not found`);

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import { TOKEN_NAME } from '../../auth/token-service.js';
 import type { Deps } from '../../deps.js';
 import { parseDuration } from '../../durations.js';
-import { ErrorDoc } from '../schemas.js';
+import { errors } from '../openapi.js';
 
 const TokenName = z.string().regex(TOKEN_NAME, 'must be 1-40 characters of a-z, 0-9 and -');
-const TokenDoc = z.object({ name: z.string(), created_at: z.number(), expires_at: z.number().nullable(), last_used_at: z.number().nullable().optional() });
+const TokenDoc = z.object({ name: z.string(), created_at: z.number(), expires_at: z.number().nullable(), last_used_at: z.number().nullable().optional() }).meta({ id: 'Token' });
 
 export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -19,7 +19,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
         name: TokenName,
         expires: z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 90d' }).nullable().optional(),
       }),
-      response: { 201: z.object({ name: z.string(), token: z.string(), created_at: z.number(), expires_at: z.number().nullable() }), 400: ErrorDoc, 409: ErrorDoc },
+      response: { 201: z.object({ name: z.string(), token: z.string(), created_at: z.number(), expires_at: z.number().nullable() }), ...errors('token_exists') },
     },
   }, async (request, reply) => {
     const { name, expires } = request.body;
@@ -37,7 +37,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
     schema: {
       summary: 'Revoke a submit token; its requests stay, and the name can be reused by a new token',
       params: z.strictObject({ name: TokenName }),
-      response: { 200: TokenDoc.extend({ revoked_at: z.number() }), 404: ErrorDoc },
+      response: { 200: TokenDoc.extend({ revoked_at: z.number() }), ...errors('not_found') },
     },
   }, async (request) => deps.tokens.revoke(request.params.name));
 }
