@@ -70,8 +70,8 @@ describe('countersign CLI as a process', { timeout: 60_000 }, () => {
     // The daemon's heavy parts: the HTTP server, SQLite, the config schema and its parsers.
     const SERVER_ONLY = [/\/node_modules\/(fastify|better-sqlite3|@fastify|pino|zod|yaml|ws|undici)\//, /\/dist\/(server|app|config)\.js$/];
 
-    it.each([[['--help']], [['ask', '--help']], [['serve', '--help']], [['--version']], [['ls']], [['frobnicate']]])('countersign %j loads none of the daemon', async (args) => {
-      const loaded = await modulesLoadedBy(args, {}, args[0] === 'frobnicate' ? 4 : 0);
+    it.each([[['--help']], [['serve', '--help']], [['ls']]])('countersign %j loads none of the daemon', async (args) => {
+      const loaded = await modulesLoadedBy(args);
       expect(loaded.some((u) => u.endsWith('/dist/cli/run-cli.js'))).toBe(true);
       for (const pattern of SERVER_ONLY) expect(loaded.filter((u) => pattern.test(u)), String(pattern)).toEqual([]);
     });
