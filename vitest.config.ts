@@ -15,7 +15,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: SLOW } },
+      { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: SLOW, isolate: false } },
       { extends: true, test: { name: 'slow', include: SLOW } },
     ],
   },
