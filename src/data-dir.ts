@@ -27,7 +27,7 @@ function unwritableMessage(dir: string, err: NodeJS.ErrnoException): string {
   const who = uid === undefined ? 'this user' : `uid ${uid}`;
   const owner = uid === undefined ? '<user>' : `${uid}:${gid}`;
   return [
-    `the data directory ${dir} is not writable by ${who}${gid === undefined ? '' : ` (gid ${gid})`}: ${err.code ?? 'error'} ${err.message}`,
+    `the data directory ${dir} is not writable by ${who}${gid === undefined ? '' : ` (gid ${gid})`}: ${err.message}`,
     `  fix: give it to ${who} (chown -R ${owner} ${dir}) or set COUNTERSIGN_DATA_DIR to a directory it can write.`,
     `  Docker with a bind mount (-v /host/dir:/data): run "sudo chown -R ${owner} /host/dir" on the host, or use a named volume (-v countersign-data:/data).`,
   ].join('\n');

@@ -5,7 +5,7 @@ import { CliError } from './cli-error.js';
 import { connect, printJson, type CliContext } from './cli-context.js';
 import { COMMON_OPTIONS, expectPositionals, parseCommandArgs } from './command-args.js';
 import { exitCodeForStatus } from './exit-codes.js';
-import { outcome, waitJson } from './render.js';
+import { clean, outcome, waitJson } from './render.js';
 
 const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 5_000;
@@ -70,7 +70,7 @@ export function waitOptionsFor(ctx: CliContext, seen?: HandupRequest): WaitOptio
     ...(seen ? { seen } : {}),
     ...(ctx.sleep ? { sleep: ctx.sleep } : {}),
     ...(ctx.now ? { now: ctx.now } : {}),
-    onOutage: (err) => ctx.err(`countersign: ${err.code}: ${err.message}; retrying until the daemon is back\n`),
+    onOutage: (err) => ctx.err(`countersign: ${clean(err.code)}: ${clean(err.message)}; retrying until the daemon is back\n`),
   };
 }
 
