@@ -1,13 +1,14 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerHostCheck } from './http/host-check.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
+import { openApiOptions } from './http/openapi.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
 import { registerDeliveryRoutes } from './http/routes/delivery-routes.js';
@@ -46,14 +47,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerErrorHandler(app);
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      info: { title: 'countersign', version: deps.version, description: 'Approval broker API (handup-compatible core)' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(fastifySwagger, openApiOptions(deps.version));
   // Bridges send native frames over WebSocket: the same size limit as an HTTP body.
   await app.register(fastifyWebsocket, { options: { maxPayload: deps.config.requests.max_body_bytes } });
   // The Host check first: a request under a foreign name is refused before authentication.

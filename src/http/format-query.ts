@@ -9,7 +9,7 @@ import { durationParam, waitBudget } from './schemas.js';
  * cannot carry (`timeout`, `on_timeout`, `callback_url`), `wait` for the HTTP long-poll, and
  * every other key as per-format context for the adapter (e.g. Ask's `session`).
  */
-const FormatQuerySchema = z
+export const FormatQuerySchema = z
   .object({
     timeout: TimeoutTextSchema.optional(),
     on_timeout: OnTimeoutSchema.optional(),

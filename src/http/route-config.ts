@@ -1,6 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import type { WebSession } from '../auth/web-session-service.js';
 import type { ErrorCode } from '../errors.js';
+import type { RouteDocs } from './openapi.js';
 
 /**
  * Per-route settings read by the auth hook and the error handler.
@@ -11,12 +12,15 @@ import type { ErrorCode } from '../errors.js';
  * - `firstMessageAuth`: a WebSocket route whose browser clients (which cannot set headers on
  *   the upgrade) authenticate with their first message: an upgrade from this daemon's own page
  *   without a token is let through with no `principal`, and the route authenticates it.
+ * - `openapi`: what the handler parses itself (native frames, their query), for the document
+ *   only (openapi.ts); it changes nothing the route accepts.
  */
 export interface RouteConfig {
   auth?: 'public' | 'submit' | 'admin';
   validationCode?: ErrorCode;
   noBody?: boolean;
   firstMessageAuth?: boolean;
+  openapi?: RouteDocs;
 }
 
 declare module 'fastify' {

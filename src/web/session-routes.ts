@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { authenticateThrottled } from '../http/auth-hook.js';
 import { isSameOrigin } from '../http/same-origin.js';
+import { errors } from '../http/openapi.js';
 import { ErrorDoc } from '../http/schemas.js';
 
 const SessionDoc = z.object({
@@ -32,7 +33,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
     schema: {
       summary: 'Sign the web page in: exchanges the admin token for a short-lived session secret',
       body: z.strictObject({ token: z.string().trim().min(1, 'enter a token').max(1024) }),
-      response: { 200: NewSessionDoc, 400: ErrorDoc, 401: ErrorDoc, 403: ErrorDoc },
+      response: { 200: NewSessionDoc, ...errors('unauthorized', 'forbidden', 'rate_limited') },
     },
   }, async (request, reply) => {
     // Public, so it checks the Origin itself: another site's page has no reason to sign in here.
@@ -68,7 +69,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
 
   r.delete('/v1/session', {
     config: { noBody: true },
-    schema: { summary: 'Sign the web page out: ends the session it calls with (its event streams too)' },
+    schema: { summary: 'Sign the web page out: ends the session it calls with (its event streams too)', response: { 204: z.undefined().describe('Signed out') } },
   }, async (request, reply) => {
     const id = request.webSession?.id;
     if (id !== undefined) {

@@ -158,4 +158,60 @@ describe('config', () => {
     expect(configError(() => loadConfig({ file: bad, env: {} }))).toContain(bad);
     expect(configError(() => loadConfig({ file: join(dir, 'missing.yaml'), env: {} }))).toContain('missing.yaml');
   });
+
+  it('a misspelt COUNTERSIGN_* variable is an error naming the closest known one', () => {
+    const cases: Array<[string, string]> = [
+      ['COUNTERSIGN_REQUESTS_DEFAULT_TIMEOT', 'COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT'],
+      ['COUNTERSIGN_PROT', 'COUNTERSIGN_PORT'],
+      ['COUNTERSIGN_CALLBACK_ALLOWLIST', 'COUNTERSIGN_CALLBACKS_ALLOWLIST'],
+      ['COUNTERSIGN_TOKNE', 'COUNTERSIGN_TOKEN'],
+    ];
+    for (const [name, meant] of cases) {
+      const message = configError(() => loadConfig({ env: { [name]: '1' } }));
+      expect(message).toContain(`${name}: unknown environment variable (did you mean ${meant}?)`);
+    }
+    // Nothing close: still an error, without a misleading guess.
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_SOMETHING_ELSE_ENTIRELY: 'x' } }))).toMatch(/COUNTERSIGN_SOMETHING_ELSE_ENTIRELY: unknown environment variable$/m);
+  });
+
+  it('every variable of the schema, the CLI client variables and COUNTERSIGN_CONFIG are known', () => {
+    for (const { envName } of envKeys()) {
+      let message = '';
+      try {
+        loadConfig({ env: { [envName]: 'not valid for anything \u0000' } });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, envName).not.toContain('unknown environment variable');
+    }
+    const file = join(dir, 'c.yaml');
+    writeFileSync(file, 'port: 9100\n');
+    const c = loadConfig({ env: { COUNTERSIGN_URL: 'http://127.0.0.1:1', COUNTERSIGN_TOKEN: 't', COUNTERSIGN_ADMIN_TOKEN: 'an-admin-token-long-enough', COUNTERSIGN_DATA_DIR: dir, COUNTERSIGN_CONFIG: file } });
+    expect(c.port).toBe(9100);
+  });
+
+  it('errors quote the value the user wrote and where, but never a secret', () => {
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_PORT: 'abc' } }))).toContain('port: ');
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_PORT: 'abc' } }))).toContain('(got "abc" from COUNTERSIGN_PORT)');
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE: '5s,soon' } }))).toContain('got "soon" from COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE');
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'requests:\n  default_timeout: 30\nlog_level: loud\ncallbacks:\n  secret: [sekrit-value]\n');
+    const message = configError(() => loadConfig({ file, env: {} }));
+    expect(message).toMatch(new RegExp(`requests\\.default_timeout: .*\\(got 30 from ${file}\\)`));
+    expect(message).toContain(`log_level: `);
+    expect(message).toContain(`(got "loud" from ${file})`);
+    expect(message).toContain(`callbacks.secret: `);
+    expect(message).toContain(`from ${file}; value not shown`);
+    expect(message).not.toContain('sekrit-value');
+  });
+
+  it('an unknown key in the file names the closest key, or the section it belongs to', () => {
+    const file = join(dir, 'typo.yaml');
+    writeFileSync(file, 'requests:\n  default_timeot: 30s\n');
+    expect(configError(() => loadConfig({ file, env: {} }))).toContain(`requests.default_timeot: unknown key in ${file} (did you mean requests.default_timeout?)`);
+    writeFileSync(file, 'request:\n  default_timeout: 30s\n');
+    expect(configError(() => loadConfig({ file, env: {} }))).toContain('request: unknown key in ' + file + ' (did you mean requests?)');
+    writeFileSync(file, 'requests:\n  ping_interval: 30s\n');
+    expect(configError(() => loadConfig({ file, env: {} }))).toContain('requests.ping_interval: unknown key in ' + file + ' (ping_interval belongs under events.ping_interval)');
+  });
 });

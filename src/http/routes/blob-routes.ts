@@ -8,6 +8,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
 import { setBlobResponseHeaders } from '../blob-response-headers.js';
+import { errors } from '../openapi.js';
 
 /** Feeds the request body into the upload as it arrives; rejects (leaving the rest unread) on the first refusal. */
 function pump(body: Readable, upload: BlobUpload): Promise<void> {
@@ -43,6 +44,11 @@ function pump(body: Readable, upload: BlobUpload): Promise<void> {
   });
 }
 
+const BlobHash = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex>');
+// Raw bytes, as OpenAPI writes them (a Buffer in the code).
+const Bytes = z.instanceof(Buffer).meta({ type: 'string', format: 'binary' });
+const StreamedBytes = z.instanceof(Readable).meta({ type: 'string', format: 'binary' });
+
 /**
  * Preview files, addressed by SHA-256. Registered in its own scope because uploads take any
  * content type as raw bytes, which the JSON routes must not. The body is not parsed: the
@@ -55,10 +61,16 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
     const r = scope.withTypeProvider<ZodTypeProvider>();
 
     r.post('/v1/blobs', {
-      config: { auth: 'submit' },
+      config: { auth: 'submit', openapi: { body: Bytes, consumes: ['application/octet-stream', '*/*'] } },
       // Counted before a byte of the body is read.
       onRequest: rateLimitCreates(deps.rateLimiter, deps.config.requests.max_per_minute),
-      schema: { summary: 'Upload bytes (at most 16 MiB; submit tokens within blobs.quota_per_token); answers the hash as text/plain sha256:<hex>' },
+      schema: {
+        summary: 'Upload bytes (any content type, at most 16 MiB; submit tokens within blobs.quota_per_token); answers the hash as text/plain sha256:<hex>',
+        response: {
+          201: { description: 'The blob hash, to use in previews', content: { 'text/plain': { schema: BlobHash } } },
+          ...errors('invalid_request', 'payload_too_large', 'quota_exceeded', 'rate_limited'),
+        },
+      },
     }, async (request, reply) => {
       const body = request.body as Readable | undefined;
       if (!body) throw new AppError('invalid_request', 'send the file bytes as the body');
@@ -81,7 +93,12 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
 
     r.get('/v1/blobs/:hash', {
       onSend: setBlobResponseHeaders,
-      schema: { summary: 'Download a blob', params: z.strictObject({ hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex>') }) },
+      schema: {
+        summary: 'Download a blob (always as an attachment)',
+        params: z.strictObject({ hash: BlobHash }),
+        // Streamed from the store, chunk by chunk.
+        response: { 200: { description: 'The bytes', content: { 'application/octet-stream': { schema: StreamedBytes } } }, ...errors('not_found') },
+      },
     }, async (request, reply) => {
       const blob = deps.blobs.open(request.params.hash);
       if (!blob) throw new AppError('not_found', `blob ${request.params.hash} not found`);

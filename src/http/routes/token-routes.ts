@@ -5,17 +5,19 @@ import { GRANTS } from '../../auth/grants.js';
 import { TOKEN_NAME } from '../../auth/token-service.js';
 import type { Deps } from '../../deps.js';
 import { parseDuration } from '../../durations.js';
-import { ErrorDoc } from '../schemas.js';
+import { errors } from '../openapi.js';
 
 const TokenName = z.string().regex(TOKEN_NAME, 'must be 1-40 characters of a-z, 0-9 and -');
 const GrantsDoc = z.array(z.enum(GRANTS)).describe('what the admin allowed this token beyond creating requests');
-const TokenDoc = z.object({
-  name: z.string(),
-  created_at: z.number(),
-  expires_at: z.number().nullable(),
-  last_used_at: z.number().nullable().optional(),
-  grants: GrantsDoc,
-});
+const TokenDoc = z
+  .object({
+    name: z.string(),
+    created_at: z.number(),
+    expires_at: z.number().nullable(),
+    last_used_at: z.number().nullable().optional(),
+    grants: GrantsDoc,
+  })
+  .meta({ id: 'Token' });
 
 export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -30,8 +32,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
       }),
       response: {
         201: z.object({ name: z.string(), token: z.string(), created_at: z.number(), expires_at: z.number().nullable(), grants: GrantsDoc }),
-        400: ErrorDoc,
-        409: ErrorDoc,
+        ...errors('token_exists'),
       },
     },
   }, async (request, reply) => {
@@ -50,7 +51,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
     schema: {
       summary: 'Revoke a submit token; its requests stay, and the name can be reused by a new token',
       params: z.strictObject({ name: TokenName }),
-      response: { 200: TokenDoc.extend({ revoked_at: z.number() }), 404: ErrorDoc },
+      response: { 200: TokenDoc.extend({ revoked_at: z.number() }), ...errors('not_found') },
     },
   }, async (request) => deps.tokens.revoke(request.params.name));
 }
