@@ -1,9 +1,11 @@
 # countersign: docker build -t countersign .
 #   docker run -p 7470:7470 -v countersign-data:/data -e COUNTERSIGN_ADMIN_TOKEN=... countersign
 # test/deploy/dockerfile.test.ts performs these steps without Docker: keep the two in step.
+# The image runs the current Node.js LTS (26); the code also runs on Node 20, 22 and 24
+# (package.json engines).
 
 # ---- build: dependencies (native better-sqlite3 included), TypeScript, then drop dev deps ----
-FROM node:20-bookworm-slim AS build
+FROM node:26-trixie-slim AS build
 # better-sqlite3 compiles its binding from source when no prebuilt one is available.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -19,7 +21,7 @@ RUN npm run build \
  && mkdir -p public
 
 # ---- runtime: only what `serve` needs, as the unprivileged node user ----
-FROM node:20-bookworm-slim AS runtime
+FROM node:26-trixie-slim AS runtime
 ENV NODE_ENV=production \
     COUNTERSIGN_HOST=0.0.0.0 \
     COUNTERSIGN_DATA_DIR=/data

@@ -1,11 +1,14 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
-import { bearerToken, registerAuthHook } from './http/auth-hook.js';
+import { registerAuthHook } from './http/auth-hook.js';
+import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
+import { registerHostCheck } from './http/host-check.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
+import { openApiOptions } from './http/openapi.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
 import { registerDeliveryRoutes } from './http/routes/delivery-routes.js';
@@ -16,7 +19,6 @@ import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
 import { registerEventsRoute } from './ws/events-route.js';
 import { registerPageRoutes } from './web/page-routes.js';
-import { sessionCookieToken } from './web/session-cookie.js';
 import { registerSessionRoutes } from './web/session-routes.js';
 
 /**
@@ -33,6 +35,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     keepAliveTimeout: 65_000,
     forceCloseConnections: 'idle',
     frameworkErrors,
+    clientErrorHandler,
   });
 
   // The API speaks JSON only (product.md §4): a text/plain body is 415, not parsed as a string.
@@ -49,18 +52,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     if (deps.waiters.closing()) reply.header('connection', 'close');
   });
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      info: { title: 'countersign', version: deps.version, description: 'Approval broker API (handup-compatible core)' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(fastifySwagger, openApiOptions(deps.version));
   // Bridges send native frames over WebSocket: the same size limit as an HTTP body.
   await app.register(fastifyWebsocket, { options: { maxPayload: deps.config.requests.max_body_bytes } });
-  // Bearer first: a request carrying the header never falls back to the page's session cookie.
-  registerAuthHook(app, deps.tokens, [bearerToken, sessionCookieToken]);
+  // The Host check first: a request under a foreign name is refused before authentication.
+  registerHostCheck(app, deps.config);
+  // Bearer tokens and the reviewer page's sessions, throttled per address; cookies are never read.
+  registerAuthHook(app, { tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle });
 
   registerHealthRoutes(app, deps);
   registerRequestRoutes(app, deps);

@@ -3,12 +3,17 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
+import { closestMatch } from './closest-match.js';
 import { parseDuration } from './durations.js';
+
+export { clientEnv };
 
 /**
  * The whole configuration, validated by one schema. Defaults live in `config/default.json`
  * (not here), an optional file overrides them, and `COUNTERSIGN_<SECTION>_<KEY>` environment
- * variables override both. This is the only module that reads `process.env`.
+ * variables override both. This module (and client-env.ts, its half for the CLI client) is the
+ * only one that reads `process.env`.
  */
 const duration = z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 30s, 10m or 2h' });
 const durationOrNone = z
@@ -20,14 +25,32 @@ const numeric = (n: z.ZodNumber) => z.preprocess((v) => (typeof v === 'string' &
 const port = numeric(z.number().int().min(0).max(65535));
 const positiveInt = numeric(z.number().int().positive());
 const nonNegativeInt = numeric(z.number().int().min(0));
+const httpUrl = z.string().refine(
+  (s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be an absolute http:// or https:// URL, e.g. https://approvals.example.com/' },
+);
 
 export const ConfigSchema = z.strictObject({
   host: z.string().min(1),
   port,
   data_dir: z.string().min(1),
-  // Any non-empty secret is accepted; `serve` warns when it is shorter than 16 characters.
-  admin_token: z.string().min(1, 'must not be empty').nullable(),
+  // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
+  admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+  /** Where people reach the inbox (absolute http(s) URL); its host is one of the daemon's names. */
+  public_url: httpUrl.nullable(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  server: z.strictObject({
+    // Host names (or IP literals) requests may name besides the built-in ones: the loopback
+    // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).
+    allowed_hosts: z.array(z.string().min(1).max(253).refine((h) => !/[\s/@]/.test(h), { message: 'must be a host name or IP literal, without scheme or path' })),
+  }),
   requests: z.strictObject({
     default_timeout: durationOrNone,
     max_per_minute: nonNegativeInt,
@@ -50,6 +73,12 @@ export const ConfigSchema = z.strictObject({
     // A daemon whose heartbeat is three intervals old is gone: its delivery leases are taken over.
     heartbeat_interval: duration,
   }),
+  blobs: z.strictObject({
+    // Bytes each submit token may keep stored (the admin has no quota).
+    quota_per_token: positiveInt,
+    // How long a blob no request names is kept after its last upload.
+    retention: duration,
+  }),
   callbacks: z.strictObject({
     allowlist: z.array(z.string().min(1)),
     secret: z.string().min(1).nullable(),
@@ -60,6 +89,10 @@ export const ConfigSchema = z.strictObject({
   formats: z.strictObject({
     roll: z.strictObject({ default_timeout: durationOrNone }),
     alp: z.strictObject({ default_timeout: durationOrNone }),
+  }),
+  web: z.strictObject({
+    session_idle_timeout: duration,
+    session_max_age: duration,
   }),
 });
 
@@ -87,28 +120,100 @@ export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] exte
 export function loadConfig({ file, env = process.env, overrides }: LoadConfigOptions = {}): Readonly<Config> {
   let merged = readConfigFile(DEFAULT_CONFIG_FILE) as Record<string, unknown>;
   const path = file ?? env.COUNTERSIGN_CONFIG;
-  if (path) merged = deepMerge(merged, readConfigFile(path));
-  const fromEnv = new Map<string, string>();
+  const fromFile = path ? (readConfigFile(path) as Record<string, unknown>) : {};
+  merged = deepMerge(merged, fromFile);
+  const fromEnv = new Map<string, { envName: string; raw: string }>();
   for (const { path: keyPath, envName, isList } of envKeys()) {
     const raw = env[envName];
     if (raw === undefined) continue;
-    fromEnv.set(keyPath.join('.'), envName);
+    fromEnv.set(keyPath.join('.'), { envName, raw });
     const value = isList ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw === '' ? null : raw;
     merged = setPath(merged, keyPath, value);
   }
   if (overrides) merged = deepMerge(merged, overrides as Record<string, unknown>);
+  const lines = unknownVariables(env);
   const result = ConfigSchema.safeParse(merged);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => {
+    for (const issue of result.error.issues) {
+      if (issue.code === 'unrecognized_keys') {
+        for (const k of issue.keys) lines.push(unknownKey(issue.path.map(String), k, path));
+        continue;
+      }
       const key = issue.path.join('.') || '(root)';
-      const via = [...fromEnv].find(([k]) => key === k || key.startsWith(`${k}.`))?.[1];
-      return `${key}: ${issue.message}${via ? ` (from ${via})` : ''}`;
-    });
-    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+      lines.push(`${key}: ${issue.message} (${whatWasWritten(issue.path.map(String), merged, fromEnv, fromFile, path)})`);
+    }
   }
-  const config = result.data;
+  if (lines.length > 0) throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  const config = result.data!;
   config.data_dir = resolve(config.data_dir);
   return deepFreeze(config);
+}
+
+/** Secrets are named, never quoted: a config error ends up in logs and terminals. */
+const SECRET_KEY = /token|secret/i;
+
+/** `got "70000" from COUNTERSIGN_PORT`, `got 30 from ./countersign.yaml`: the value as the user wrote it. */
+function whatWasWritten(keyPath: string[], merged: Record<string, unknown>, fromEnv: Map<string, { envName: string; raw: string }>, fromFile: Record<string, unknown>, file: string | undefined): string {
+  const key = keyPath.join('.');
+  const envEntry = [...fromEnv].find(([k]) => key === k || key.startsWith(`${k}.`));
+  const source = envEntry ? envEntry[1].envName : getPath(fromFile, keyPath) !== undefined ? file : undefined;
+  if (SECRET_KEY.test(key)) return source ? `from ${source}; value not shown` : 'value not shown';
+  // A whole variable is quoted as typed; one item of a list variable as it was split out.
+  const value = envEntry && envEntry[0] === key ? envEntry[1].raw : getPath(merged, keyPath);
+  const shown = value === undefined ? 'nothing' : truncate(JSON.stringify(value) ?? String(value));
+  return source ? `got ${shown} from ${source}` : `got ${shown}`;
+}
+
+function truncate(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/** `requests.default_timeot: unknown key (did you mean requests.default_timeout?)`. */
+function unknownKey(parent: string[], key: string, file: string | undefined): string {
+  const full = [...parent, key].join('.');
+  const siblings = Object.keys(shapeAt(parent));
+  const guess = closestMatch(key, siblings);
+  const elsewhere = guess ? [] : envKeys().filter((k) => k.path.at(-1) === key).map((k) => k.path.join('.'));
+  const hint = guess ? ` (did you mean ${[...parent, guess].join('.')}?)` : elsewhere.length ? ` (${key} belongs under ${elsewhere.join(' or ')})` : '';
+  return `${full}: unknown key${file ? ` in ${file}` : ''}${hint}`;
+}
+
+/**
+ * COUNTERSIGN_* variables nobody reads: a misspelt one would silently leave its setting at the
+ * default, so it is an error naming the closest known variable. Known: one per config key (from
+ * the schema, so new keys count at once), the CLI's own, and COUNTERSIGN_CONFIG.
+ */
+function unknownVariables(env: Env): string[] {
+  const known = [...envKeys().map((k) => k.envName), ...CLIENT_ENV_KEYS, 'COUNTERSIGN_CONFIG'];
+  const prefix = 'COUNTERSIGN_';
+  return Object.keys(env)
+    .filter((name) => name.startsWith(prefix) && !known.includes(name))
+    .sort()
+    .map((name) => {
+      const guess = closestMatch(name.slice(prefix.length), known.map((k) => k.slice(prefix.length)));
+      return `${name}: unknown environment variable${guess ? ` (did you mean ${prefix}${guess}?)` : ''}`;
+    });
+}
+
+/** The object schema's keys at `path` (empty when the path is not a section). */
+function shapeAt(path: string[]): Record<string, z.ZodType> {
+  let schema: z.ZodType = ConfigSchema;
+  for (const part of path) {
+    if (!(schema instanceof z.ZodObject)) return {};
+    const next = (schema.shape as Record<string, z.ZodType>)[part];
+    if (!next) return {};
+    schema = next;
+  }
+  return schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : {};
+}
+
+function getPath(obj: unknown, path: string[]): unknown {
+  let cur = obj;
+  for (const part of path) {
+    if (typeof cur !== 'object' || cur === null || !Object.hasOwn(cur, part)) return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
 }
 
 /** Every leaf key with the environment variable that overrides it. */
@@ -125,12 +230,6 @@ export function envKeys(): Array<{ path: string[]; envName: string; isList: bool
   return out;
 }
 
-/** Settings the CLI client reads (`--url` and `--token` win over these). */
-export function clientEnv(env: Env = process.env): { url: string | undefined; token: string | undefined; dataDir: string | undefined } {
-  // An empty variable counts as unset, as it does for the daemon's own settings.
-  const get = (name: string) => env[name]?.trim() || undefined;
-  return { url: get('COUNTERSIGN_URL'), token: get('COUNTERSIGN_TOKEN') ?? get('COUNTERSIGN_ADMIN_TOKEN'), dataDir: get('COUNTERSIGN_DATA_DIR') };
-}
 
 function readConfigFile(path: string): unknown {
   let text: string;

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
+import type { AuthThrottle } from './auth/auth-throttle.js';
 import type { RateLimit } from './auth/rate-limit.js';
 import type { TokenService } from './auth/token-service.js';
-import type { BlobService } from './blobs/blob-service.js';
+import type { WebSessionService } from './auth/web-session-service.js';
+import type { BlobStore } from './blobs/blob-store.js';
 import type { Clock } from './clock.js';
 import type { ClusterView } from './cluster/cluster-view.js';
 import type { Config } from './config.js';
@@ -25,9 +27,13 @@ export interface Deps {
   requests: RequestService;
   waiters: Waiters;
   tokens: TokenService;
-  /** A submit token's create budget. */
+  /** The reviewer page's sign-in sessions. */
+  webSessions: WebSessionService;
+  /** A submit token's create budget (shared by every daemon on the store). */
   rateLimit: RateLimit;
-  blobs: BlobService;
+  /** Failed authentications per client address (every place that takes a secret uses it). */
+  authThrottle: AuthThrottle;
+  blobs: BlobStore;
   hub: EventsHub;
   /** The wire formats served (the adapter registry, unless a test wires its own). */
   formats: FormatCatalog;

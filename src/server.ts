@@ -5,9 +5,12 @@ import type { WireAdapter } from './adapters/adapter.js';
 import { adapters as registeredAdapters } from './adapters/registry.js';
 import { buildApp } from './app.js';
 import { resolveAdminToken } from './auth/admin-token.js';
+import { createAuthThrottle } from './auth/auth-throttle.js';
 import { createRateLimit } from './auth/rate-limit.js';
 import { createTokenService } from './auth/token-service.js';
-import { createBlobService } from './blobs/blob-service.js';
+import { createWebSessionService } from './auth/web-session-service.js';
+import { createBlobStore } from './blobs/blob-store.js';
+import { createBlobSweeper } from './blobs/blob-sweeper.js';
 import { createCallbackDispatcher, type CallbackDispatcherOverrides } from './callbacks/callback-dispatcher.js';
 import { createCallbackOutboxHook } from './callbacks/callback-outbox-hook.js';
 import { systemClock, type Clock } from './clock.js';
@@ -18,6 +21,7 @@ import type { Deps } from './deps.js';
 import { durationMs } from './durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
 import { createNativeIntake } from './formats/native-intake.js';
+import { createNativeDecisionCheck } from './formats/native-decision-check.js';
 import { createNativeReplyHook } from './formats/native-reply-hook.js';
 import { newId } from './ids.js';
 import { createLogger } from './logger.js';
@@ -72,8 +76,16 @@ export function createDeps(
       createNativeReplyHook({ formats, log: logger.child({ module: 'replies' }) }),
       createCallbackOutboxHook(),
     ],
+    decisionChecks: [createNativeDecisionCheck({ formats })],
   });
   const rateLimit = createRateLimit({ rates: store.rates, clock, perMinute: config.requests.max_per_minute });
+  const webSessions = createWebSessionService({
+    store,
+    clock,
+    adminToken,
+    idleMs: durationMs(config.web.session_idle_timeout),
+    maxMs: durationMs(config.web.session_max_age),
+  });
   return {
     config,
     log: logger,
@@ -84,13 +96,16 @@ export function createDeps(
     requests,
     waiters: createWaiters({ events, clock }),
     tokens: createTokenService({ store, clock, adminToken }),
+    webSessions,
     rateLimit,
-    blobs: createBlobService({ store, clock }),
+    authThrottle: createAuthThrottle({ clock }),
+    blobs: createBlobStore({ store, clock, quotaBytes: config.blobs.quota_per_token }),
     hub: createEventsHub({
       events,
       log: logger.child({ module: 'events' }),
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,
+      isSessionLive: (id) => webSessions.isLive(id),
     }),
     formats,
     nativeIntake: createNativeIntake({ requests, config, clock }),
@@ -135,11 +150,18 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     userAgent: `countersign/${deps.version}`,
     ...options.callbacks,
   });
+  const blobSweeper = createBlobSweeper({
+    store: deps.blobs,
+    clock: deps.clock,
+    retentionMs: durationMs(config.blobs.retention),
+    log: deps.log.child({ module: 'blobs' }),
+  });
   const app = await buildApp(deps);
   await deps.cluster.start();
   const stopRelay = relayRemoteChanges({ store, events: deps.events, log: log.child({ module: 'cluster' }) });
   await callbacks.start();
   await scheduler.start();
+  await blobSweeper.start();
 
   let url = '';
   if (options.listen !== false) {
@@ -162,7 +184,10 @@ export async function startServer(config: Readonly<Config>, options: StartOption
       closing ??= (async () => {
         scheduler.stop();
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
-        await callbacks.stop();
+        // Stopped first, before any await: the grace for attempts in flight starts now.
+        const callbacksStopped = callbacks.stop();
+        await blobSweeper.stop();
+        await callbacksStopped;
         stopRelay();
         // Long-polls are answered with the still-pending record, reviewers told we are going away.
         deps.waiters.releaseAll();

@@ -58,16 +58,53 @@ CREATE TABLE tokens (
   created_at   BIGINT NOT NULL,
   expires_at   BIGINT,
   revoked_at   BIGINT,
-  last_used_at BIGINT
+  last_used_at BIGINT,
+  grants       TEXT NOT NULL DEFAULT '[]'   -- JSON array of grant names, fixed at creation
 );
 CREATE UNIQUE INDEX tokens_live_name ON tokens (name) WHERE revoked_at IS NULL;
 
+-- Preview blobs: one row per SHA-256, the bytes in chunks written as an upload arrives (rows of
+-- an upload in progress carry 'upload:<start time>:<id>' until the bytes are complete).
 CREATE TABLE blobs (
-  hash       TEXT PRIMARY KEY,              -- 'sha256:<hex>'
-  size       BIGINT NOT NULL,
-  bytes      BYTEA NOT NULL,
-  created_at BIGINT NOT NULL
+  hash        TEXT PRIMARY KEY,             -- 'sha256:<hex>'
+  size        BIGINT NOT NULL,
+  created_at  BIGINT NOT NULL,
+  uploaded_at BIGINT NOT NULL               -- retention counts from the latest upload of the same bytes
 );
+CREATE INDEX blobs_uploaded ON blobs (uploaded_at);
+CREATE TABLE blob_chunks (
+  hash  TEXT NOT NULL,
+  n     INTEGER NOT NULL,
+  bytes BYTEA NOT NULL,
+  PRIMARY KEY (hash, n)
+);
+-- Who uploaded a blob: each uploader's quota counts it once.
+CREATE TABLE blob_owners (
+  owner TEXT NOT NULL,                      -- 'admin' or 'token:<token id>'
+  hash  TEXT NOT NULL,
+  size  BIGINT NOT NULL,
+  PRIMARY KEY (owner, hash)
+);
+CREATE INDEX blob_owners_hash ON blob_owners (hash);
+-- Which requests name which blobs in their previews; a named blob is never swept.
+CREATE TABLE blob_refs (
+  hash       TEXT NOT NULL,
+  request_id TEXT NOT NULL REFERENCES requests (id),
+  PRIMARY KEY (hash, request_id)
+);
+
+-- Sessions of the reviewer web page; only the secret's SHA-256 is stored.
+CREATE TABLE web_sessions (
+  id              TEXT PRIMARY KEY,
+  digest          TEXT NOT NULL UNIQUE,
+  credential      TEXT NOT NULL,
+  created_at      BIGINT NOT NULL,
+  last_seen_at    BIGINT NOT NULL,
+  idle_expires_at BIGINT NOT NULL,
+  expires_at      BIGINT NOT NULL,
+  revoked_at      BIGINT
+);
+CREATE INDEX web_sessions_expires ON web_sessions (expires_at);
 
 -- Named monotonic counters that must survive restarts (e.g. the JSON-RPC ids of native replies).
 CREATE TABLE counters (

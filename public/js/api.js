@@ -1,6 +1,8 @@
+import { sessionSecret } from './session-secret.js';
+
 /**
- * The REST client. Authentication is the HttpOnly session cookie (same-origin requests carry
- * it); the browser adds the Origin header the daemon checks on state-changing calls.
+ * The REST client. Every call carries the tab's session secret as `Authorization: Bearer`,
+ * and no cookies (`credentials: 'omit'`): the daemon reads none, and none should exist.
  */
 
 export class ApiError extends Error {
@@ -18,8 +20,14 @@ export function onUnauthorized(fn) {
   unauthorized = fn;
 }
 
+function authHeaders(headers = {}) {
+  const secret = sessionSecret();
+  if (secret) headers.authorization = `Bearer ${secret}`;
+  return headers;
+}
+
 export async function api(method, path, body) {
-  const init = { method, credentials: 'same-origin', cache: 'no-store', headers: { accept: 'application/json' } };
+  const init = { method, credentials: 'omit', cache: 'no-store', headers: authHeaders({ accept: 'application/json' }) };
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -53,10 +61,14 @@ export const blobPath = (hash) => `/v1/blobs/${encodeURIComponent(hash)}`;
 export async function fetchBlob(hash) {
   let res;
   try {
-    res = await fetch(blobPath(hash), { credentials: 'same-origin' });
+    res = await fetch(blobPath(hash), { credentials: 'omit', headers: authHeaders() });
   } catch {
     throw new ApiError(0, 'network', 'cannot reach the daemon');
   }
-  if (!res.ok) throw new ApiError(res.status, `http_${res.status}`, `blob ${hash}: HTTP ${res.status}`);
+  if (!res.ok) {
+    const err = new ApiError(res.status, `http_${res.status}`, `blob ${hash}: HTTP ${res.status}`);
+    if (res.status === 401) unauthorized(err);
+    throw err;
+  }
   return res.blob();
 }

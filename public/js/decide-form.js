@@ -8,13 +8,15 @@ import { h } from './dom.js';
  */
 export function createDecideForm(record, { onSend, onDone, onStale }) {
   const questions = record.kind === 'question' ? record.input?.questions ?? [] : [];
+  // Questions the agent lets go unanswered (input.optional_questions): marked, and never required here.
+  const optional = new Set(record.input?.optional_questions ?? []);
   const feedbackRequired = record.input?.feedback === 'required_on_deny';
   const error = h('div', { class: 'form-error', role: 'alert', hidden: true });
   const feedback = h('textarea', {
     id: 'feedback', name: 'feedback', rows: 3, maxlength: 65536,
     placeholder: feedbackRequired ? 'Required when denying: tell the agent why' : 'Optional: a note for the agent',
   });
-  const fieldsets = questions.map(questionFieldset);
+  const fieldsets = questions.map((q) => questionFieldset(q, optional.has(q.id)));
   const buttons = [];
   let busy = false;
 
@@ -24,12 +26,15 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     const tone = option.style === 'danger' || option.outcome === 'deny' ? 'deny' : 'approve';
     const primary = option.style === 'primary' || option === firstApprove || option === firstDeny;
     const key = option === firstApprove ? 'a' : option === firstDeny ? 'd' : null;
+    // The hint is for the eye; assistive technology gets the key from aria-keyshortcuts, so the
+    // button's name stays the option's label ("Approve", not "Approvea").
     buttons.push(h('button', {
       type: 'button',
       class: ['btn', `btn-${tone}`, !primary && 'btn-soft'],
       dataset: { option: option.id, outcome: option.outcome },
+      'aria-keyshortcuts': key,
       onclick: () => decide(option),
-    }, option.label, key ? h('kbd', { class: 'hint' }, key) : null));
+    }, option.label, key ? h('kbd', { class: 'hint', 'aria-hidden': 'true' }, key) : null));
   }
 
   const cancelButton = h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => confirmCancel() }, 'Cancel request');
@@ -74,12 +79,12 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     let firstMissing = null;
     for (const f of fieldsets) {
       const answer = f.value();
-      f.el.classList.toggle('invalid', !answer);
+      f.el.classList.toggle('invalid', !answer && !f.optional);
       if (answer) answers[f.id] = answer;
-      else firstMissing ??= f;
+      else if (!f.optional) firstMissing ??= f;
     }
     if (firstMissing) {
-      showError('Not yet.', 'Answer every question before submitting.', firstMissing.el.querySelector('input, textarea'));
+      showError('Not yet.', 'Answer every question not marked optional before submitting.', firstMissing.el.querySelector('input, textarea'));
       return null;
     }
     return answers;
@@ -145,32 +150,43 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
 let uid = 0;
 
 /** One question: radios (single), checkboxes (multi), and/or a free-text box. */
-function questionFieldset(q) {
+function questionFieldset(q, optional) {
   const name = `q${++uid}`;
   const multi = Boolean(q.multi);
   const inputs = [];
   const options = (q.options ?? []).map((o, i) => {
-    const input = h('input', { type: multi ? 'checkbox' : 'radio', name, value: o.label, id: `${name}-${i}` });
+    const id = `${name}-${i}`;
+    const recommended = q.recommended === i;
+    // Named by its label alone; the recommendation and description describe it.
+    const described = [recommended && `${id}-rec`, o.description && `${id}-desc`].filter(Boolean).join(' ');
+    const input = h('input', {
+      type: multi ? 'checkbox' : 'radio', name, value: o.label, id,
+      'aria-labelledby': `${id}-label`, 'aria-describedby': described || null,
+    });
     inputs.push(input);
-    return h('div', { class: ['choice', q.recommended === i && 'recommended'] },
+    return h('div', { class: ['choice', recommended && 'recommended'] },
       input,
-      h('label', { for: `${name}-${i}` },
-        h('span', { class: 'choice-label' }, o.label),
-        q.recommended === i ? h('span', { class: 'chip chip-accent' }, 'Recommended') : null,
-        o.description ? h('span', { class: 'choice-desc' }, o.description) : null),
+      h('label', { for: id },
+        h('span', { class: 'choice-label', id: `${id}-label` }, o.label),
+        recommended ? h('span', { class: 'chip chip-accent', id: `${id}-rec` }, 'Recommended') : null,
+        o.description ? h('span', { class: 'choice-desc', id: `${id}-desc` }, o.description) : null),
       o.preview ? h('details', { class: 'choice-preview' }, h('summary', null, 'Preview'), h('pre', { class: 'text' }, o.preview)) : null);
   });
   const text = q.allow_free_text
     ? h('textarea', { rows: 2, name: `${name}-text`, 'aria-label': `Your answer: ${q.question}`, placeholder: options.length ? 'Or write your own answer' : 'Your answer' })
     : null;
   const el = h('fieldset', { class: 'question', dataset: { question: q.id } },
-    h('legend', null, q.header ? h('span', { class: 'q-header' }, q.header) : null, h('span', { class: 'q-text' }, q.question)),
+    h('legend', null,
+      q.header ? h('span', { class: 'q-header' }, q.header) : null,
+      h('span', { class: 'q-text' }, q.question),
+      optional ? h('span', { class: 'muted q-optional' }, ' · optional') : null),
     multi ? h('p', { class: 'muted small' }, 'Choose any that apply') : null,
     options,
     text);
   el.addEventListener('input', () => el.classList.remove('invalid'));
   return {
     id: q.id,
+    optional,
     el,
     value() {
       const selected = inputs.filter((i) => i.checked).map((i) => i.value);

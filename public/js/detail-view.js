@@ -33,7 +33,7 @@ export function createDetailView(container, { onSend, onDone, onBack, reload }) 
       });
     }
     replace(container, h('article', { class: 'detail', dataset: { id: record.id } },
-      h('button', { type: 'button', class: 'btn btn-ghost back', onclick: onBack }, '← Back'),
+      h('button', { type: 'button', class: 'btn btn-ghost back', onclick: onBack }, h('span', { 'aria-hidden': 'true' }, '← '), 'Back'),
       header(record, format),
       record.summary ? h('section', { class: 'block' }, renderMarkdown(record.summary)) : null,
       sourceBlock(record, format),

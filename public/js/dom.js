@@ -1,10 +1,16 @@
+import { visible } from './visible-text.js';
+
 /**
  * The one way this page builds DOM: elements with attributes and children, where every string
  * child becomes a text node. User-supplied text therefore never passes through an HTML parser;
  * the only HTML this page renders is sanitised markdown (markdown.js) and sandboxed previews.
+ * Displayed text (children, and attributes people read or hear) shows bidi and control
+ * characters visibly (visible-text.js); values sent back, links and data attributes are kept
+ * exactly.
  */
 
 const PROPERTIES = new Set(['value', 'checked', 'disabled', 'hidden', 'open', 'selected', 'indeterminate']);
+const DISPLAYED = new Set(['title', 'alt', 'placeholder', 'aria-label', 'aria-description', 'download']);
 
 export function h(tag, props, ...children) {
   const el = document.createElement(tag);
@@ -15,6 +21,7 @@ export function h(tag, props, ...children) {
     else if (key === 'dataset') Object.assign(el.dataset, value);
     else if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
     else if (PROPERTIES.has(key)) el[key] = value;
+    else if (DISPLAYED.has(key)) el.setAttribute(key, visible(value));
     else el.setAttribute(key, value === true ? '' : String(value));
   }
   append(el, children);
@@ -24,7 +31,7 @@ export function h(tag, props, ...children) {
 export function append(el, children) {
   for (const child of children.flat(Infinity)) {
     if (child == null || child === false) continue;
-    el.append(child instanceof Node ? child : String(child));
+    el.append(child instanceof Node ? child : visible(child));
   }
   return el;
 }

@@ -1,6 +1,7 @@
 import { api } from './api.js';
 import { $, h, replace } from './dom.js';
 import { ago, dateTime, KINDS, STATUS_LABEL } from './format.js';
+import { visible } from './visible-text.js';
 
 const OUTCOMES = ['approved', 'denied', 'answered', 'dismissed', 'expired', 'cancelled'];
 const PAGE = 50;
@@ -31,19 +32,23 @@ export function createHistoryView() {
   more.addEventListener('click', () => void load({ append: true }));
 
   function card({ outcome: status, resolved_at, request: r }) {
+    const id = `history-${r.id}`;
+    // Named by its title; outcome, kind, age and source describe it.
     return h('li', null,
       h('a', {
         class: ['card', 'history-card', r.id === selectedId && 'selected'],
         href: `#/history/${encodeURIComponent(r.id)}`,
         dataset: { id: r.id },
+        'aria-labelledby': `${id}-title`,
+        'aria-describedby': `${id}-top ${id}-meta`,
       },
-      h('div', { class: 'card-top' },
+      h('div', { class: 'card-top', id: `${id}-top` },
         h('span', { class: ['chip', 'status', `status-${status}`] }, STATUS_LABEL[status] ?? status),
         h('span', { class: 'chip' }, r.kind),
         h('span', { class: 'spacer' }),
         h('span', { class: 'muted small', title: dateTime(resolved_at) }, ago(resolved_at))),
-      h('div', { class: 'card-title' }, r.title),
-      h('div', { class: 'card-meta' },
+      h('div', { class: 'card-title', id: `${id}-title` }, r.title),
+      h('div', { class: 'card-meta', id: `${id}-meta` },
         h('span', null, r.source?.agent ?? r.source?.integration ?? 'unknown agent'),
         r.decision?.decided_by ? h('span', null, `by ${r.decision.decided_by}`) : null)));
   }
@@ -63,7 +68,7 @@ export function createHistoryView() {
     try {
       page = await api('GET', `/v1/history?${params}`);
     } catch (err) {
-      if (mine === generation) summary.textContent = `Could not load history: ${err.message}`;
+      if (mine === generation) summary.textContent = visible(`Could not load history: ${err.message}`);
       more.disabled = false;
       return;
     }

@@ -44,21 +44,25 @@ export function createListView({ store }) {
     const src = r.source ?? {};
     const where = [src.repo ? src.repo.split('/').pop() : null, src.branch].filter(Boolean).join(':');
     const fmt = store.formatOf(r.id);
+    const id = `pending-${r.id}`;
+    // Named by its title; the chips, countdown and source describe it.
     return h('li', null,
       h('a', {
         class: ['card', `risk-${r.risk}`, r.id === selectedId && 'selected'],
         href: `#/pending/${encodeURIComponent(r.id)}`,
         dataset: { id: r.id },
         'aria-current': r.id === selectedId ? 'true' : null,
+        'aria-labelledby': `${id}-title`,
+        'aria-describedby': `${id}-top ${id}-meta`,
       },
-      h('div', { class: 'card-top' },
+      h('div', { class: 'card-top', id: `${id}-top` },
         h('span', { class: ['risk-dot', `risk-${r.risk}`], title: `${r.risk} risk` }),
         h('span', { class: 'chip' }, r.kind),
         fmt ? h('span', { class: 'chip chip-quiet' }, fmt) : null,
         h('span', { class: 'spacer' }),
         r.expires_at != null ? h('span', { class: ['countdown', urgency(r.expires_at)], dataset: { expires: r.expires_at } }, timeLeft(r.expires_at)) : null),
-      h('div', { class: 'card-title' }, r.title),
-      h('div', { class: 'card-meta' },
+      h('div', { class: 'card-title', id: `${id}-title` }, r.title),
+      h('div', { class: 'card-meta', id: `${id}-meta` },
         h('span', null, src.agent ?? src.integration ?? 'unknown agent'),
         where ? h('span', null, where) : null,
         h('span', { dataset: { ago: r.created_at } }, ago(r.created_at)))));

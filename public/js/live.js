@@ -1,8 +1,13 @@
+import { sessionSecret } from './session-secret.js';
+
 /**
- * The `/v1/events` WebSocket: reconnects with capped exponential backoff (with jitter, so many
- * tabs do not reconnect in step) and resyncs on every (re)connect, because the server keeps no
- * replay. Events that arrive while the resync is in flight are held and applied after it, in
- * order, so the listing can never overwrite a newer event.
+ * The `/v1/events` WebSocket. A browser cannot put a header on the upgrade, so the socket's
+ * first message is the session secret (`{"type":"auth","token":…}`), and nothing counts as
+ * live before the daemon answers `{"type":"auth.ok"}` (a refusal closes it with 4401/4403).
+ * Reconnects with capped exponential backoff (with jitter, so many tabs do not reconnect in
+ * step) and resyncs on every (re)connect, because the server keeps no replay. Events that
+ * arrive while the resync is in flight are held and applied after it, in order, so the listing
+ * can never overwrite a newer event.
  */
 
 const MIN_DELAY_MS = 1000;
@@ -24,7 +29,13 @@ export function createLive({ onEvent, resync, onStatus, onDown }) {
     socket = ws;
     onStatus(attempt === 0 ? 'connecting' : 'reconnecting');
 
-    ws.addEventListener('open', async () => {
+    let authenticated = false;
+
+    ws.addEventListener('open', () => {
+      ws.send(JSON.stringify({ type: 'auth', token: sessionSecret() ?? '' }));
+    });
+
+    async function start() {
       attempt = 0;
       held = [];
       try {
@@ -38,13 +49,21 @@ export function createLive({ onEvent, resync, onStatus, onDown }) {
         held = null;
         for (const e of events) onEvent(e);
       }
-    });
+    }
 
     ws.addEventListener('message', (e) => {
       let message;
       try {
         message = JSON.parse(e.data);
       } catch {
+        return;
+      }
+      if (!authenticated) {
+        // The first answer is auth.ok, or an error just before the daemon closes the socket.
+        if (message?.type === 'auth.ok') {
+          authenticated = true;
+          void start();
+        }
         return;
       }
       if (held) held.push(message);
@@ -59,7 +78,7 @@ export function createLive({ onEvent, resync, onStatus, onDown }) {
       onStatus('reconnecting');
       const base = Math.min(MAX_DELAY_MS, MIN_DELAY_MS * 2 ** attempt++);
       timer = setTimeout(connect, base / 2 + Math.random() * (base / 2));
-      // The upgrade is refused with 401 when the session ended; let the page find out.
+      // A socket refused (4401) or cut (session ended) may mean the session is over; let the page find out.
       onDown?.();
     });
   }

@@ -7,12 +7,13 @@ import { installShortcuts, SHORTCUTS } from './keyboard.js';
 import { createListView } from './list-view.js';
 import { createLive } from './live.js';
 import { createPendingStore, FORMATS } from './pending-store.js';
+import { forgetSessionSecret } from './session-secret.js';
 import { checkSession, signIn, signInMessage, signOut } from './session.js';
 
 /**
  * Wiring: sign-in, the two views (pending, history), the detail pane, the live stream and the
  * keyboard. The location hash holds the view and the selected request (`#/pending/<id>`), so
- * the browser's Back button works, on a phone too. It never holds the token.
+ * the browser's Back button works, on a phone too. It never holds the token or the session.
  */
 
 // Requests this page decided (or tried to): their end is announced once, not again by the stream.
@@ -212,12 +213,13 @@ $('#signout').addEventListener('click', async () => {
   try {
     await signOut();
   } catch {
-    // Signed out locally either way; the cookie is session-only.
+    // Signed out here either way: the tab has forgotten its session secret.
   }
   leave('Signed out.', 'info');
 });
 
 onUnauthorized(() => {
+  forgetSessionSecret();
   if (signedIn) leave('Your session ended. Sign in again.');
 });
 

@@ -1,5 +1,6 @@
 import { Marked } from '../vendor/marked.js';
 import DOMPurify from '../vendor/purify.js';
+import { visible } from './visible-text.js';
 
 /**
  * Markdown from agents (summaries, markdown previews, email bodies) rendered as HTML, in two
@@ -7,7 +8,8 @@ import DOMPurify from '../vendor/purify.js';
  * as text), then DOMPurify removes anything active that markdown itself produced (javascript:
  * links, for one). The result reaches the DOM as a Trusted Types value: the page's CSP refuses
  * plain strings. Links open in a new tab without a referrer; remote images are blocked by the
- * CSP (img-src 'self' data: blob:).
+ * CSP (img-src 'self' data: blob:). Bidi and control characters in the rendered text (typed, or
+ * written as character references) are then shown visibly, as everywhere on the page.
  */
 
 const escapeHtml = (s) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -37,5 +39,15 @@ export function renderMarkdown(text, className = 'markdown') {
   const el = document.createElement('div');
   el.className = className;
   el.innerHTML = DOMPurify.sanitize(marked.parse(String(text ?? '')), PURIFY);
+  showHidden(el);
   return el;
+}
+
+/** Applied after parsing, so `&#x202E;` is caught as well as the character itself. */
+function showHidden(root) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) node.data = visible(node.data);
+  for (const el of root.querySelectorAll('[title], [alt]')) {
+    for (const name of ['title', 'alt']) if (el.hasAttribute(name)) el.setAttribute(name, visible(el.getAttribute(name)));
+  }
 }

@@ -1,17 +1,26 @@
-import { blobPath, fetchBlob } from './api.js';
+import { fetchBlob } from './api.js';
 import { h, replace } from './dom.js';
 import { bytes } from './format.js';
 import { renderMarkdown } from './markdown.js';
+import { rasterType } from './raster-type.js';
+import { visibleHtml } from './visible-text.js';
 
 /**
  * One renderer per preview type (handup's Preview). Text is always set as text; markdown is
  * sanitised; HTML goes only into an iframe with an empty `sandbox` (no scripts, no same-origin,
  * no forms, no popups) through `srcdoc`, so it can neither run nor reach the API.
+ *
+ * An agent's bytes never become a document of this origin. Images are drawn only when their
+ * bytes are PNG, JPEG, GIF, WebP or AVIF (whatever type the agent declared), through an object
+ * URL of that inert type: opened in a tab of its own, it is still only an image. SVG (which can
+ * carry script) and everything else is offered as a download, saved through a short-lived
+ * `application/octet-stream` object URL that no browser renders.
  */
 
 /** Text previews larger than this are offered as downloads instead of being drawn. */
 const MAX_TEXT_BYTES = 2 * 1024 * 1024;
-const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml|x-icon|vnd\.microsoft\.icon)$/;
+// A download's object URL lives this long: enough for the browser to start saving it.
+const DOWNLOAD_URL_LIFETIME_MS = 60_000;
 
 // The one Trusted Types policy besides DOMPurify's: it only ever feeds a sandboxed srcdoc.
 const srcdocPolicy = window.trustedTypes?.createPolicy('countersign-srcdoc', { createHTML: (s) => s });
@@ -77,8 +86,37 @@ function beforeAfter(p) {
     p.after_blob ? download(p.after_blob, 'after', 'After') : null);
 }
 
+/** A button that saves blob `hash` as `name` (fetched with the session; never opened). */
 function download(hash, name, label = name) {
-  return h('a', { class: 'file-link', href: blobPath(hash), download: name || '' }, label || hash);
+  const problem = h('span', { class: 'delivery-error', role: 'alert', hidden: true });
+  const button = h('button', {
+    type: 'button',
+    class: 'file-link',
+    dataset: { blob: hash },
+    onclick: async () => {
+      button.disabled = true;
+      problem.hidden = true;
+      try {
+        await save(hash, name);
+      } catch (err) {
+        replace(problem, ` Could not download: ${err.message}`);
+        problem.hidden = false;
+      } finally {
+        button.disabled = false;
+      }
+    },
+  }, label || hash);
+  return h('span', null, button, problem);
+}
+
+async function save(hash, name) {
+  const blob = await fetchBlob(hash);
+  const url = URL.createObjectURL(new Blob([blob], { type: 'application/octet-stream' }));
+  const link = h('a', { href: url, download: name || hash.replace(':', '-'), hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), DOWNLOAD_URL_LIFETIME_MS);
 }
 
 function shellQuote(arg) {
@@ -122,15 +160,21 @@ function prettyJson(text) {
 
 function sandboxedHtml(html, title) {
   const frame = h('iframe', { class: 'html-frame', sandbox: '', referrerpolicy: 'no-referrer', title: `Sandboxed HTML: ${title}` });
-  frame.srcdoc = srcdocPolicy ? srcdocPolicy.createHTML(html) : html;
+  const shown = visibleHtml(html);
+  frame.srcdoc = srcdocPolicy ? srcdocPolicy.createHTML(shown) : shown;
   return h('div', null, frame, h('p', { class: 'muted small' }, 'Shown in a sandbox: scripts, forms and network requests are blocked.'));
 }
 
 async function imageView(p) {
   if (!p.blob) return p.inline ? h('pre', { class: 'text' }, p.inline) : h('p', { class: 'muted' }, 'No image data.');
   const blob = await fetchBlob(p.blob);
-  // The blob endpoint serves octet-stream; the image gets its declared type only if it is one.
-  const type = IMAGE_TYPES.test(p.mime ?? '') ? p.mime : 'application/octet-stream';
+  // The type comes from the bytes, never from the agent's word for it.
+  const type = rasterType(new Uint8Array(await blob.slice(0, 32).arrayBuffer()));
+  if (!type) {
+    return h('div', { class: 'not-drawn' },
+      h('p', { class: 'muted' }, `Not drawn: only PNG, JPEG, GIF, WebP and AVIF images are shown here, and these bytes are none of them${p.mime ? ` (declared ${p.mime})` : ''}. SVG files can carry scripts, so they are only offered as a download.`),
+      h('p', { class: 'file-links' }, download(p.blob, p.name ?? 'image', `Download ${p.name ?? 'image'}`)));
+  }
   const url = URL.createObjectURL(new Blob([blob], { type }));
   objectUrls.add(url);
   return h('figure', { class: 'image' },

@@ -1,27 +1,38 @@
 import { api } from './api.js';
+import { forgetSessionSecret, keepSessionSecret, sessionSecret } from './session-secret.js';
 
 /**
- * Sign-in state. The token is sent once in a POST body and comes back as an HttpOnly cookie;
- * this page never stores it, and never puts it in a URL.
+ * Sign-in state. The admin token is sent once, in a POST body, and exchanged for a session
+ * secret that this tab keeps (session-secret.js); the token itself is never stored, and never
+ * put in a URL.
  */
 
-/** True when the session cookie is valid. */
+/** True when this tab holds a session the daemon still accepts. */
 export async function checkSession() {
+  if (!sessionSecret()) return false;
   try {
     await api('GET', '/v1/session');
     return true;
   } catch (err) {
-    if (err.status === 401) return false;
-    throw err;
+    if (err.status !== 401) throw err;
+    forgetSessionSecret();
+    return false;
   }
 }
 
-export function signIn(token) {
-  return api('POST', '/v1/session', { token });
+export async function signIn(token) {
+  const answer = await api('POST', '/v1/session', { token });
+  keepSessionSecret(answer.session);
+  return answer;
 }
 
-export function signOut() {
-  return api('DELETE', '/v1/session');
+/** Ends the session on the daemon (its event streams too), and forgets it here in any case. */
+export async function signOut() {
+  try {
+    await api('DELETE', '/v1/session');
+  } finally {
+    forgetSessionSecret();
+  }
 }
 
 /** What to tell the reviewer when sign-in fails. */

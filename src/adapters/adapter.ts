@@ -25,6 +25,11 @@ export interface Normalized<Ctx = unknown> {
   context: Ctx;
   /** Facts worth an audit note at creation (e.g. a field the record cannot hold). */
   notes?: string[];
+  /**
+   * The frame's own deadline (unix ms), when it carries one: the record expires then unless the
+   * submitter's `timeout` says otherwise. A deadline already past means nothing is left to ask.
+   */
+  expiresAt?: number;
 }
 
 /** Fresh values a reply may need; injected so rendering stays pure and fixtures stay exact. */
@@ -77,6 +82,8 @@ export interface FollowUpTarget<Ctx = unknown> {
   record: HandupRequest;
   /** The adapter's own `Normalized.context` from when the request was created. */
   context: Ctx;
+  /** Unix ms when the frame is applied (e.g. to tell a cancel after the native deadline from one before). */
+  now: number;
 }
 
 export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
@@ -103,4 +110,23 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
    * same key. Without `stored` it reads the frame alone (the key must not depend on `stored`).
    */
   followUp?(frame: Follow, ctx: FrameContext, stored?: FollowUpTarget<Ctx>): FollowUp;
+  /**
+   * Checks a reviewer's decision against what the protocol will take, before anything is stored:
+   * throws AppError('invalid_decision', '<field>: why') for an answer the upstream would refuse
+   * (PaperClip's textValidation, Roll's control limits). `record` is the decided record, as
+   * renderReply would get it. Absent where the record's own rules are all the protocol has.
+   */
+  checkDecision?(record: HandupRequest, context: Ctx): void;
+  /**
+   * Whether a new request supersedes an older pending one of the same submitter and session
+   * (Ask: a newer plan proposal, since plan/approve names no plan). The older one ends
+   * `cancelled`, audited `superseded`, in the transaction that creates the new one.
+   */
+  supersedes?(newer: Ctx, older: Ctx): boolean;
+  /**
+   * The stored reply stamped with a sequence number the bridge gives (PaperClip's controllerSeq,
+   * formats.md §2) and fresh ids where the protocol wants one per sending; null when this reply
+   * takes no sequence number (it is then sent as stored). Absent for protocols without one.
+   */
+  sequenceReply?(reply: unknown, seq: number, env: Pick<ReplyEnv, 'ulid'>): unknown;
 }

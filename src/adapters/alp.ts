@@ -231,8 +231,10 @@ function choiceLabel(decision: Decision, context: AlpContext): string {
 
 /**
  * Permissions and confirmations answer with the chosen label; questions with the answer text.
- * A deny answers with its own label, or with the reviewer's feedback (ALP hands any other text
- * to the agent as the reason of the refusal), unless that feedback could read as consent.
+ * A deny of a permission or confirmation answers with its own label, or with the reviewer's
+ * feedback (ALP hands any other text to the agent as the reason of the refusal), unless that
+ * feedback could read as consent. A declined question is dismissed, the feedback as its reason:
+ * ALP reads any text sent to a question as the user's answer.
  * A request that ended undecided is dismissed, and so is a timeout, except where on_timeout
  * "approve" chose an option of a permission or confirmation.
  */
@@ -256,6 +258,8 @@ function renderReply(record: HandupRequest, context: AlpContext, env: ReplyEnv):
     }
     case 'denied': {
       const feedback = decision.feedback?.trim() ? decision.feedback : null;
+      // ALP takes any text as a question's answer: declining one never sends text (formats.md §5).
+      if (context.set === 'question') return dismiss(feedback);
       if (feedback !== null) return couldReadAsConsent(feedback) ? dismiss(feedback) : reply({ text: feedback });
       const label = context.labels[decision.option as ChoiceId];
       return label !== undefined ? reply({ text: label }) : dismiss();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import type { CreateRequestBody, HandupRequest, Kind, Option, Risk } from '../requests/request-schema.js';
+import { MAX_QUESTION_OPTIONS, type CreateRequestBody, type HandupRequest, type Kind, type Option, type Risk } from '../requests/request-schema.js';
 import type { FollowUp, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
 import { answerText, toolKind } from './shared.js';
 
@@ -238,8 +238,8 @@ function questionRequest(
       (p.options ?? []).map((o) => (typeof o === 'string' ? { label: o } : { label: o.label, description: o.description ?? null })).map((o) => [o.label, o]),
     ).values(),
   ];
-  if (options.length > 32) {
-    throw new AppError('invalid_frame', `payload.options: ${options.length} suggested answers; countersign takes at most 32`);
+  if (options.length > MAX_QUESTION_OPTIONS) {
+    throw new AppError('invalid_frame', `payload.options: ${options.length} suggested answers; countersign takes at most ${MAX_QUESTION_OPTIONS}`);
   }
   const key = nativeKey(session, id);
   return {
@@ -374,6 +374,15 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
   }
 }
 
+/**
+ * A newer plan proposal supersedes the session's older pending plans (formats.md §3):
+ * `plan/approve` names no plan, so the host applies it to its newest one, which the reviewer of
+ * an older card never saw.
+ */
+function supersedes(newer: AskContext, older: AskContext): boolean {
+  return newer.interaction === 'plan' && older.interaction === 'plan' && newer.sessionId === older.sessionId && newer.id !== older.id;
+}
+
 export const askAdapter = {
   format: 'ask',
   frameSchema: AskFrameSchema,
@@ -381,4 +390,5 @@ export const askAdapter = {
   normalize,
   renderReply,
   followUp,
+  supersedes,
 } satisfies WireAdapter<AskFrame, AskContext, AskFollowUp>;

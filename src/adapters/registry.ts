@@ -1,8 +1,8 @@
 import type { WireAdapter } from './adapter.js';
 import { handupAdapter } from './handup.js';
 import { askAdapter } from './ask.js';
-import { paperclipAdapter } from './paperclip.js';
-import { rollAdapter } from './roll.js';
+import { paperclipAdapter } from './paperclip/index.js';
+import { rollAdapter } from './roll/index.js';
 import { alpAdapter } from './alp.js';
 
 /**

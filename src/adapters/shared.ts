@@ -1,4 +1,5 @@
-import type { Decision } from '../requests/request-schema.js';
+import { QUESTION_OPTIONS } from '../requests/request-draft.js';
+import { MAX_TITLE_BYTES, type Decision, type Option } from '../requests/request-schema.js';
 
 /**
  * Helpers used by more than one wire adapter. Several adapters import these: add new exports,
@@ -6,8 +7,6 @@ import type { Decision } from '../requests/request-schema.js';
  */
 
 const TITLE_MAX_CHARS = 160;
-/** handup's own limit for `title`. */
-const TITLE_MAX_BYTES = 512;
 
 /**
  * `text`, trimmed, when it reads as a request title: one non-empty line short enough for an
@@ -16,7 +15,7 @@ const TITLE_MAX_BYTES = 512;
  */
 export function asTitle(text: string | null | undefined): string | undefined {
   const t = text?.trim();
-  if (!t || /[\r\n]/.test(t) || t.length > TITLE_MAX_CHARS || Buffer.byteLength(t, 'utf8') > TITLE_MAX_BYTES) return undefined;
+  if (!t || /[\r\n]/.test(t) || t.length > TITLE_MAX_CHARS || Buffer.byteLength(t, 'utf8') > MAX_TITLE_BYTES) return undefined;
   return t;
 }
 
@@ -39,4 +38,23 @@ export function answerText(decision: Pick<Decision, 'fields'>, questionId: strin
   const parts = [...(answer?.selected ?? [])];
   if (answer?.text?.trim()) parts.push(answer.text);
   return parts.join(', ');
+}
+
+/**
+ * The options of a question request, handup's own: Submit (approve), with the frame's label for
+ * it when it has one, and Decline (deny). Fresh objects, so a caller may add to the list.
+ */
+export function submitOptions(submitLabel?: string | null): Option[] {
+  const label = submitLabel?.trim();
+  return QUESTION_OPTIONS.map((o) => (o.id === 'submit' && label ? { ...o, label } : { ...o }));
+}
+
+/**
+ * handup answers with labels, so they must be unique within a question; protocols that answer
+ * with option ids only need unique ids. A repeated label gets its option id appended.
+ */
+export function distinctLabels(options: ReadonlyArray<{ id: string; label: string }>): string[] {
+  const counts = new Map<string, number>();
+  for (const o of options) counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
+  return options.map((o) => ((counts.get(o.label) ?? 0) > 1 ? `${o.label} (${o.id})` : o.label));
 }

@@ -1,5 +1,7 @@
-/** Who is calling: the admin (reviewer) or a named submit token. */
-export type Principal = { kind: 'admin' } | { kind: 'submit'; tokenId: string; name: string };
+import type { Grant } from './grants.js';
+
+/** Who is calling: the admin (reviewer) or a named submit token with the grants the admin gave it. */
+export type Principal = { kind: 'admin' } | { kind: 'submit'; tokenId: string; name: string; grants: readonly Grant[] };
 
 export const ADMIN: Principal = Object.freeze({ kind: 'admin' });
 

@@ -5,7 +5,7 @@ import type { RateCounters } from '../storage/rate-counters.js';
 const MINUTE_MS = 60_000;
 
 /**
- * A submit token's create budget: `perMinute` creates in any rolling minute (0 = no limit),
+ * A submit token's create budget: `perMinute` creates and blob uploads in any rolling minute (0 = no limit),
  * counted across every daemon on the store. Takes one, or throws 429 `rate_limited`.
  */
 export function createRateLimit({ rates, clock, perMinute }: { rates: RateCounters; clock: Clock; perMinute: number }) {
@@ -13,7 +13,7 @@ export function createRateLimit({ rates, clock, perMinute }: { rates: RateCounte
     if (!(await rates.take(`token:${tokenId}`, perMinute, MINUTE_MS, clock.now()))) {
       throw new AppError(
         'rate_limited',
-        `rate limited: token "${name}" created more than ${perMinute} requests in the last minute (requests.max_per_minute)`,
+        `rate limited: token "${name}" sent more than ${perMinute} requests and blob uploads in the last minute (requests.max_per_minute)`,
       );
     }
   };

@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Store } from '../storage/store.js';
 import type { TokenRow } from '../storage/token-records.js';
+import { GRANTS, normalizeGrants, type Grant } from './grants.js';
 import type { Principal } from './principal.js';
 import { digestsEqual, newSecret, sha256Hex } from './secrets.js';
 
@@ -13,6 +14,12 @@ export interface TokenInfo {
   created_at: number;
   expires_at: number | null;
   last_used_at: number | null;
+  grants: Grant[];
+}
+
+/** The stored grants; names this version does not know (a newer one wrote them) grant nothing. */
+function grantsOf(row: TokenRow): Grant[] {
+  return normalizeGrants(row.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)));
 }
 
 const info = (row: TokenRow): TokenInfo => ({
@@ -20,6 +27,7 @@ const info = (row: TokenRow): TokenInfo => ({
   created_at: row.created_at,
   expires_at: row.expires_at,
   last_used_at: row.last_used_at,
+  grants: grantsOf(row),
 });
 
 /** Submit tokens (stored as SHA-256 digests only) and bearer authentication. */
@@ -29,12 +37,19 @@ export function createTokenService({ store, clock, adminToken }: { store: Store;
   const adminDigest = sha256Hex(adminToken);
 
   return {
-    create(name: string, expiresInMs: number | null): Promise<TokenInfo & { token: string }> {
+    create(name: string, expiresInMs: number | null, grants: readonly Grant[] = []): Promise<TokenInfo & { token: string }> {
       const token = newSecret('cst_');
       return store.write(async (tx) => {
         if (await tx.tokens.liveByName(name)) throw new AppError('token_exists', `a token named "${name}" already exists; revoke it first`);
         const now = clock.now();
-        const row = { id: newId(now), name, digest: sha256Hex(token), created_at: now, expires_at: expiresInMs === null ? null : now + expiresInMs };
+        const row = {
+          id: newId(now),
+          name,
+          digest: sha256Hex(token),
+          created_at: now,
+          expires_at: expiresInMs === null ? null : now + expiresInMs,
+          grants: normalizeGrants(grants),
+        };
         // The unique index on live names settles a race between two daemons.
         await tx.tokens.insert(row);
         return { ...info({ ...row, revoked_at: null, last_used_at: null }), token };
@@ -70,7 +85,7 @@ export function createTokenService({ store, clock, adminToken }: { store: Store;
         // Not awaited: the caller need not wait for bookkeeping.
         store.write((tx) => tx.tokens.touch(row.id, now)).catch(() => lastTouched.delete(row.id));
       }
-      return { kind: 'submit', tokenId: row.id, name: row.name };
+      return { kind: 'submit', tokenId: row.id, name: row.name, grants: grantsOf(row) };
     },
   };
 }

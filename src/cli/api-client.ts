@@ -24,7 +24,13 @@ export function createApiClient({ baseUrl, token, fetch: fetchFn = fetch }: { ba
     } catch (err) {
       throw new CliError('unreachable', `cannot reach the daemon at ${baseUrl}: ${describeNetworkError(err)}`);
     }
-    const text = await res.text().catch(() => '');
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      // The connection dropped mid-answer (a daemon stopping): as unreachable as no connection.
+      throw new CliError('unreachable', `the daemon at ${baseUrl} closed the connection: ${describeNetworkError(err)}`);
+    }
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;

@@ -1,11 +1,10 @@
-import { parseArgs } from 'node:util';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { usageError } from './cli-error.js';
 import { connect, printJson, type CliContext } from './cli-context.js';
-import { COMMON_OPTIONS, expectPositionals, parseOrUsage, splitPair } from './command-args.js';
+import { COMMON_OPTIONS, expectPositionals, parseCommandArgs, splitPair } from './command-args.js';
 import { exitCodeForStatus } from './exit-codes.js';
-import { formatTime, outcome, waitJson } from './render.js';
-import { waitUntilDecided } from './wait-command.js';
+import { clean, formatTime, outcome, waitJson } from './render.js';
+import { waitOptionsFor, waitUntilDecided } from './wait-command.js';
 
 const OPTIONS = {
   ...COMMON_OPTIONS,
@@ -28,11 +27,11 @@ const OPTIONS = {
 
 type AskValues = ReturnType<typeof parseAsk>['values'];
 
-const parseAsk = (args: string[]) => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+const parseAsk = (args: string[]) => parseCommandArgs('ask', args, OPTIONS);
 
 /** `ask`: create a request (POST /v1/requests), optionally wait for its outcome. */
 export async function askCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseOrUsage('ask', () => parseAsk(args));
+  const { values, positionals } = parseAsk(args);
   expectPositionals('ask', positionals, []);
   const base = values.request !== undefined ? await readRequestJson(ctx, values.request) : {};
   const body = buildAskBody(values, base, { cwd: ctx.cwd, host: ctx.hostname });
@@ -41,11 +40,11 @@ export async function askCommand(ctx: CliContext, args: string[]): Promise<numbe
   const created = await api.post<HandupRequest>('/v1/requests', body);
   if (!values.wait) {
     if (values.json) printJson(ctx, created);
-    else ctx.out(`${created.id} ${created.status}${created.expires_at != null ? ` (expires ${formatTime(created.expires_at)})` : ''}\n`);
+    else ctx.out(`${clean(created.id)} ${clean(created.status)}${created.expires_at != null ? ` (expires ${formatTime(created.expires_at)})` : ''}\n`);
     return exitCodeForStatus(created.status);
   }
-  if (!values.json && created.status === 'pending') ctx.err(`waiting for a decision on ${created.id}…\n`);
-  const final = created.status === 'pending' ? await waitUntilDecided(api, created.id) : created;
+  if (!values.json && created.status === 'pending') ctx.err(`waiting for a decision on ${clean(created.id)}…\n`);
+  const final = created.status === 'pending' ? await waitUntilDecided(api, created.id, waitOptionsFor(ctx, created)) : created;
   if (values.json) printJson(ctx, waitJson(final));
   else ctx.out(outcome(final));
   return exitCodeForStatus(final.status);

@@ -1,6 +1,7 @@
-import type { clientEnv } from '../config.js';
+import type { ClientEnv } from '../client-env.js';
 import { createApiClient, type ApiClient, type Fetch } from './api-client.js';
 import { resolveClientSettings } from './client-settings.js';
+import { jsonText } from './terminal-text.js';
 
 /** Everything a command touches outside itself, handed in by run-cli.ts (the only wiring place). */
 export interface CliContext {
@@ -10,8 +11,12 @@ export interface CliContext {
   readFile(path: string): string;
   cwd: string;
   hostname: string;
-  env: ReturnType<typeof clientEnv>;
+  env: ClientEnv;
   fetch?: Fetch;
+  /** Pauses between reconnect attempts (default: a timer); tests observe the back-off here. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Milliseconds since the epoch (default Date.now), compared with a request's `expires_at`. */
+  now?: () => number;
 }
 
 /** The API client for the `--url`/`--token` a command was given (or their fallbacks). */
@@ -21,5 +26,5 @@ export function connect(ctx: CliContext, flags: { url?: string | undefined; toke
 }
 
 export function printJson(ctx: CliContext, value: unknown): void {
-  ctx.out(`${JSON.stringify(value, null, 2)}\n`);
+  ctx.out(`${jsonText(value)}\n`);
 }

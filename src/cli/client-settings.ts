@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { clientEnv } from '../config.js';
+import type { ClientEnv } from '../client-env.js';
 import { CliError, usageError } from './cli-error.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7470';
@@ -19,7 +19,7 @@ export interface ClientSettings {
  */
 export function resolveClientSettings(
   flags: { url?: string | undefined; token?: string | undefined },
-  env: ReturnType<typeof clientEnv>,
+  env: ClientEnv,
   { cwd, readFile = (p) => readFileSync(p, 'utf8') }: { cwd: string; readFile?: (path: string) => string },
 ): ClientSettings {
   return { url: resolveUrl(flags.url ?? env.url ?? DEFAULT_URL), token: resolveToken(flags.token, env, cwd, readFile) };
@@ -36,7 +36,7 @@ function resolveUrl(raw: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
-function resolveToken(flag: string | undefined, env: ReturnType<typeof clientEnv>, cwd: string, readFile: (path: string) => string): string {
+function resolveToken(flag: string | undefined, env: ClientEnv, cwd: string, readFile: (path: string) => string): string {
   if (flag !== undefined) {
     if (!flag.trim()) throw usageError('--token: must not be empty');
     return flag.trim();

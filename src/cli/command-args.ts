@@ -1,3 +1,5 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closestMatch } from '../closest-match.js';
 import { usageError } from './cli-error.js';
 
 /** Options every client command takes, wherever they appear after the command name. */
@@ -8,13 +10,33 @@ export const COMMON_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** Runs a `node:util` parseArgs call and reports its complaints as usage errors (exit 4). */
-export function parseOrUsage<T>(command: string, parse: () => T): T {
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * `node:util` parseArgs for one command (strict, positionals allowed), with its complaints
+ * turned into usage errors a person can act on: the unknown flag and the closest known one.
+ */
+export function parseCommandArgs<O extends Options>(command: string, args: string[], options: O) {
   try {
-    return parse();
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw usageError(`${command}: ${(err as Error).message}`);
+    throw usageError(`${command}: ${describeParseError(err as Error & { code?: string }, options)}`);
   }
+}
+
+function describeParseError(err: Error & { code?: string }, options: Options): string {
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const flag = /^Unknown option '([^']*)'/.exec(err.message)?.[1] ?? '';
+    const known = Object.entries(options).flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
+    const guess = closestMatch(flag.replace(/=.*$/, ''), known.filter((k) => k.startsWith('--')));
+    return `unknown option ${flag}${guess ? ` (did you mean ${guess}?)` : ''}`;
+  }
+  if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    // "Option '-m, --message <value>' argument missing": name the long flag, the short in brackets.
+    const m = /^Option '(-\S+?)(?:, (--\S+))?( <value>)?' (argument missing|does not take an argument)/.exec(err.message);
+    if (m) return `${m[2] ? `${m[2]} (${m[1]})` : m[1]} ${m[4] === 'argument missing' ? 'needs a value' : 'takes no value'}`;
+  }
+  return err.message;
 }
 
 /** Exactly the positionals a command takes, named in the message when they are wrong. */

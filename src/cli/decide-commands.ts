@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import type { Answer, DecisionBody, HandupRequest, Outcome } from '../requests/request-schema.js';
 import type { ApiClient } from './api-client.js';
 import { usageError } from './cli-error.js';
 import { connect, printJson, type CliContext } from './cli-context.js';
-import { COMMON_OPTIONS, expectPositionals, parseOrUsage, splitPair } from './command-args.js';
+import { COMMON_OPTIONS, expectPositionals, parseCommandArgs, splitPair } from './command-args.js';
 import { exitCodeForStatus } from './exit-codes.js';
 import { outcome } from './render.js';
 
@@ -16,7 +15,7 @@ const DECIDE_OPTIONS = {
 
 /** `approve ID [--option X] [-m FEEDBACK] [--scope session|project|always]` */
 export async function approveCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseOrUsage('approve', () => parseArgs({ args, options: DECIDE_OPTIONS, allowPositionals: true, strict: true }));
+  const { values, positionals } = parseCommandArgs('approve', args, DECIDE_OPTIONS);
   const [id] = expectPositionals('approve', positionals, ['id']);
   return decideWith(ctx, connect(ctx, values), id!, values.json, (record) => ({
     option: pickOption(record, 'approve', values.option),
@@ -31,9 +30,7 @@ export async function approveCommand(ctx: CliContext, args: string[]): Promise<n
  * by the daemon (400) without it.
  */
 export async function denyCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseOrUsage('deny', () =>
-    parseArgs({ args, options: { ...COMMON_OPTIONS, option: DECIDE_OPTIONS.option, message: DECIDE_OPTIONS.message }, allowPositionals: true, strict: true }),
-  );
+  const { values, positionals } = parseCommandArgs('deny', args, { ...COMMON_OPTIONS, option: DECIDE_OPTIONS.option, message: DECIDE_OPTIONS.message });
   const [id] = expectPositionals('deny', positionals, ['id']);
   return decideWith(ctx, connect(ctx, values), id!, values.json, (record) => ({
     option: pickOption(record, 'deny', values.option),
@@ -43,14 +40,12 @@ export async function denyCommand(ctx: CliContext, args: string[]): Promise<numb
 
 /** `answer ID --select QID=LABEL… --text QID=TEXT… [-m FEEDBACK]`: submits a question request. */
 export async function answerCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseOrUsage('answer', () =>
-    parseArgs({
-      args,
-      options: { ...COMMON_OPTIONS, select: { type: 'string', multiple: true }, text: { type: 'string', multiple: true }, message: DECIDE_OPTIONS.message },
-      allowPositionals: true,
-      strict: true,
-    }),
-  );
+  const { values, positionals } = parseCommandArgs('answer', args, {
+    ...COMMON_OPTIONS,
+    select: { type: 'string', multiple: true },
+    text: { type: 'string', multiple: true },
+    message: DECIDE_OPTIONS.message,
+  });
   const [id] = expectPositionals('answer', positionals, ['id']);
   const answers: Record<string, Answer> = {};
   const answerFor = (qid: string) => (answers[qid] ??= { selected: [] });

@@ -1,7 +1,6 @@
-import { parseArgs } from 'node:util';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { connect, printJson, type CliContext } from './cli-context.js';
-import { COMMON_OPTIONS, expectPositionals, parseOrUsage } from './command-args.js';
+import { COMMON_OPTIONS, expectPositionals, parseCommandArgs } from './command-args.js';
 import { EXIT_OK } from './exit-codes.js';
 import { requestRows } from './render.js';
 
@@ -11,7 +10,7 @@ const FILTERS = ['status', 'kind', 'format', 'agent', 'session', 'limit'] as con
 export async function listCommand(ctx: CliContext, args: string[]): Promise<number> {
   const options = { ...COMMON_OPTIONS, ...Object.fromEntries(FILTERS.map((f) => [f, { type: 'string' as const }])) } as typeof COMMON_OPTIONS &
     Record<(typeof FILTERS)[number], { type: 'string' }>;
-  const { values, positionals } = parseOrUsage('ls', () => parseArgs({ args, options, allowPositionals: true, strict: true }));
+  const { values, positionals } = parseCommandArgs('ls', args, options);
   expectPositionals('ls', positionals, []);
   const query = new URLSearchParams();
   for (const f of FILTERS) if (values[f] !== undefined) query.set(f, values[f]);

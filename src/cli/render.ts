@@ -1,18 +1,12 @@
 import type { HandupRequest } from '../requests/request-schema.js';
+import { clean } from './terminal-text.js';
+
+export { clean };
 
 /**
- * Human-readable output. Everything shown comes from agents, so control characters are
- * neutralised before printing: an escape sequence, a bare carriage return or a bidi override in
- * a title or command must not be able to rewrite or disguise what the reviewer sees.
+ * Human-readable output. Everything shown comes from agents, so every field goes through
+ * `clean` (terminal-text.ts), which also keeps single-line fields on one line.
  */
-export function clean(text: string, { multiline = false } = {}): string {
-  const t = multiline ? text.replace(/\r\n/g, '\n') : text;
-  return t.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    if (multiline && (c === '\n' || c === '\t')) return c;
-    return c === '\n' || c === '\r' || c === '\t' ? ' ' : '\uFFFD';
-  });
-}
-
 export function formatTime(ms: number | null | undefined): string {
   return ms == null ? '-' : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -28,14 +22,14 @@ export function requestRows(records: HandupRequest[]): string {
   if (records.length === 0) return 'no requests\n';
   return table(
     ['ID', 'STATUS', 'KIND', 'RISK', 'CREATED', 'AGENT', 'TITLE'],
-    records.map((r) => [r.id, r.status, r.kind, r.risk, formatTime(r.created_at), clean(r.source.agent ?? '-'), clean(r.title)]),
+    records.map((r) => [clean(r.id), clean(r.status), clean(r.kind), clean(r.risk), formatTime(r.created_at), clean(r.source.agent ?? '-'), clean(r.title)]),
   );
 }
 
 /** The full detail of one request, as `show` prints it. */
 export function requestDetail(r: HandupRequest): string {
   const lines: string[] = [];
-  lines.push(`${r.id}  ${r.status}  ${r.kind}  risk ${r.risk}`);
+  lines.push(`${clean(r.id)}  ${clean(r.status)}  ${clean(r.kind)}  risk ${clean(r.risk)}`);
   lines.push(clean(r.title));
   if (r.summary) lines.push('', indent(clean(r.summary, { multiline: true })));
   for (const p of r.previews) {
@@ -44,7 +38,7 @@ export function requestDetail(r: HandupRequest): string {
       lines.push('', `command${p.command.cwd ? ` (in ${clean(p.command.cwd)})` : ''}:`, indent(`$ ${clean(cmd, { multiline: true })}`));
     } else {
       const label = [p.type, p.title ?? p.name].filter(Boolean).join(': ');
-      lines.push('', `preview ${clean(label)}${p.inline != null ? ':' : p.blob ? ` (${p.blob})` : ''}`);
+      lines.push('', `preview ${clean(label)}${p.inline != null ? ':' : p.blob ? ` (${clean(p.blob)})` : ''}`);
       if (p.inline != null) lines.push(indent(clean(p.inline, { multiline: true })));
     }
   }
@@ -57,12 +51,12 @@ export function requestDetail(r: HandupRequest): string {
       for (const o of q.options ?? []) lines.push(`    - ${clean(o.label)}${o.description ? `: ${clean(o.description)}` : ''}`);
     }
   }
-  lines.push('', `options: ${r.options.map((o) => `${o.id} (${o.outcome}${o.label.toLowerCase() !== o.id ? `, "${clean(o.label)}"` : ''})`).join(', ')}`);
-  const source = Object.entries(r.source).filter(([, v]) => v != null).map(([k, v]) => `${k} ${clean(String(v))}`);
+  lines.push('', `options: ${r.options.map((o) => `${clean(o.id)} (${clean(o.outcome)}${o.label.toLowerCase() !== o.id ? `, "${clean(o.label)}"` : ''})`).join(', ')}`);
+  const source = Object.entries(r.source).filter(([, v]) => v != null).map(([k, v]) => `${clean(k)} ${clean(String(v))}`);
   if (source.length > 0) lines.push(`source: ${source.join(', ')}`);
-  lines.push(`created ${formatTime(r.created_at)}${r.expires_at != null ? `, expires ${formatTime(r.expires_at)} (on timeout: ${r.on_timeout})` : ', no timeout'}`);
+  lines.push(`created ${formatTime(r.created_at)}${r.expires_at != null ? `, expires ${formatTime(r.expires_at)} (on timeout: ${clean(r.on_timeout)})` : ', no timeout'}`);
   if (r.input?.feedback === 'required_on_deny') lines.push('a deny needs feedback (-m)');
-  lines.push(`content_hash ${r.content_hash}`);
+  lines.push(`content_hash ${clean(r.content_hash)}`);
   if (r.status !== 'pending') lines.push('', outcome(r).trimEnd());
   return lines.join('\n') + '\n';
 }
@@ -72,10 +66,10 @@ export function outcome(r: HandupRequest): string {
   const d = r.decision;
   const lines: string[] = [];
   if (!d) {
-    lines.push(`${r.id} ${r.status}${r.status === 'expired' ? ' (no decision: on_timeout expire)' : ''}`);
+    lines.push(`${clean(r.id)} ${clean(r.status)}${r.status === 'expired' ? ' (no decision: on_timeout expire)' : ''}`);
   } else {
-    const by = d.decided_by === 'timeout' ? `on timeout (${r.on_timeout})` : `by ${clean(d.decided_by ?? 'unknown')}`;
-    lines.push(`${r.id} ${r.status}: option ${clean(d.option)} ${by} at ${formatTime(d.decided_at)}${d.scope ? `, scope ${d.scope}` : ''}`);
+    const by = d.decided_by === 'timeout' ? `on timeout (${clean(r.on_timeout)})` : `by ${clean(d.decided_by ?? 'unknown')}`;
+    lines.push(`${clean(r.id)} ${clean(r.status)}: option ${clean(d.option)} ${by} at ${formatTime(d.decided_at)}${d.scope ? `, scope ${clean(d.scope)}` : ''}`);
     if (d.feedback) lines.push(`feedback: ${clean(d.feedback, { multiline: true })}`);
     for (const [qid, a] of Object.entries(d.fields?.answers ?? {})) {
       const parts = [...a.selected.map((s) => clean(s)), ...(a.text ? [`"${clean(a.text)}"`] : [])];

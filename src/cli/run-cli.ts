@@ -1,33 +1,31 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { text } from 'node:stream/consumers';
-import { parseArgs } from 'node:util';
-import { clientEnv } from '../config.js';
-import { askCommand } from './ask-command.js';
-import { cancelCommand } from './cancel-command.js';
+import { closestMatch } from '../closest-match.js';
+import { clientEnv } from '../client-env.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './cli-context.js';
-import { answerCommand, approveCommand, denyCommand } from './decide-commands.js';
 import { EXIT_ERROR, EXIT_OK } from './exit-codes.js';
-import { listCommand } from './list-command.js';
-import { serve } from './serve.js';
-import { showCommand } from './show-command.js';
-import { tokensCommand } from './tokens-command.js';
-import { USAGE } from './usage.js';
-import { waitCommand } from './wait-command.js';
+import { clean, terminalSafe } from './terminal-text.js';
+import { ALIASES, COMMAND_HELP, USAGE } from './usage.js';
 
 type Command = (ctx: CliContext, args: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
-  ask: askCommand,
-  ls: listCommand,
-  show: showCommand,
-  wait: waitCommand,
-  approve: approveCommand,
-  deny: denyCommand,
-  answer: answerCommand,
-  cancel: cancelCommand,
-  tokens: tokensCommand,
+/**
+ * Each command is imported when it runs, so `--help` and the client commands never load the
+ * daemon (fastify, SQLite, the adapters) and start in a fraction of the time.
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./serve.js')).serveCommand,
+  ask: async () => (await import('./ask-command.js')).askCommand,
+  ls: async () => (await import('./list-command.js')).listCommand,
+  show: async () => (await import('./show-command.js')).showCommand,
+  wait: async () => (await import('./wait-command.js')).waitCommand,
+  approve: async () => (await import('./decide-commands.js')).approveCommand,
+  deny: async () => (await import('./decide-commands.js')).denyCommand,
+  answer: async () => (await import('./decide-commands.js')).answerCommand,
+  cancel: async () => (await import('./cancel-command.js')).cancelCommand,
+  tokens: async () => (await import('./tokens-command.js')).tokensCommand,
 };
 
 /** The real process around a command: stdio, files, where we run, and the client env. */
@@ -45,45 +43,56 @@ export function processContext(): CliContext {
 
 /**
  * Dispatches argv to a command and turns every failure into one stderr line naming an error
- * code, with exit code 4. Global options may also come before the command name.
+ * code, with exit code 4. Global options may also come before the command name. Every byte
+ * written passes `terminalSafe` (terminal-text.ts): agents choose most of what is printed.
  */
-export async function runCli(argv: string[], ctx: CliContext = processContext()): Promise<number> {
-  const { command, args } = splitCommand(argv);
-  if (command === undefined) {
+export async function runCli(argv: string[], context: CliContext = processContext()): Promise<number> {
+  const ctx: CliContext = { ...context, out: (s) => context.out(terminalSafe(s)), err: (s) => context.err(terminalSafe(s)) };
+  const { command: given, args } = splitCommand(argv);
+  if (given === undefined) {
     ctx.err(USAGE);
     return EXIT_ERROR;
   }
-  if (command === 'help' || command === '--help' || command === '-h' || wantsHelp(args)) {
-    ctx.out(USAGE);
+  if (given === '--version' || given === '-V' || given === 'version') {
+    const { VERSION } = await import('../version.js');
+    ctx.out(`countersign ${VERSION}\n`);
     return EXIT_OK;
   }
-  if (command === 'serve') return serveCommand(ctx, args);
-  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!run) {
-    ctx.err(`countersign: usage: unknown command "${command}" (try countersign help)\n`);
-    return EXIT_ERROR;
+  if (given === 'help' || given === '--help' || given === '-h') {
+    const topic = args.find((a) => !a.startsWith('-'));
+    if (topic === undefined) {
+      ctx.out(USAGE);
+      return EXIT_OK;
+    }
+    const help = COMMAND_HELP[ALIASES[topic] ?? topic];
+    if (!Object.hasOwn(COMMAND_HELP, ALIASES[topic] ?? topic) || help === undefined) return unknownCommand(ctx, topic);
+    ctx.out(help);
+    return EXIT_OK;
+  }
+  const command = Object.hasOwn(ALIASES, given) ? ALIASES[given]! : given;
+  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!load) return unknownCommand(ctx, given);
+  if (wantsHelp(args)) {
+    ctx.out(COMMAND_HELP[command] ?? USAGE);
+    return EXIT_OK;
   }
   try {
-    return await run(ctx, args);
+    return await (await load())(ctx, args);
   } catch (err) {
     if (err instanceof CliError) {
-      ctx.err(`countersign: ${err.code}: ${err.message}${err.code === 'usage' ? ' (try countersign help)' : ''}\n`);
+      const hint = err.code === 'usage' ? ` (see countersign ${command} --help)` : '';
+      ctx.err(`countersign: ${clean(err.code)}: ${clean(err.message)}${hint}\n`);
     } else {
-      ctx.err(`countersign: internal_error: ${(err as Error).message}\n`);
+      ctx.err(`countersign: internal_error: ${clean((err as Error).message)}\n`);
     }
     return EXIT_ERROR;
   }
 }
 
-async function serveCommand(ctx: CliContext, args: string[]): Promise<number> {
-  let config: string | undefined;
-  try {
-    config = parseArgs({ args, options: { config: { type: 'string' } }, strict: true }).values.config;
-  } catch (err) {
-    ctx.err(`countersign: usage: serve: ${(err as Error).message}\n`);
-    return EXIT_ERROR;
-  }
-  return serve({ config });
+function unknownCommand(ctx: CliContext, name: string): number {
+  const guess = closestMatch(name, [...Object.keys(COMMANDS), ...Object.keys(ALIASES), 'help']);
+  ctx.err(`countersign: usage: unknown command "${clean(name)}"${guess ? ` (did you mean ${guess}?)` : ''}; see countersign help\n`);
+  return EXIT_ERROR;
 }
 
 const GLOBAL_WITH_VALUE = new Set(['--url', '--token']);

@@ -1,18 +1,32 @@
 import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig } from '../config.js';
+import { ensureWritableDataDir } from '../data-dir.js';
 import { MigrationError } from '../storage/migrations.js';
 import { startServer } from '../server.js';
+import type { CliContext } from './cli-context.js';
+import { expectPositionals, parseCommandArgs } from './command-args.js';
+import { EXIT_ERROR } from './exit-codes.js';
+
+/** `countersign serve [--config FILE]`. */
+export async function serveCommand(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('serve', args, { config: { type: 'string' } });
+  expectPositionals('serve', positionals, []);
+  return serve(ctx, { config: values.config });
+}
 
 /**
- * `countersign serve`: load and validate the config, migrate, listen, print where the inbox
- * is (and the admin token, the first time only), then run until SIGTERM/SIGINT.
+ * Loads and validates the config, checks the data directory, migrates, listens, prints where
+ * the inbox is (and the admin token, the first time only), then runs until SIGTERM/SIGINT.
+ * Any problem before listening is one message and exit code 4.
  */
-export async function serve(opts: { config?: string | undefined }): Promise<number> {
+export async function serve(ctx: CliContext, opts: { config?: string | undefined }): Promise<number> {
   let server;
   try {
     const config = loadConfig({ file: opts.config });
+    ensureWritableDataDir(config.data_dir);
     server = await startServer(config);
-    if (!config.callbacks.secret) {
+    // Callbacks exist only for allowlisted hosts: without an allowlist there is nothing to sign.
+    if (config.callbacks.allowlist.length > 0 && !config.callbacks.secret) {
       server.deps.log.warn('callbacks.secret is not set: callbacks will be delivered unsigned');
     }
     if (config.admin_token && config.admin_token.length < 16) {
@@ -20,18 +34,18 @@ export async function serve(opts: { config?: string | undefined }): Promise<numb
     }
   } catch (err) {
     if (err instanceof ConfigError || err instanceof MigrationError) {
-      process.stderr.write(`countersign: ${err.message}\n`);
-      return 4;
+      ctx.err(`countersign: ${err.message}\n`);
+      return EXIT_ERROR;
     }
-    process.stderr.write(`countersign: cannot start: ${(err as Error).message}\n`);
-    return 4;
+    ctx.err(`countersign: cannot start: ${(err as Error).message}\n`);
+    return EXIT_ERROR;
   }
   // One write, so whoever watches for the "listening" line also has the rest.
   let banner = `countersign ${server.deps.version} listening on ${server.url}\ninbox: ${server.url}/\n`;
   if (server.adminTokenGenerated) {
     banner += `admin token (shown once; also in ${server.deps.config.data_dir}/admin-token): ${server.adminToken}\n`;
   }
-  process.stdout.write(banner);
+  ctx.out(banner);
   const s = server;
   await new Promise<void>((resolve) => {
     closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

@@ -1,4 +1,115 @@
-/** The help text: `countersign help`, `countersign <command> --help`. */
+/**
+ * The help texts: `countersign help`, `countersign help <command>`, `countersign <command> --help`.
+ * Plain strings only, so printing help loads nothing else.
+ */
+
+const CLIENT_OPTIONS = `every client command takes:
+  --url URL      daemon address (else COUNTERSIGN_URL, else http://127.0.0.1:7470)
+  --token TOKEN  bearer token (else COUNTERSIGN_TOKEN, else COUNTERSIGN_ADMIN_TOKEN,
+                 else the admin-token file in COUNTERSIGN_DATA_DIR or ./data)
+  --json         machine-readable output
+  -h, --help     this command's help
+`;
+
+const EXIT_CODES = `exit codes (ask, wait, show, approve, deny, answer, cancel):
+  0 approved, answered, dismissed, or submitted/pending   1 denied   2 expired
+  3 cancelled   4 error (usage, HTTP error including 429, daemon unreachable)
+`;
+
+const RECONNECT = `If the daemon goes away while waiting (a restart), the command retries with backoff
+until the daemon is back, and gives up (exit 4) only once the request's own deadline
+is more than a minute past; a request without a timeout is waited for until decided.`;
+
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  serve: `usage: countersign serve [--config FILE]
+
+Runs the daemon. Settings come from config/default.json, then FILE (or COUNTERSIGN_CONFIG),
+then COUNTERSIGN_* environment variables. An invalid setting, an unknown or misspelt
+key or variable, or an unwritable data directory stops it with exit code 4.
+`,
+  ask: `usage: countersign ask --title T [options]
+
+Creates a request and prints "<id> pending" (or the record with --json).
+  --title T                          what the reviewer is asked (required without --request)
+  --summary S                        longer explanation
+  --kind command|edit|review|question|info|custom
+  --risk low|medium|high
+  --option id:label[:approve|deny]   repeatable; replaces the default approve/deny
+  --command "<shell>"                show a command preview (kind defaults to command)
+  --timeout 10m                      the request's deadline
+  --on-timeout deny|approve|expire   what the deadline decides
+  --dedupe-key K  --callback-url URL
+  --agent A  --session S  --cwd DIR  where the request comes from
+  --request FILE|-                   start from a whole Request JSON (flags override it)
+  --wait                             block until decided; the exit code tells the outcome
+
+${RECONNECT}
+
+${CLIENT_OPTIONS}
+${EXIT_CODES}`,
+  ls: `usage: countersign ls [filters]   (also: countersign list)
+
+Lists requests, newest first (admin token). Filters take comma-separated lists:
+  --status pending,approved,...  --kind K  --format F  --agent A  --session S  --limit N
+
+${CLIENT_OPTIONS}`,
+  show: `usage: countersign show ID
+
+Prints one request in full; the exit code tells its status.
+
+${CLIENT_OPTIONS}
+${EXIT_CODES}`,
+  wait: `usage: countersign wait ID
+
+Blocks until the request is decided, expired or cancelled; the exit code tells which.
+
+${RECONNECT}
+
+${CLIENT_OPTIONS}
+${EXIT_CODES}`,
+  approve: `usage: countersign approve ID [--option X] [-m FEEDBACK] [--scope session|project|always]
+
+Approves a pending request: with the option named, else its first approve option.
+
+${CLIENT_OPTIONS}
+${EXIT_CODES}`,
+  deny: `usage: countersign deny ID [--option X] [-m FEEDBACK]
+
+Denies a pending request: with the option named, else its first deny option. -m tells
+the agent why; a request that requires feedback on deny is refused without it.
+
+${CLIENT_OPTIONS}
+${EXIT_CODES}`,
+  answer: `usage: countersign answer ID --select QID=LABEL... [--text QID=TEXT...] [-m FEEDBACK]
+
+Submits the answers of a question request: --select picks an option by its label
+(repeat it for a multi-choice question), --text gives free text.
+
+${CLIENT_OPTIONS}
+${EXIT_CODES}`,
+  cancel: `usage: countersign cancel ID
+
+Cancels a pending request (exit code 3).
+
+${CLIENT_OPTIONS}
+${EXIT_CODES}`,
+  tokens: `usage: countersign tokens create NAME [--expires 90d] [--grant G]...
+       countersign tokens list
+       countersign tokens revoke NAME
+
+Submit tokens for agents (admin token required). The secret is printed once, at create.
+  --expires D   the token stops working after D (default: never)
+  --grant G     repeatable; lets the token's requests do more than ask:
+                resolve_upstream  resolve its requests from the agent's side (native
+                                  "resolved elsewhere" follow-ups)
+                timeout_approve   create requests with on_timeout approve
+
+${CLIENT_OPTIONS}`,
+};
+
+/** `list` is `ls`. */
+export const ALIASES: Readonly<Record<string, string>> = { list: 'ls' };
+
 export const USAGE = `usage: countersign <command> [options]
 
 daemon:
@@ -13,26 +124,21 @@ requests:
       --agent A  --session S  --cwd DIR
       --request FILE|-                  start from a whole Request JSON (flags override it)
       --wait                            block until decided; exit code tells the outcome
-  ls [--status S] [--kind K] [--format F] [--agent A] [--session S] [--limit N]
+  ls [--status S] [--kind K] [--format F] [--agent A] [--session S] [--limit N]   (or: list)
   show ID
   wait ID                               block until ID is decided, expired or cancelled
   approve ID [--option X] [-m FEEDBACK] [--scope session|project|always]
-  deny ID [--option X] -m FEEDBACK
+  deny ID [--option X] [-m FEEDBACK]
   answer ID --select QID=LABEL... [--text QID=TEXT...] [-m FEEDBACK]
   cancel ID
 
 submit tokens (admin):
-  tokens create NAME [--expires 90d]    the secret is printed once
+  tokens create NAME [--expires 90d] [--grant G]...   the secret is printed once
   tokens list
   tokens revoke NAME
 
-every client command takes:
-  --url URL      daemon address (else COUNTERSIGN_URL, else http://127.0.0.1:7470)
-  --token TOKEN  bearer token (else COUNTERSIGN_TOKEN, else COUNTERSIGN_ADMIN_TOKEN,
-                 else the admin-token file in COUNTERSIGN_DATA_DIR or ./data)
-  --json         machine-readable output
+  countersign <command> --help          one command in detail
+  countersign --version                 the version
 
-exit codes (ask, wait, show, approve, deny, answer, cancel):
-  0 approved, answered, dismissed, or submitted/pending   1 denied   2 expired
-  3 cancelled   4 error (usage, HTTP error including 429, daemon unreachable)
-`;
+${CLIENT_OPTIONS}
+${EXIT_CODES}`;

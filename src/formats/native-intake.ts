@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
+import { hasGrant, missingGrant, requireTimeoutApprove } from '../auth/grants.js';
 import type { Principal } from '../auth/principal.js';
 import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import { formatDuration, ONE_YEAR_MS } from '../durations.js';
 import { AppError, validationError } from '../errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../storage/request-records.js';
 import { CreateRequestSchema, type CreateRequestBody } from '../requests/request-schema.js';
 import type { RequestService } from '../requests/request-service.js';
-import { UPSTREAM_ACTOR, upstreamDecision } from './upstream-decision.js';
+import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
 
 export interface SubmitOptions {
   principal: Principal;
@@ -50,11 +52,20 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
     const ended: StoredRequest[] = [];
     for (const stored of await requests.findPendingBySession(adapter.format, principal, asked.session)) {
       // As for a single request (upstreamDecision): cancelled and expired carry no decision.
-      const result = await requests.resolveUpstream(stored.record.id, { status: asked.status, decision: null, actor: UPSTREAM_ACTOR, details });
+      const result = await requests.resolveUpstream(stored.record.id, { status: asked.status, decision: null, actor: upstreamActor(principal), details });
       if (result.changed) ended.push(result.stored);
     }
     const [first] = ended;
     return first ? { ignored: false, stored: first, requests: ended } : { ignored: true };
+  }
+
+  /**
+   * The `timeout` a frame's own deadline gives (the rest of the time, at most a year), unless the
+   * submitter chose one. A deadline already past leaves nothing to ask: 422.
+   */
+  function deadline(expiresAt: number | undefined, overrides: SubmitOptions['overrides']): Pick<CreateRequestBody, 'timeout'> {
+    if (expiresAt === undefined || overrides.timeout !== undefined) return {};
+    return { timeout: formatDuration(Math.min(Math.max(expiresAt - clock.now(), 1), ONE_YEAR_MS)) };
   }
 
   /** This submitter's request a `resolve` follow-up names: by its native key, else by its fallback keys in order. */
@@ -79,6 +90,12 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       const key = normalized.nativeKey;
       // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
       if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);
+      if (normalized.expiresAt !== undefined && normalized.expiresAt <= clock.now()) {
+        // A replay still finds its record; a new frame whose deadline passed asks nobody anything.
+        const seen = await requests.findByNativeKey(adapter.format, principal, key);
+        if (seen) return { stored: seen, created: false };
+        throw new AppError('unsupported_frame', `expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
+      }
 
       // The record's dedupe_key holds the native key (formats.md §1), so its limit is checked too.
       const checked = CreateRequestSchema.safeParse({ ...normalized.request, dedupe_key: key });
@@ -86,7 +103,11 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
         const err = validationError('invalid_frame', checked.error.issues);
         throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);
       }
-      const body: CreateRequestBody = { ...checked.data, ...overrides };
+      const body: CreateRequestBody = { ...checked.data, ...deadline(normalized.expiresAt, overrides), ...overrides };
+      if (body.on_timeout === 'approve') {
+        const fromQuery = overrides.on_timeout === 'approve';
+        requireTimeoutApprove(principal, fromQuery ? 'invalid_query' : 'invalid_frame', fromQuery ? 'query.on_timeout' : 'on_timeout');
+      }
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
       const draft = draftFromBody(body, {
         defaultTimeout: formatDefaults[adapter.format]?.default_timeout ?? config.requests.default_timeout,
@@ -94,7 +115,14 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       });
       await admit?.();
       const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
-      return requests.create(draft, { principal, format: adapter.format, native });
+      const newer = normalized.context;
+      const supersedes = adapter.supersedes?.bind(adapter);
+      const supersede = supersedes && {
+        matches: (older: StoredRequest) => supersedes(newer, older.nativeContext),
+        actor: upstreamActor(principal),
+        details: { format: adapter.format, native_key: key },
+      };
+      return requests.create(draft, { principal, format: adapter.format, native, ...(supersede ? { supersede } : {}) });
     },
 
     /**
@@ -115,7 +143,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       const stored = await findTarget(adapter, asked, principal);
       // Missing is applyFollowUp's 404; an ended request is left alone, whatever the record says.
       if (!stored || stored.record.status !== 'pending') return asked;
-      const read = adapter.followUp(parsed.data, ctx, { record: stored.record, context: stored.nativeContext });
+      const read = adapter.followUp(parsed.data, ctx, { record: stored.record, context: stored.nativeContext, now: clock.now() });
       if (read.kind !== 'resolve' || read.nativeKey !== asked.nativeKey) {
         throw new Error(`the ${adapter.format} adapter named another request once it saw the stored record`);
       }
@@ -130,6 +158,11 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
     async applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): Promise<FollowUpResult> {
       if (asked.kind === 'ignored') return { ignored: true };
       if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
+      // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
+      // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
+      if (isUpstreamDecision(asked.status) && !hasGrant(principal, 'resolve_upstream')) {
+        throw new AppError('forbidden', `a follow-up that ends a request ${asked.status} ${missingGrant(principal, 'resolve_upstream')}`);
+      }
       const stored = await findTarget(adapter, asked, principal);
       if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
       if (stored.record.status !== 'pending') return { ignored: true };
@@ -139,7 +172,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       const result = await requests.resolveUpstream(stored.record.id, {
         status: asked.status,
         decision: upstreamDecision(stored.record, asked, clock.now()),
-        actor: UPSTREAM_ACTOR,
+        actor: upstreamActor(principal),
         details,
       });
       return result.changed ? { ignored: false, stored: result.stored } : { ignored: true };

@@ -4,7 +4,7 @@ import type { ReplyEnv } from '../adapters/adapter.js';
 import { newId } from '../ids.js';
 import type { TerminalHook } from '../requests/request-service.js';
 import { HANDUP_FORMAT, type FormatCatalog } from './format-catalog.js';
-import { UPSTREAM_ACTOR } from './upstream-decision.js';
+import { isUpstreamActor } from './upstream-decision.js';
 
 /** The persistent counter behind `ReplyEnv.rpcId()` (JSON-RPC ids of Ask and ALP replies). */
 export const RPC_ID_COUNTER = 'native_rpc_id';
@@ -33,7 +33,7 @@ const NEEDS_RPC_ID = Symbol('needs an rpc id');
  */
 export function createNativeReplyHook({ formats, log }: NativeReplyHookDeps): TerminalHook {
   return async ({ stored, at, actor }, tx) => {
-    if (stored.format === HANDUP_FORMAT || actor === UPSTREAM_ACTOR) return;
+    if (stored.format === HANDUP_FORMAT || isUpstreamActor(actor)) return;
     const { id } = stored.record;
     const adapter = formats.get(stored.format);
     if (!adapter) {

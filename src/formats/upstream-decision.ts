@@ -1,8 +1,27 @@
 import type { FollowUp } from '../adapters/adapter.js';
+import type { Principal } from '../auth/principal.js';
 import type { Decision, HandupRequest, Option, Outcome, Status } from '../requests/request-schema.js';
 
-/** `decided_by` and audit actor of everything a native follow-up frame resolves. */
+/** `decided_by` of everything a native follow-up frame resolves, and its audit actor for the admin token. */
 export const UPSTREAM_ACTOR = 'upstream';
+
+/**
+ * The audit actor of a transition a follow-up frame caused: `upstream` for the admin token,
+ * `upstream:<token name>` for a submit token, so the audit log says which integration claimed
+ * the resolution. `decided_by` stays `upstream` either way.
+ */
+export function upstreamActor(principal: Principal): string {
+  return principal.kind === 'admin' ? UPSTREAM_ACTOR : `${UPSTREAM_ACTOR}:${principal.name}`;
+}
+
+export function isUpstreamActor(actor: string): boolean {
+  return actor === UPSTREAM_ACTOR || actor.startsWith(`${UPSTREAM_ACTOR}:`);
+}
+
+/** Follow-up outcomes that are a decision someone made (not a withdrawal or a timeout). */
+export function isUpstreamDecision(status: Status): boolean {
+  return status !== 'cancelled' && status !== 'expired';
+}
 
 type Resolve = Extract<FollowUp, { kind: 'resolve' }>;
 

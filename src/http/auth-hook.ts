@@ -1,36 +1,78 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthThrottle } from '../auth/auth-throttle.js';
+import { authenticateSecret, type Authenticated } from '../auth/authenticate-secret.js';
 import type { TokenService } from '../auth/token-service.js';
+import type { WebSessionService } from '../auth/web-session-service.js';
 import { AppError } from '../errors.js';
 import './route-config.js';
+import { isSameOrigin } from './same-origin.js';
 
-/** The bearer secret a request carries, if any. */
-export type TokenExtractor = (request: FastifyRequest) => string | undefined;
-
-export const bearerToken: TokenExtractor = (request) => {
+export const bearerToken = (request: FastifyRequest): string | undefined => {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return m?.[1];
 };
 
+export interface SecretCheck {
+  tokens: Pick<TokenService, 'authenticate'>;
+  /** The reviewer page's sessions; null where a session may not be used (signing in). */
+  sessions: Pick<WebSessionService, 'authenticate'> | null;
+  throttle: AuthThrottle;
+}
+
+/**
+ * Checks a presented secret under the failed-authentication throttle: 429 (with Retry-After)
+ * while the client's address is throttled, else who it is, or 401 counted as a failure. Every
+ * place that takes a secret (the auth hook, the page's sign-in, the events socket's first
+ * message) goes through here.
+ */
+export async function authenticateThrottled({ tokens, sessions, throttle }: SecretCheck, secret: string, address: string, reply?: FastifyReply): Promise<Authenticated> {
+  const wait = throttle.retryAfter(address);
+  if (wait > 0) {
+    void reply?.header('retry-after', String(wait));
+    throw new AppError('rate_limited', `too many failed authentications from this address: try again in ${wait} s`);
+  }
+  const found = await authenticateSecret(tokens, sessions, secret);
+  if (!found) {
+    throttle.fail(address);
+    throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
+  }
+  return found;
+}
+
 /**
  * Authenticates every route but the public ones (product.md §5) before anything else runs,
- * WebSocket upgrades included. Routes are admin-only unless they say otherwise.
+ * WebSocket upgrades included. The one credential is `Authorization: Bearer`: a token (admin
+ * or submit) or a reviewer page's session secret. Cookies are never read, so nothing a browser
+ * sends on its own (to this port or any other) authenticates anything. Routes are admin-only
+ * unless they say otherwise. Wrong secrets are throttled per client address; a request that
+ * presents none is not a guess.
  */
-export function registerAuthHook(app: FastifyInstance, tokens: TokenService, extractors: TokenExtractor[] = [bearerToken]) {
+export function registerAuthHook(app: FastifyInstance, check: SecretCheck) {
   app.decorateRequest('principal', null as never);
-  app.addHook('onRequest', async (request) => {
-    const level = request.routeOptions.config?.auth ?? 'admin';
+  app.decorateRequest('webSession', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    const level = config?.auth ?? 'admin';
     // Unknown routes fall through to the 404 handler.
     if (level === 'public' || request.routeOptions.url === undefined) return;
-    let secret: string | undefined;
-    for (const extract of extractors) if ((secret = extract(request))) break;
-    if (!secret) throw new AppError('unauthorized', 'missing token: send Authorization: Bearer <token>');
-    const principal = await tokens.authenticate(secret);
-    if (!principal) throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
-    if (level === 'admin' && principal.kind !== 'admin') {
+    const secret = bearerToken(request);
+    if (!secret) {
+      if (config?.firstMessageAuth && request.headers.upgrade?.toLowerCase() === 'websocket' && request.headers.origin !== undefined) {
+        // Browsers cannot put a header on a WebSocket upgrade: the page's own socket opens
+        // unauthenticated and must authenticate with its first message (ws/first-message-auth.ts).
+        // Other sites' pages have no business opening one at all.
+        if (isSameOrigin(request)) return;
+        throw new AppError('forbidden', 'cross-origin WebSocket refused: only this daemon\'s own page may open it without a token');
+      }
+      throw new AppError('unauthorized', 'missing token: send Authorization: Bearer <token>');
+    }
+    const found = await authenticateThrottled(check, secret, request.ip, reply);
+    if (level === 'admin' && found.principal.kind !== 'admin') {
       throw new AppError('forbidden', 'a submit token cannot use this route; it needs the admin token');
     }
-    request.principal = principal;
+    request.principal = found.principal;
+    request.webSession = found.webSession;
   });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { validationError } from '../errors.js';
+import { isControllerSeq } from '../formats/sequenced-reply.js';
 import { OnTimeoutSchema, TimeoutTextSchema, type OnTimeout } from '../requests/request-schema.js';
 import { durationParam, waitBudget } from './schemas.js';
 
@@ -8,7 +9,7 @@ import { durationParam, waitBudget } from './schemas.js';
  * cannot carry (`timeout`, `on_timeout`, `callback_url`), `wait` for the HTTP long-poll, and
  * every other key as per-format context for the adapter (e.g. Ask's `session`).
  */
-const FormatQuerySchema = z
+export const FormatQuerySchema = z
   .object({
     timeout: TimeoutTextSchema.optional(),
     on_timeout: OnTimeoutSchema.optional(),
@@ -59,7 +60,18 @@ export function parseFormatQuery(raw: unknown, use: FormatQueryUse): FormatQuery
   return { overrides, waitMs: wait === undefined ? null : waitBudget(wait), context: context as Record<string, string> };
 }
 
-/** `?wait=` of the reply long-poll: absent answers at once; longer than 60 s is capped. */
-export const ReplyQuery = z.strictObject({ wait: durationParam.optional() });
+/**
+ * The reply route's query: `wait` long-polls (absent answers at once; longer than 60 s is
+ * capped); `controller_seq` renders a PaperClip command with the bridge's sequence number.
+ */
+export const ReplyQuery = z.strictObject({
+  wait: durationParam.optional(),
+  controller_seq: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'must be a positive integer')
+    .transform(Number)
+    .refine(isControllerSeq, 'must be a positive integer no larger than 2^53 - 1')
+    .optional(),
+});
 
 export { waitBudget };

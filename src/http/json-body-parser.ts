@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { formatIssuePath } from '../errors.js';
+import { AppError, formatIssuePath } from '../errors.js';
 import './route-config.js';
 
 /** serde_json's default recursion limit, so anything handup itself accepts is accepted here. */
@@ -39,6 +39,10 @@ export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): str
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!;
         if (LONE_SURROGATE.test(key)) return `${formatIssuePath(path)}: a key must be valid Unicode (it contains a lone surrogate escape)`;
+        // Prototype poisoning: code that copies such an object could change every object's prototype.
+        if (key === '__proto__' || (key === 'constructor' && isObject(child) && Object.hasOwn(child, 'prototype'))) {
+          return `${formatIssuePath([...path, key])}: the key "${key}" is not allowed`;
+        }
         stack.push({ value: child, path: [...path, key] });
       }
     }
@@ -46,24 +50,48 @@ export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): str
   return null;
 }
 
+function isObject(v: unknown): v is object {
+  return typeof v === 'object' && v !== null;
+}
+
+export type ParsedJson = { ok: true; value: unknown } | { ok: false; syntax: boolean; message: string };
+
 /**
- * Replaces the default JSON body parser with one that also runs `jsonValueProblem`, so every
- * JSON route (handup and native formats alike) refuses such bodies with a 400 before any
- * route code sees them. The error carries statusCode 400; the error handler renders it with
- * the route's validation code. Prototype-poisoning protection is fastify's own.
+ * The one JSON parser for everything a client sends, HTTP bodies and bridge WebSocket frames
+ * alike: JSON.parse, then `jsonValueProblem` (depth, Unicode, finite numbers, `__proto__` and
+ * `constructor.prototype` keys). `syntax` tells text that is not JSON at all from JSON the
+ * daemon refuses; `message` then names the field.
+ */
+export function parseJson(text: string): ParsedJson {
+  let value: unknown;
+  try {
+    // A UTF-8 byte order mark is not JSON, but some clients send one.
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return { ok: false, syntax: true, message: 'the body is not valid JSON' };
+  }
+  const problem = jsonValueProblem(value);
+  return problem ? { ok: false, syntax: false, message: problem } : { ok: true, value };
+}
+
+/**
+ * Replaces the default JSON body parser with `parseJson`, so every JSON route (handup and
+ * native formats alike) refuses such bodies with a 400, in the route's validation code, before
+ * any route code sees them.
  */
 export function registerJsonBodyParser(app: FastifyInstance) {
-  const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    // handup's cancel takes no body; a client that still says `content-type: application/json`
-    // must not get "the body is empty" for it. Routes that do read a body keep that 400.
-    if (request.routeOptions.config?.noBody && (body as string).trim() === '') return done(null, undefined);
-    parse(request, body as string, (err, value) => {
-      if (err) return done(err, undefined);
-      const problem = jsonValueProblem(value);
-      if (problem) return done(Object.assign(new Error(problem), { statusCode: 400 }), undefined);
-      done(null, value);
-    });
+    const text = body as string;
+    const code = request.routeOptions.config?.validationCode ?? 'invalid_request';
+    if (text.trim() === '') {
+      // handup's cancel takes no body; a client that still says `content-type: application/json`
+      // must not get "the body is empty" for it. Routes that do read a body keep that 400.
+      if (request.routeOptions.config?.noBody) return done(null, undefined);
+      return done(new AppError(code, 'the body is empty: send a JSON object'), undefined);
+    }
+    const parsed = parseJson(text);
+    if (!parsed.ok) return done(new AppError(code, parsed.message), undefined);
+    done(null, parsed.value);
   });
 }

@@ -3,8 +3,9 @@ import type { RateLimit } from '../auth/rate-limit.js';
 import './route-config.js';
 
 /**
- * Counts every create attempt of a submit token (before the body is even validated) and
- * refuses past the per-minute limit with 429 `rate_limited`; nothing is stored then.
+ * Counts every create attempt and blob upload of a submit token (before the body is even
+ * validated, or for uploads read) and refuses past the per-minute limit with 429
+ * `rate_limited`; nothing is stored then.
  */
 export function rateLimitCreates(limit: RateLimit) {
   return async (request: FastifyRequest) => {

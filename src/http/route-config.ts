@@ -1,5 +1,7 @@
 import type { Principal } from '../auth/principal.js';
+import type { WebSession } from '../auth/web-session-service.js';
 import type { ErrorCode } from '../errors.js';
+import type { RouteDocs } from './openapi.js';
 
 /**
  * Per-route settings read by the auth hook and the error handler.
@@ -7,16 +9,25 @@ import type { ErrorCode } from '../errors.js';
  * - `validationCode`: the error code a schema failure on this route is reported with.
  * - `noBody`: the route reads no body, so an empty one sent as `application/json` (many HTTP
  *   clients add that header to every call) is no body rather than a 400.
+ * - `firstMessageAuth`: a WebSocket route whose browser clients (which cannot set headers on
+ *   the upgrade) authenticate with their first message: an upgrade from this daemon's own page
+ *   without a token is let through with no `principal`, and the route authenticates it.
+ * - `openapi`: what the handler parses itself (native frames, their query), for the document
+ *   only (openapi.ts); it changes nothing the route accepts.
  */
 export interface RouteConfig {
   auth?: 'public' | 'submit' | 'admin';
   validationCode?: ErrorCode;
   noBody?: boolean;
+  firstMessageAuth?: boolean;
+  openapi?: RouteDocs;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig extends RouteConfig {}
   interface FastifyRequest {
     principal: Principal;
+    /** The reviewer page's session the request came with, if it came with one. */
+    webSession: WebSession | null;
   }
 }

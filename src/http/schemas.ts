@@ -1,7 +1,23 @@
 import { z } from 'zod';
 import { FORMAT_NAMES } from '../adapters/registry.js';
 import { parseDuration } from '../durations.js';
-import { KINDS, STATUSES, TERMINAL_STATUSES, type HandupRequest } from '../requests/request-schema.js';
+import {
+  CreateRequestSchema,
+  DecisionBodySchema,
+  KINDS,
+  ON_TIMEOUT,
+  OptionSchema,
+  OUTCOMES,
+  PreviewInputSchema,
+  QuestionSchema,
+  RequestInputSchema,
+  RISKS,
+  SCOPES,
+  SourceSchema,
+  STATUSES,
+  TERMINAL_STATUSES,
+  type HandupRequest,
+} from '../requests/request-schema.js';
 
 /** Shared zod pieces for route schemas (params, queries, documented responses). */
 
@@ -16,7 +32,14 @@ export const csvOf = <T extends readonly [string, ...string[]]>(values: T) =>
 
 export const csv = commaSeparated.pipe(z.array(z.string().max(512)).min(1));
 
-export const limitParam = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
+/** Decimal digits only: Number() would also read "0x10", "1e1", "+5" and " 16". */
+export const limitParam = (def: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, 'must be a whole number written in decimal digits')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(max))
+    .default(def);
 
 export const IdParams = z.strictObject({ id: z.string().min(1).max(64) });
 
@@ -53,18 +76,82 @@ export const HistoryQuery = z.strictObject({
 
 export const WaitQuery = z.strictObject({ timeout: durationParam.optional() });
 
-/** The Request record as documented in OpenAPI (the authoritative schema is handup's). */
-export const RequestDoc = z
-  .looseObject({
+// ---- Components of the OpenAPI document (openapi.ts). `.meta({ id })` names a schema once in
+// components.schemas; every route that uses the same schema object then refers to it. The
+// validation schemas of request-schema.ts are named in place, so bodies refer to them too.
+
+z.globalRegistry.add(SourceSchema, { id: 'Source' });
+z.globalRegistry.add(OptionSchema, { id: 'Option' });
+z.globalRegistry.add(PreviewInputSchema, { id: 'Preview' });
+z.globalRegistry.add(QuestionSchema, { id: 'Question' });
+z.globalRegistry.add(RequestInputSchema, { id: 'InputSpec', description: 'What a reviewer fills in: questions, feedback rule, fields' });
+z.globalRegistry.add(CreateRequestSchema, {
+  id: 'CreateRequest',
+  description: 'A handup Request as a client sends it. Server-managed fields (id, status, content_hash, ...) may be echoed and are ignored.',
+});
+z.globalRegistry.add(DecisionBodySchema, { id: 'DecisionBody', description: 'A reviewer\'s decision: the option chosen and the content_hash of what was shown.' });
+
+const ServedSourceDoc = z
+  .object({
+    integration: z.string().nullable(),
+    agent: z.string().nullable(),
+    session: z.string().nullable(),
+    session_title: z.string().nullable().optional(),
+    cwd: z.string().nullable(),
+    repo: z.string().nullable(),
+    branch: z.string().nullable(),
+    host: z.string().nullable(),
+  })
+  .meta({ id: 'ServedSource', description: 'Where a request comes from; `integration` is the submit token\'s name.' });
+
+export const DecisionDoc = z
+  .object({
+    option: z.string(),
+    content_hash: z.string().describe('The content_hash the decision was made on'),
+    outcome: z.enum(OUTCOMES).nullable(),
+    feedback: z.string().nullable(),
+    fields: z
+      .looseObject({ answers: z.record(z.string(), z.object({ selected: z.array(z.string()), text: z.string().nullable().optional() })).nullable().optional() })
+      .nullable(),
+    decided_by: z.string().nullable().describe('admin, a token name, timeout, upstream, ...'),
+    decided_at: z.number().int().nullable(),
+    scope: z.string().nullable().optional().describe(`An approval's scope: ${SCOPES.join(', ')}`),
+  })
+  .meta({ id: 'Decision' });
+
+/** The Request record every endpoint serves (handup's Request; clients must ignore fields they do not know). */
+const RequestRecordDoc = z
+  .object({
     id: z.string(),
     title: z.string(),
+    tool: z.string().nullable().optional(),
+    callback_url: z.string().nullable(),
+    summary: z.string().nullable(),
+    source: ServedSourceDoc,
     kind: z.enum(KINDS),
+    risk: z.enum(RISKS),
+    previews: z.array(PreviewInputSchema),
+    options: z.array(OptionSchema),
+    input: RequestInputSchema.nullable(),
+    timeout: z.string().nullable(),
+    run_timeout: z.string().nullable().optional(),
+    on_timeout: z.enum(ON_TIMEOUT),
+    dedupe_key: z.string().nullable(),
     status: z.enum(STATUSES),
     content_hash: z.string(),
     created_at: z.number().int(),
     expires_at: z.number().int().nullable(),
-    decision: z.looseObject({}).nullable(),
+    decision: DecisionDoc.nullable(),
   })
-  .describe('A handup Request record') as unknown as z.ZodType<HandupRequest>;
+  .meta({ id: 'Request', description: 'A handup Request record' });
+// The document describes what the code serves: a type error here means the two drifted apart.
+export const servedRecordIsDocumented = (r: HandupRequest): z.output<typeof RequestRecordDoc> => r;
+export const RequestDoc = RequestRecordDoc as unknown as z.ZodType<HandupRequest>;
 
-export const ErrorDoc = z.object({ error: z.string(), code: z.string(), details: z.unknown().optional() });
+export const ErrorDoc = z
+  .object({ error: z.string().describe('What went wrong, naming the field'), code: z.string().describe('A code of the error catalogue'), details: z.unknown().optional() })
+  .meta({ id: 'Error', description: 'Every error: {error, code, details?}' });
+
+export const AuditEntryDoc = z
+  .object({ id: z.number(), request_id: z.string(), event: z.string(), actor: z.string(), at: z.number(), details: z.unknown().optional() })
+  .meta({ id: 'AuditEntry' });

@@ -64,20 +64,28 @@ export function decide(
   return { status, decision };
 }
 
-/** Every question answered as it allows; the answers in handup's Answer shape (`selected` always present). */
+/**
+ * Every question answered as it allows, except that a question the record lists in
+ * `input.optional_questions` may be left out (an empty answer to one counts as none); the
+ * answers in handup's Answer shape (`selected` always present).
+ */
 function checkAnswers(
   record: HandupRequest,
   answers: Record<string, { selected?: string[] | undefined; text?: string | null | undefined }> | null,
 ): Record<string, Answer> {
   const questions = record.input?.questions ?? [];
+  const optional = new Set(record.input?.optional_questions ?? []);
   const given = answers ?? {};
   const out: Record<string, Answer> = {};
   for (const id of Object.keys(given)) {
     if (!questions.some((q) => q.id === id)) throw new AppError('invalid_decision', `fields.answers.${id}: there is no question "${id}"`);
   }
   for (const q of questions) {
-    const a = given[q.id];
+    // Own keys only: a question id such as "constructor" must not find Object.prototype's.
+    const a = Object.hasOwn(given, q.id) ? given[q.id] : undefined;
     const where = `fields.answers.${q.id}`;
+    const empty = !a || ((a.selected ?? []).length === 0 && !a.text?.trim());
+    if (empty && optional.has(q.id)) continue;
     if (!a) throw new AppError('invalid_decision', `${where}: every question must be answered`);
     const selected = a.selected ?? [];
     const labels = new Set((q.options ?? []).map((o) => o.label));

@@ -14,6 +14,13 @@ const text = (maxBytes: number) =>
 const nullableText = (maxBytes: number) => text(maxBytes).nullable();
 const jsonBytes = (v: unknown) => byteLength(JSON.stringify(v) ?? '');
 
+/** handup's limits a wire adapter checks before a frame becomes a request (refused, never truncated). */
+export const MAX_TITLE_BYTES = 512;
+export const MAX_QUESTIONS = 10;
+export const MAX_QUESTION_OPTIONS = 32;
+export const MAX_QUESTION_BYTES = 4 * KiB;
+export const MAX_INPUT_FIELDS = 64;
+
 export const KINDS = ['command', 'edit', 'review', 'question', 'info', 'custom'] as const;
 export const RISKS = ['low', 'medium', 'high'] as const;
 export const STATUSES = ['pending', 'approved', 'denied', 'answered', 'dismissed', 'expired', 'cancelled'] as const;
@@ -50,8 +57,15 @@ export const SourceSchema = z.strictObject({
   host: nullableText(1024).optional(),
 });
 
+/**
+ * Option and question ids end up in URLs, element ids, CSS selectors, terminal output and native
+ * replies, so they are held to a set no context has to escape (issue 10).
+ */
+export const SAFE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+export const SafeIdSchema = z.string().regex(SAFE_ID, 'must be 1-64 characters of A-Z, a-z, 0-9, "_", ".", ":" and "-"');
+
 export const OptionSchema = z.strictObject({
-  id: z.string().min(1).max(64),
+  id: SafeIdSchema,
   label: z.string().min(1).max(256),
   outcome: OutcomeSchema,
   style: z.string().max(32).nullable().optional(),
@@ -129,10 +143,11 @@ export const QuestionOptionSchema = z.strictObject({
 
 export const QuestionSchema = z
   .strictObject({
-    id: z.string().min(1).max(128),
-    question: text(4 * KiB).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+    // Answers are keyed by question id in a JSON object, where "__proto__" can never be sent.
+    id: SafeIdSchema.refine((id) => id !== '__proto__', { message: '"__proto__" is reserved: it could never be answered' }),
+    question: text(MAX_QUESTION_BYTES).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
     header: z.string().max(256).nullable().optional(),
-    options: z.array(QuestionOptionSchema).max(32).optional(),
+    options: z.array(QuestionOptionSchema).max(MAX_QUESTION_OPTIONS).optional(),
     multi: z.boolean().optional(),
     allow_free_text: z.boolean().optional(),
     recommended: z.number().int().min(0).nullable().optional(),
@@ -155,14 +170,22 @@ export type Question = z.infer<typeof QuestionSchema>;
 export const RequestInputSchema = z
   .looseObject({
     feedback: z.enum(['optional', 'required_on_deny']).nullable().optional(),
-    fields: z.array(z.unknown()).max(64).nullable().optional(),
-    questions: z.array(QuestionSchema).min(1).max(10).nullable().optional(),
+    fields: z.array(z.unknown()).max(MAX_INPUT_FIELDS).nullable().optional(),
+    questions: z.array(QuestionSchema).min(1).max(MAX_QUESTIONS).nullable().optional(),
+    // countersign's addition (the schema lets other keys pass): questions a submit may leave unanswered.
+    optional_questions: z.array(z.string().min(1).max(128)).max(MAX_QUESTIONS).nullable().optional(),
   })
   .superRefine((input, ctx) => {
     const ids = new Set<string>();
     (input.questions ?? []).forEach((q, i) => {
       if (ids.has(q.id)) ctx.addIssue({ code: 'custom', message: `duplicate question id "${q.id}"`, path: ['questions', i, 'id'] });
       ids.add(q.id);
+    });
+    const optional = new Set<string>();
+    (input.optional_questions ?? []).forEach((id, i) => {
+      if (!ids.has(id)) ctx.addIssue({ code: 'custom', message: `"${id}" is not the id of one of input.questions`, path: ['optional_questions', i] });
+      else if (optional.has(id)) ctx.addIssue({ code: 'custom', message: `"${id}" is listed twice`, path: ['optional_questions', i] });
+      optional.add(id);
     });
     if (jsonBytes(input) > 64 * KiB) ctx.addIssue({ code: 'custom', message: 'must be at most 65536 bytes as JSON' });
   });
@@ -176,7 +199,7 @@ const timeoutField = TimeoutTextSchema.nullable();
 /** POST /v1/requests body. Server-managed fields are accepted (a client may echo a Request) and ignored. */
 export const CreateRequestSchema = z
   .strictObject({
-    title: text(512).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+    title: text(MAX_TITLE_BYTES).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
     tool: nullableText(512).optional(),
     callback_url: z.string().max(2048).nullable().optional(),
     summary: nullableText(64 * KiB).optional(),

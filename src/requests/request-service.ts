@@ -7,6 +7,7 @@ import type { HistoryFilters, ListFilters, StoredRequest } from '../storage/requ
 import type { Store, WriteTx } from '../storage/store.js';
 import { contentHash } from './content-hash.js';
 import { decide, timeoutDecision } from './decision-rules.js';
+import { previewBlobs } from './preview-blobs.js';
 import type { RequestDraft } from './request-draft.js';
 import type { RequestEvents, RequestEventType } from './request-events.js';
 import type { Decision, DecisionBody, HandupRequest, Status } from './request-schema.js';
@@ -29,6 +30,22 @@ export interface TerminalTransition {
  */
 export type TerminalHook = (transition: TerminalTransition, tx: WriteTx) => Promise<void>;
 
+/**
+ * Runs on a reviewer's decision before it is stored, with the request as it would be once
+ * decided; throwing (AppError 'invalid_decision') refuses the decision and stores nothing.
+ */
+export type DecisionCheck = (decided: StoredRequest) => void;
+
+/** Pending requests a new one ends on arrival: same submitter, format and `source.session`. */
+export interface Supersede {
+  /** Whether the new request supersedes this older pending one. */
+  matches(older: StoredRequest): boolean;
+  /** Audit actor of the `superseded` rows (no native reply is sent for them). */
+  actor: string;
+  /** Audit details; `superseded_by` (the new request's id) is added. */
+  details?: Record<string, unknown>;
+}
+
 export interface NativeOrigin {
   /** Permanent key derived from native ids; a re-sent frame maps to the same record. */
   key: string;
@@ -42,6 +59,7 @@ export interface CreateOptions {
   principal: Principal;
   format?: string;
   native?: NativeOrigin;
+  supersede?: Supersede;
 }
 
 export interface UpstreamResolution {
@@ -56,11 +74,12 @@ export interface RequestServiceDeps {
   clock: Clock;
   events: RequestEvents;
   terminalHooks?: TerminalHook[];
+  decisionChecks?: DecisionCheck[];
 }
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ store, clock, events, terminalHooks = [] }: RequestServiceDeps) {
+export function createRequestService({ store, clock, events, terminalHooks = [], decisionChecks = [] }: RequestServiceDeps) {
   function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
     // Someone else's request is indistinguishable from a missing one (product.md §5).
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
@@ -110,7 +129,18 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
 
   /** The request a replayed native frame or a dedupe key names, if any; throws on a dedupe conflict. */
   async function existing(tx: WriteTx, submitter: string, format: string, hash: string, draft: Omit<RequestDraft, 'timeoutMs'>, native: NativeOrigin | undefined) {
-    if (native) return tx.requests.findByNativeKey(format, submitter, native.key);
+    if (native) {
+      const found = await tx.requests.findByNativeKey(format, submitter, native.key);
+      // A replay maps to its record only when it asks the same thing: the reviewer decided on
+      // that content, so a frame with other content must never get the old decision (issue 10).
+      // Envelope fields (sequence numbers, timestamps) are not in the hash.
+      if (found && found.record.content_hash !== hash) {
+        throw new AppError('native_conflict', `native key "${native.key}" is already used by request ${found.record.id} with different content`, {
+          existing_id: found.record.id,
+        });
+      }
+      return found;
+    }
     if (draft.dedupe_key === null) return undefined;
     const found = await tx.requests.findPendingByDedupe(submitter, draft.dedupe_key);
     if (found && found.record.content_hash !== hash) {
@@ -125,7 +155,7 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
 
   return {
     /** Creates a request, or returns the existing one on a dedupe hit or a replayed native frame. */
-    create(draft: RequestDraft, { principal, format = 'handup', native }: CreateOptions): Promise<{ stored: StoredRequest; created: boolean }> {
+    create(draft: RequestDraft, { principal, format = 'handup', native, supersede }: CreateOptions): Promise<{ stored: StoredRequest; created: boolean }> {
       const submitter = submitterKey(principal);
       const { timeoutMs, ...fields } = draft;
       const hash = contentHash(fields);
@@ -159,9 +189,17 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
           if (winner) return { stored: winner, created: false };
           throw new Error(`request ${record.id} collided with a request that is gone`);
         }
+        await tx.blobs.addRefs(record.id, previewBlobs(record.previews));
         const notes = native?.notes?.length ? { notes: native.notes } : {};
         await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
         emit(tx, 'request.created', stored);
+        if (supersede && record.source.session !== null) {
+          for (const older of await tx.requests.findPendingBySession(format, submitter, record.source.session)) {
+            if (older.record.id === record.id || !supersede.matches(older)) continue;
+            const audit = { event: 'superseded', actor: supersede.actor, details: { ...supersede.details, superseded_by: record.id } };
+            await finish(tx, older, { status: 'cancelled', decision: null }, 'request.cancelled', audit, now);
+          }
+        }
         return { stored, created: true };
       });
     },
@@ -177,6 +215,7 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
         const at = clock.now();
         const by = actorName(principal);
         const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
+        for (const check of decisionChecks) check({ ...stored, record: { ...stored.record, ...next } });
         const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
         if (next.decision.feedback) details.feedback = next.decision.feedback;
         if (next.decision.scope) details.scope = next.decision.scope;

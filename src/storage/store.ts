@@ -5,6 +5,7 @@ import type { DeliveryOutbox, DeliveryReads } from './delivery-outbox.js';
 import type { RateCounters } from './rate-counters.js';
 import type { RequestReads, RequestRecords } from './request-records.js';
 import type { TokenReads, TokenRecords } from './token-records.js';
+import type { WebSessionReads, WebSessionRecords } from './web-session-records.js';
 
 /**
  * The storage port: everything the daemon keeps, named for what it holds. Nothing above it sees
@@ -17,6 +18,7 @@ export interface Store {
   readonly deliveries: DeliveryReads;
   readonly tokens: TokenReads;
   readonly blobs: BlobReads;
+  readonly webSessions: WebSessionReads;
   /** The daemons sharing this store (a heartbeat table). */
   readonly nodes: ClusterNodes;
   /** Per-key create counters, shared by every daemon on the store. */
@@ -51,6 +53,7 @@ export interface WriteTx {
   readonly deliveries: DeliveryOutbox;
   readonly tokens: TokenRecords;
   readonly blobs: BlobRecords;
+  readonly webSessions: WebSessionRecords;
   readonly counters: Counters;
   /** Tells the other daemons on this store about a change, if and when this transaction commits. */
   announce(change: Change): void;

@@ -7,6 +7,8 @@ export interface TokenRow {
   expires_at: number | null;
   revoked_at: number | null;
   last_used_at: number | null;
+  /** Grant names given at creation (names a newer version wrote are kept as they are). */
+  grants: string[];
 }
 
 export interface TokenReads {
@@ -16,7 +18,7 @@ export interface TokenReads {
 }
 
 export interface TokenRecords extends TokenReads {
-  insert(row: Pick<TokenRow, 'id' | 'name' | 'digest' | 'created_at' | 'expires_at'>): Promise<void>;
+  insert(row: Pick<TokenRow, 'id' | 'name' | 'digest' | 'created_at' | 'expires_at' | 'grants'>): Promise<void>;
   liveByName(name: string): Promise<TokenRow | undefined>;
   revoke(id: string, at: number): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;

@@ -1,11 +1,14 @@
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
+import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { RateLimit } from '../auth/rate-limit.js';
-import { AppError, toErrorBody } from '../errors.js';
+import type { Clock } from '../clock.js';
+import { AppError, toErrorBody, validationError } from '../errors.js';
 import type { NativeIntake } from '../formats/native-intake.js';
-import { jsonValueProblem } from '../http/json-body-parser.js';
+import { isControllerSeq, requireSequencedFormat, sequencedReply } from '../formats/sequenced-reply.js';
+import { parseJson } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { StoredRequest } from '../storage/request-records.js';
@@ -20,11 +23,19 @@ export interface BridgeSocketOptions {
   requests: RequestService;
   events: RequestEvents;
   rateLimit: RateLimit;
+  clock: Clock;
   log: Logger;
   pingIntervalMs: number;
   /** A bridge whose unsent data passes this many bytes is cut (it replays its frames to resync). */
   maxBufferedBytes: number;
 }
+
+/** Messages to countersign itself rather than native frames: their `type` starts with this. */
+const CONTROL_PREFIX = 'countersign.';
+const ControllerSeqMessage = z.strictObject({
+  type: z.literal('countersign.controller_seq'),
+  next: z.number().refine(isControllerSeq, 'must be a positive integer no larger than 2^53 - 1'),
+});
 
 /**
  * One bridge connection on `/v1/formats/{format}/ws` (formats.md §1). Each message is one
@@ -35,11 +46,17 @@ export interface BridgeSocketOptions {
  * Requests that end without a reply (none in the protocol, or resolved upstream) send nothing.
  * Bad frames get `countersign.error` and the socket stays open. Messages are handled one at a
  * time, in order: the next waits until the previous one is stored and answered.
+ *
+ * `{"type":"countersign.controller_seq","next":n}` gives the sequence number the bridge's
+ * controller expects next (formats.md §2): the replies pushed after it that take one (PaperClip
+ * commands) carry n, n+1, … in push order; the stored replies keep theirs.
  */
 export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   const { adapter, principal, intake } = o;
   /** Requests sent on this socket that are still pending: their replies belong here. */
   const watching = new Set<string>();
+  /** The controller sequence number of the next pushed reply that takes one; null until the bridge gives one. */
+  let nextSeq: number | null = null;
   let missedPongs = 0;
 
   function send(message: unknown) {
@@ -54,7 +71,19 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   }
 
   function sendReply(stored: StoredRequest) {
-    if (stored.nativeReply !== null && stored.nativeReply !== undefined) send(stored.nativeReply);
+    if (stored.nativeReply === null || stored.nativeReply === undefined) return;
+    if (nextSeq === null) return send(stored.nativeReply);
+    const { reply, sequenced } = sequencedReply(adapter, stored.nativeReply, nextSeq, o.clock);
+    if (sequenced) nextSeq++;
+    send(reply);
+  }
+
+  /** A message to countersign itself; only `countersign.controller_seq` exists. */
+  function control(message: unknown) {
+    const parsed = ControllerSeqMessage.safeParse(message);
+    if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
+    requireSequencedFormat(adapter, 'invalid_frame', 'countersign.controller_seq');
+    nextSeq = parsed.data.next;
   }
 
   const unsubscribe = o.events.on((e) => {
@@ -65,15 +94,14 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   });
 
   async function handle(raw: string) {
-    let frame: unknown;
-    try {
-      frame = JSON.parse(raw);
-    } catch {
-      throw new AppError('invalid_frame', 'the message is not valid JSON: send one JSON object per message');
+    // The same parser as HTTP bodies (depth, valid Unicode, finite numbers, prototype keys).
+    const parsed = parseJson(raw);
+    if (!parsed.ok) {
+      throw new AppError('invalid_frame', parsed.syntax ? 'the message is not valid JSON: send one JSON object per message' : parsed.message);
     }
-    // The same checks as HTTP bodies get (depth, valid Unicode, finite numbers).
-    const problem = jsonValueProblem(frame);
-    if (problem) throw new AppError('invalid_frame', problem);
+    const frame = parsed.value;
+    const type = (frame as { type?: unknown } | null)?.type;
+    if (typeof type === 'string' && type.startsWith(CONTROL_PREFIX)) return control(frame);
     const asked = await readFollowUp(frame);
     if (asked?.kind === 'resolve' || asked?.kind === 'resolve-session') {
       await intake.applyFollowUp(adapter, asked, principal);

@@ -5,6 +5,8 @@ import type { RequestEvents } from '../requests/request-events.js';
 interface Peer {
   socket: WebSocket;
   missedPongs: number;
+  /** The reviewer page's session the peer authenticated with, if any. */
+  webSessionId: string | null;
 }
 
 export interface EventsHubOptions {
@@ -13,14 +15,19 @@ export interface EventsHubOptions {
   pingIntervalMs: number;
   /** A peer whose unsent data passes this many bytes is cut (it resyncs with GET /v1/requests). */
   maxBufferedBytes: number;
+  /** Whether a web session is still live; asked for each session peer at every ping. */
+  isSessionLive?: (id: string) => Promise<boolean>;
 }
+
+/** Close code for a peer whose web session ended (4000 + 401, as the first-message refusal). */
+export const SESSION_ENDED_CLOSE_CODE = 4401;
 
 /**
  * Reviewers' live stream (`/v1/events`). Each committed change is serialised once and sent to
  * every peer. No replay: a peer that reconnects refetches. Pings every interval; two missed
  * pongs and the peer is dropped. Slow consumers are cut rather than buffered without bound.
  */
-export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes }: EventsHubOptions) {
+export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes, isSessionLive }: EventsHubOptions) {
   const peers = new Set<Peer>();
 
   const unsubscribe = events.on((e) => {
@@ -47,6 +54,21 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes 
     socket.send(message, { binary: false });
   }
 
+  /** Ends the peer's stream once its session is over; a database hiccup keeps it until the next ping. */
+  function checkSession(peer: Peer, id: string) {
+    isSessionLive!(id).then(
+      (live) => {
+        if (!live && peers.has(peer)) endSessionPeer(peer);
+      },
+      (err: unknown) => log.warn({ err }, 'cannot check an events subscriber\'s web session; checking again at the next ping'),
+    );
+  }
+
+  function endSessionPeer(peer: Peer) {
+    peers.delete(peer);
+    peer.socket.close(SESSION_ENDED_CLOSE_CODE, 'session ended');
+  }
+
   const pinger = setInterval(() => {
     for (const peer of peers) {
       if (peer.missedPongs >= 2) {
@@ -54,6 +76,9 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes 
         peer.socket.terminate();
         continue;
       }
+      // A stream outlives the request that opened it: a session that expired or was revoked
+      // (here or on another daemon sharing the database) ends its streams at the next ping.
+      if (peer.webSessionId !== null && isSessionLive) checkSession(peer, peer.webSessionId);
       peer.missedPongs++;
       peer.socket.ping();
     }
@@ -61,8 +86,8 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes 
   pinger.unref();
 
   return {
-    add(socket: WebSocket) {
-      const peer: Peer = { socket, missedPongs: 0 };
+    add(socket: WebSocket, { webSessionId = null }: { webSessionId?: string | null } = {}) {
+      const peer: Peer = { socket, missedPongs: 0, webSessionId };
       peers.add(peer);
       socket.on('pong', () => (peer.missedPongs = 0));
       socket.on('close', () => peers.delete(peer));
@@ -71,6 +96,10 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes 
       socket.on('message', () => {});
     },
     size: () => peers.size,
+    /** Closes the streams of a web session at once (sign-out on this daemon). */
+    endSession(id: string) {
+      for (const peer of peers) if (peer.webSessionId === id) endSessionPeer(peer);
+    },
     /** Closes every peer with 1001 (going away); used on shutdown. */
     close() {
       clearInterval(pinger);

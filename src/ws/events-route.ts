@@ -1,9 +1,29 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
+import { authenticateThrottled } from '../http/auth-hook.js';
+import { awaitFirstMessageAuth } from './first-message-auth.js';
 
-/** `GET /v1/events`: reviewers' WebSocket stream (admin only; auth runs on the upgrade request). */
+/**
+ * `GET /v1/events`: reviewers' WebSocket stream (admin only). API clients authenticate the
+ * upgrade with `Authorization: Bearer`; the reviewer page, which cannot set that header,
+ * opens it from its own origin and sends `{"type":"auth","token":"<session secret>"}` first.
+ */
 export function registerEventsRoute(app: FastifyInstance, deps: Deps) {
-  app.get('/v1/events', { websocket: true, schema: { summary: 'WebSocket stream of request events', hide: true } }, (socket) => {
-    deps.hub.add(socket);
+  app.get('/v1/events', {
+    websocket: true,
+    config: { firstMessageAuth: true },
+    schema: { summary: 'WebSocket stream of request events', hide: true },
+  }, (socket, request) => {
+    if (request.principal) {
+      deps.hub.add(socket, { webSessionId: request.webSession?.id ?? null });
+      return;
+    }
+    awaitFirstMessageAuth(socket, {
+      // Wrong secrets count against the address like any other authentication.
+      authenticate: (secret) => authenticateThrottled({ tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle }, secret, request.ip),
+      clock: deps.clock,
+      log: deps.log,
+      onAuthenticated: (who) => deps.hub.add(socket, { webSessionId: who.webSession?.id ?? null }),
+    });
   });
 }

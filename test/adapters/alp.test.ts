@@ -79,9 +79,11 @@ describe('the consent-word rule (a deny whose feedback could read as consent is 
     expect(reply(['Approve', 'Reject'], { option: 'reject', feedback: 'yes, once the tests pass' })).toMatchObject({ dismiss: true });
   });
 
-  it('applies to a declined free question too, which has no refusal label of its own', () => {
+  it('never sends a declined free question\'s feedback as text: ALP would take it for the answer', () => {
     expect(reply(['SQLite', 'Redis'], { option: 'decline', feedback: 'ok' })).toEqual({ questionId: 'q_5b2c9e41f7a0', dismiss: true, reason: 'ok' });
-    expect(reply(['SQLite', 'Redis'], { option: 'decline', feedback: 'use Postgres' })).toEqual({ questionId: 'q_5b2c9e41f7a0', text: 'use Postgres' });
+    expect(reply(['SQLite', 'Redis'], { option: 'decline', feedback: 'use Postgres' })).toEqual({ questionId: 'q_5b2c9e41f7a0', dismiss: true, reason: 'use Postgres' });
+    expect(reply(['SQLite', 'Redis'], { option: 'decline', feedback: 'Redis' })).toEqual({ questionId: 'q_5b2c9e41f7a0', dismiss: true, reason: 'Redis' });
+    expect(reply(['SQLite', 'Redis'], { option: 'decline' })).toEqual({ questionId: 'q_5b2c9e41f7a0', dismiss: true });
   });
 });
 

@@ -89,7 +89,7 @@ describe('wire format contract', () => {
             // As the intake does: the frame alone names the key, then the stored request is handed over.
             const record = pendingRecord(fx.stored.record);
             expectValidRequest(record);
-            const read = adapter.followUp!(parsed, ctx, { record, context: fx.stored.context });
+            const read = adapter.followUp!(parsed, ctx, { record, context: fx.stored.context, now: NOW });
             expect(read).toEqual(fx.expect);
             if (read.kind === 'resolve') {
               expect(bare).toMatchObject({ kind: 'resolve', nativeKey: read.nativeKey });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { paperclipAdapter } from '../../src/adapters/paperclip.js';
+import { paperclipAdapter } from '../../src/adapters/paperclip/index.js';
+import { isCredentialKey, redactCredentials } from '../../src/adapters/paperclip/redact-credentials.js';
 import { contentHash } from '../../src/requests/content-hash.js';
 import { decide } from '../../src/requests/decision-rules.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
@@ -141,14 +142,121 @@ describe('paperclip adapter quirks', () => {
     expect(replyTo(frame, { option: 'decline' })).toBeNull();
   });
 
-  it('notes what the record cannot hold: optional questions and text validation', () => {
-    const normalized = paperclipAdapter.normalize(
-      paperclipAdapter.frameSchema.parse(questionSet({ required: false, answerMode: 'text', textValidation: { maxLength: 5 } })),
-      { query: {} },
-    );
-    expect(normalized.notes).toEqual([
-      'paperclip.runtime_request.v2 input: question "q" is optional upstream but must be answered here',
-      'paperclip.runtime_request.v2 input: question "q" has text validation PaperClip checks on resolve: {"maxLength":5}',
+  it('marks optional questions on the record; notes only a pattern it cannot check itself', () => {
+    const normalize = (question: Record<string, unknown>) =>
+      paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(questionSet(question)), { query: {} });
+    const plain = normalize({ required: false, answerMode: 'text', textValidation: { maxLength: 5, pattern: '^[a-z]+$' } });
+    expect(plain.request.input).toMatchObject({ optional_questions: ['q'] });
+    expect(plain.notes).toEqual([]);
+    const lookahead = normalize({ answerMode: 'text', textValidation: { pattern: '^(?=.*\\d).+$' } });
+    expect(lookahead.request.input).not.toHaveProperty('optional_questions');
+    expect(lookahead.notes).toEqual([
+      'paperclip.runtime_request.v2 input: question "q": textValidation.pattern needs a backtracking engine, so only the runner checks it',
     ]);
+  });
+
+  it('refuses a textValidation PaperClip itself would refuse', () => {
+    for (const textValidation of [{ pattern: '(' }, { minLength: 5, maxLength: 2 }, { minimum: 3, maximum: 1 }]) {
+      const parsed = paperclipAdapter.frameSchema.safeParse(questionSet({ answerMode: 'text', textValidation }));
+      expect(parsed.success, JSON.stringify(textValidation)).toBe(false);
+    }
+  });
+});
+
+describe('paperclip decision checks (textValidation)', () => {
+  const question = (q: Record<string, unknown>) => ({
+    schema: 'paperclip.runtime_request.v2',
+    requestKind: 'runtime',
+    requestId: 'req-1',
+    type: 'input',
+    status: 'pending',
+    prompt: 'Where to?',
+    input: { schema: 'paperclip.question_set.v1', questions: [{ id: 'q', prompt: 'Where?', required: true, ...q }] },
+  });
+
+  /** The decision checked as the daemon does before storing it; the thrown message, or null. */
+  function problem(frame: unknown, answer: { selected?: string[]; text?: string }): string | null {
+    const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+    const { timeoutMs: _t, ...draft } = draftFromBody(CreateRequestSchema.parse(normalized.request), { defaultTimeout: 'none', integration: null });
+    const pending: HandupRequest = { id: 'r', ...draft, status: 'pending', content_hash: contentHash(draft), created_at: 0, expires_at: null, decision: null };
+    const body = { option: 'submit', content_hash: pending.content_hash, fields: { answers: { q: { selected: [], ...answer } } } };
+    const { status, decision } = decide(pending, body, { decidedBy: 'admin', decidedAt: 0 });
+    try {
+      paperclipAdapter.checkDecision({ ...pending, status, decision }, normalized.context);
+      return null;
+    } catch (err) {
+      expect(err).toMatchObject({ code: 'invalid_decision' });
+      return (err as Error).message;
+    }
+  }
+
+  const text = (textValidation: Record<string, unknown>) => question({ answerMode: 'text', textValidation });
+
+  it('checks lengths in UTF-16 units, numbers as Number() reads them, and the pattern unanchored', () => {
+    expect(problem(text({ minLength: 3 }), { text: 'ab' })).toBe('fields.answers.q: must contain at least 3 characters (PaperClip textValidation)');
+    expect(problem(text({ maxLength: 2 }), { text: '😀' })).toBeNull();
+    expect(problem(text({ maxLength: 1 }), { text: '😀' })).toContain('at most 1 characters');
+    expect(problem(text({ inputType: 'integer' }), { text: '3.5' })).toContain('must be a valid integer');
+    expect(problem(text({ inputType: 'integer' }), { text: '1e3' })).toBeNull();
+    expect(problem(text({ inputType: 'number', minimum: 0.5 }), { text: '0.25' })).toContain('must be at least 0.5');
+    expect(problem(text({ inputType: 'number' }), { text: 'Infinity' })).toContain('must be a valid number');
+    expect(problem(text({ pattern: '[0-9]{3}' }), { text: 'build 123' })).toBeNull();
+    expect(problem(text({ pattern: '^[0-9]{3}$' }), { text: 'build 123' })).toContain('does not match the required format');
+  });
+
+  it('checks the custom text of a select question, and nothing when the selection wins', () => {
+    const select = (answerMode: string) =>
+      question({ answerMode, options: [{ id: 'eu', label: 'Europe' }], customAnswer: { enabled: true }, textValidation: { maxLength: 4 } });
+    expect(problem(select('single_select'), { text: 'Frankfurt' })).toContain('fields.answers.q');
+    // PaperClip gets only the selection when a single-select answer has both, so the text is not checked.
+    expect(problem(select('single_select'), { selected: ['Europe'], text: 'Frankfurt' })).toBeNull();
+    expect(problem(select('multi_select'), { selected: ['Europe'], text: 'Frankfurt' })).toContain('at most 4');
+  });
+
+  it('runs an agent\'s pattern in linear time, so a backtracking pattern cannot stall a decision', () => {
+    expect(problem(text({ pattern: '^(a+)+$' }), { text: `${'a'.repeat(5000)}!` })).toContain('does not match');
+  });
+});
+
+describe('paperclip controllerSeq stamping', () => {
+  it('stamps request.resolve commands only, with a fresh commandId', () => {
+    const command = { schema: 'paperclip.prp.command.v1', commandId: 'c-1', controllerSeq: 1, type: 'request.resolve', issuedAt: 'x', payload: {} };
+    expect(paperclipAdapter.sequenceReply(command, 9, { ulid: () => 'c-2' })).toEqual({ ...command, commandId: 'c-2', controllerSeq: 9 });
+    expect(paperclipAdapter.sequenceReply({ requestId: 'r', response: { decision: 'allow' } }, 9, { ulid: () => 'c-2' })).toBeNull();
+    expect(paperclipAdapter.sequenceReply({ requestId: 'i', kind: 'request_confirmation', action: 'accept', body: {} }, 9, { ulid: () => 'c-2' })).toBeNull();
+  });
+});
+
+describe('paperclip credential redaction', () => {
+  it('matches credential-like keys however they are spelled', () => {
+    for (const key of ['authorization', 'Authorization', 'set-cookie', 'GITHUB_TOKEN', 'client_secret', 'db.password', 'api_key', 'x-api-key', 'apiKey', 'AWS_ACCESS_KEY_ID', 'accessKey']) {
+      expect(isCredentialKey(key), key).toBe(true);
+    }
+    for (const key of ['toolCallId', 'command', 'path', 'author', 'keys', 'access', 'passage']) expect(isCredentialKey(key), key).toBe(false);
+  });
+
+  it('redacts at any depth, inside arrays too, leaving the input untouched', () => {
+    const details = { a: [{ b: { cookie: 'c' } }, 'token'], nested: { Secret: { deep: 1 } }, keep: 'x' };
+    expect(redactCredentials(details)).toEqual({ a: [{ b: { cookie: '[redacted]' } }, 'token'], nested: { Secret: '[redacted]' }, keep: 'x' });
+    expect(details.nested.Secret).toEqual({ deep: 1 });
+  });
+
+  it('redacts a tool action\'s JSON arguments summary, and leaves one without credentials as sent', () => {
+    const confirmation = (argumentsSummaryJson: string) => ({
+      schema: 'paperclip.interaction_request.v1',
+      requestKind: 'issue_thread',
+      requestId: 'i-1',
+      kind: 'request_confirmation',
+      blocking: true,
+      payload: { version: 1, prompt: 'Send it?', toolAction: { toolName: 'http.post', risk: 'write', argumentsSummaryJson } },
+    });
+    const previewOf = (summary: string) => {
+      const { request } = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(confirmation(summary)), { query: {} });
+      return request.previews!.find((p) => p.title === 'Arguments')!.inline;
+    };
+    expect(previewOf('{"url":"https://x.test","headers":{"Authorization":"Bearer t"}}')).toBe(
+      JSON.stringify({ url: 'https://x.test', headers: { Authorization: '[redacted]' } }, null, 2),
+    );
+    expect(previewOf('{"url": "https://x.test"}')).toBe('{"url": "https://x.test"}');
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
-import { rollAdapter, type RollContext } from '../../src/adapters/roll.js';
+import { rollAdapter, type RollContext } from '../../src/adapters/roll/index.js';
 import { AppError } from '../../src/errors.js';
 import type { Decision, HandupRequest } from '../../src/requests/request-schema.js';
 import { loadSchema, newAjv } from '../helpers/upstream-schemas.js';
@@ -16,6 +16,7 @@ const ajv = newAjv();
 ajv.addSchema(loadSchema(SCHEMA), 'roll');
 const validateFrame = ajv.getSchema('roll')!;
 const validateRespondParams = ajv.getSchema('roll#/$defs/approvalRespondParams')!;
+const validateCandidateParams = ajv.getSchema('roll#/$defs/approvalCandidateParams')!;
 
 function expectRelayFrame(value: unknown) {
   expect(validateFrame(value) ? [] : validateFrame.errors, JSON.stringify(value).slice(0, 300)).toEqual([]);
@@ -28,29 +29,188 @@ function expectApprovalRespond(reply: any) {
   expect(validateRespondParams(reply.params) ? [] : validateRespondParams.errors).toEqual([]);
 }
 
-describe('roll fixtures against the Roll Relay Protocol 1.0 schema', () => {
+function expectApprovalCandidate(reply: any) {
+  expectRelayFrame(reply);
+  expect(reply.method).toBe('approval.candidate');
+  expect(validateCandidateParams(reply.params) ? [] : validateCandidateParams.errors).toEqual([]);
+}
+
+// ---- Relay 1.1/1.2, which the vendored 1.0 schema does not cover ----
+// The 1.0 schema still checks what it knows of these frames: the runtime.request envelope (closed,
+// UUID ids, JSON params) once the 1.1 method is swapped for a 1.0 one, and every id against its
+// UUID pattern. The 1.1 shapes themselves are transcribed below from upstream's zod schemas
+// (relay-protocol src/index.ts and protocol src/index.ts: relayInteractionCandidateParamsSchemaV11,
+// relayInteractionRequestSchemaV11, relayApprovalInteractionProjectionSchemaV11, userInputFormSchema).
+const uuidRef = { $ref: 'roll#/$defs/approvalCandidateParams/properties/approvalId' };
+const closed = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
+const candidateValue = {
+  anyOf: [
+    { type: 'string', maxLength: 10000 },
+    { type: 'number' },
+    { type: 'boolean' },
+    { type: 'array', maxItems: 50, items: { type: 'string', maxLength: 64 } },
+  ],
+};
+const validateInteractionCandidate = ajv.compile({
+  anyOf: [
+    closed(
+      {
+        interactionId: uuidRef,
+        threadId: uuidRef,
+        turnId: uuidRef,
+        method: { const: 'approval.request' },
+        candidate: {
+          anyOf: [closed({ decision: { const: 'approve' } }, ['decision']), closed({ decision: { const: 'reject' }, reason: { type: 'string', minLength: 1 } }, ['decision'])],
+        },
+      },
+      ['interactionId', 'threadId', 'turnId', 'method', 'candidate'],
+    ),
+    closed(
+      {
+        interactionId: uuidRef,
+        threadId: uuidRef,
+        turnId: uuidRef,
+        method: { const: 'userInput.request' },
+        candidate: {
+          anyOf: [
+            closed(
+              {
+                status: { const: 'submitted' },
+                values: { type: 'array', maxItems: 16, items: closed({ id: { type: 'string', minLength: 1, maxLength: 64 }, value: candidateValue }, ['id', 'value']) },
+              },
+              ['status', 'values'],
+            ),
+            closed({ status: { const: 'cancelled' }, reason: { type: 'string', minLength: 1, maxLength: 500 } }, ['status']),
+          ],
+        },
+      },
+      ['interactionId', 'threadId', 'turnId', 'method', 'candidate'],
+    ),
+  ],
+});
+const control = (type: unknown, extra: Record<string, unknown> = {}) =>
+  closed(
+    { type, id: { type: 'string', minLength: 1, maxLength: 64 }, label: { type: 'string', minLength: 1, maxLength: 200 }, description: { type: 'string', minLength: 1, maxLength: 500 }, required: { type: 'boolean' }, ...extra },
+    ['type', 'id', 'label', 'required'],
+  );
+const validateInteractionRequest = ajv.compile({
+  type: 'object',
+  properties: {
+    type: { const: 'interaction.request' },
+    workspaceId: uuidRef,
+    relaySequence: { type: 'integer', minimum: 0 },
+    interactionId: uuidRef,
+    threadId: uuidRef,
+    turnId: uuidRef,
+    expiresAt: { type: 'string', format: 'date-time' },
+    sensitivity: { const: 'normal' },
+    method: { enum: ['approval.request', 'userInput.request'] },
+    projection: {
+      anyOf: [
+        closed({ approvalId: uuidRef, agentName: { type: 'string', minLength: 1 }, toolName: { type: 'string', minLength: 1 }, explanation: { type: 'string', minLength: 1, maxLength: 100 } }, ['approvalId', 'agentName', 'toolName']),
+        closed(
+          {
+            title: { type: 'string', minLength: 1, maxLength: 200 },
+            description: { type: 'string', minLength: 1, maxLength: 500 },
+            controls: {
+              type: 'array',
+              minItems: 1,
+              maxItems: 16,
+              items: {
+                anyOf: [
+                  control({ enum: ['text', 'multiline'] }, { minLength: { type: 'integer' }, maxLength: { type: 'integer' } }),
+                  control({ const: 'number' }, { min: { type: 'number' }, max: { type: 'number' }, integer: { type: 'boolean' } }),
+                  control({ const: 'boolean' }),
+                  control(
+                    { const: 'choice' },
+                    {
+                      multiple: { type: 'boolean' },
+                      options: { type: 'array', minItems: 1, maxItems: 50, items: closed({ id: { type: 'string' }, label: { type: 'string' }, description: { type: 'string' } }, ['id', 'label']) },
+                      minSelections: { type: 'integer' },
+                      maxSelections: { type: 'integer' },
+                    },
+                  ),
+                ],
+              },
+            },
+          },
+          ['controls'],
+        ),
+      ],
+    },
+  },
+  required: ['type', 'workspaceId', 'relaySequence', 'interactionId', 'threadId', 'turnId', 'expiresAt', 'sensitivity', 'method', 'projection'],
+  additionalProperties: false,
+});
+/** The Runtime 1.1 projection of approval.required inside a runtime.event (relayTimelineEventSchemaV11). */
+const validateProjectedApproval = ajv.compile(
+  closed(
+    { approvalId: uuidRef, agentName: { type: 'string', minLength: 1 }, toolName: { type: 'string', minLength: 1 }, explanation: { type: 'string', minLength: 1, maxLength: 100 } },
+    ['approvalId', 'agentName', 'toolName'],
+  ),
+);
+
+function expectValid(validate: ReturnType<typeof ajv.compile>, value: unknown) {
+  expect(validate(value) ? [] : validate.errors, JSON.stringify(value).slice(0, 300)).toEqual([]);
+}
+
+/** An interaction.request, or a runtime.event with the projected approval: the envelope as 1.0 has it, the approval as 1.1 projects it. */
+function expectRelay11Frame(frame: any) {
+  if (frame.type === 'interaction.request') return expectValid(validateInteractionRequest, frame);
+  expectRelayFrame({ ...frame, event: { ...frame.event, event: { type: 'turn.completed' } } });
+  expectValid(validateProjectedApproval, frame.event.event.approval);
+}
+
+function expectInteractionCandidate(reply: any) {
+  expect(reply.method).toBe('interaction.candidate');
+  // What the 1.0 schema covers: the runtime.request envelope, with a method it knows.
+  expectRelayFrame({ ...reply, method: 'approval.candidate' });
+  expectValid(validateInteractionCandidate, reply.params);
+}
+
+/** Checks a reply as the upstream that takes it would. */
+function expectValidReply(reply: any) {
+  if (reply.method === 'approval.respond') return expectApprovalRespond(reply);
+  if (reply.method === 'approval.candidate') return expectApprovalCandidate(reply);
+  return expectInteractionCandidate(reply);
+}
+
+describe('roll fixtures against the Roll Relay Protocol 1.0 schema (and upstream\'s 1.1 shapes)', () => {
   const upstream = fixtures.filter(([, fx]) => fx.schema_valid === true);
-  const refused = fixtures.filter(([, fx]) => fx.kind === 'invalid' && fx.error.code === 'invalid_frame');
+  const relay11 = fixtures.filter(([, fx]) => fx.relay_1_1 === true);
+  // `upstream_valid`: a frame upstream takes that only countersign's own limits refuse.
+  const refused = fixtures.filter(([, fx]) => fx.kind === 'invalid' && fx.error.code === 'invalid_frame' && fx.upstream_valid !== true);
   const replies = fixtures.filter(([, fx]) => fx.kind === 'request' && fx.reply !== null);
 
-  it('covers requests, follow-ups and replies', () => {
+  it('covers requests, follow-ups and replies of every method', () => {
     expect(upstream.length).toBeGreaterThanOrEqual(15);
+    expect(relay11.length).toBeGreaterThanOrEqual(8);
     expect(refused.length).toBeGreaterThanOrEqual(2);
     expect(replies.length).toBeGreaterThanOrEqual(8);
+    expect(new Set(replies.map(([, fx]) => fx.reply.method))).toEqual(new Set(['approval.respond', 'approval.candidate', 'interaction.candidate']));
   });
 
   for (const [file, fx] of upstream) {
     it(`${file}: the frame is a valid relay frame`, () => expectRelayFrame(fx.frame));
   }
 
+  for (const [file, fx] of relay11) {
+    it(`${file}: the frame has upstream's Relay 1.1 shape`, () => expectRelay11Frame(fx.frame));
+  }
+
   for (const [file, fx] of refused) {
     it(`${file}: the upstream schema refuses the frame too`, () => {
       expect(validateFrame(fx.frame)).toBe(false);
+      if (fx.frame.type === 'interaction.request') expect(validateInteractionRequest(fx.frame)).toBe(false);
     });
   }
 
+  for (const [file, fx] of fixtures.filter(([, f]) => f.upstream_valid === true)) {
+    it(`${file}: upstream takes the frame; only countersign's limit refuses it`, () => expectRelay11Frame(fx.frame));
+  }
+
   for (const [file, fx] of replies) {
-    it(`${file}: the reply is a runtime.request frame with valid approval.respond params`, () => expectApprovalRespond(fx.reply));
+    it(`${file}: the reply is a runtime.request frame with valid ${fx.reply.method} params`, () => expectValidReply(fx.reply));
   }
 });
 
@@ -138,10 +298,15 @@ describe('roll adapter', () => {
     expect(request.previews).toEqual([{ type: 'json', title: 'Preview', inline: '"rm -rf build/"' }]);
   });
 
-  it('names the Roll 1.1 interaction frames it does not take', () => {
+  it('refuses an interaction.request missing its projection, naming the field', () => {
     const frame = { type: 'interaction.request', workspaceId: WS, relaySequence: 3, interactionId: context.approvalId, method: 'approval.request' };
-    expect(() => normalize(frame)).toThrow(AppError);
-    expect(() => normalize(frame)).toThrow(/interaction\.request/);
+    const parsed = rollAdapter.frameSchema.safeParse(frame);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error!.issues.map((i) => i.path.join('.'))).toContain('projection');
+  });
+
+  it('refuses a relay frame that asks nothing of a reviewer', () => {
+    expect(() => normalize({ type: 'runtime.ack', workspaceId: WS, throughRelaySequence: 3 })).toThrow(AppError);
   });
 
   it('refuses unknown fields, as the closed 1.0 schema does', () => {

@@ -1,18 +1,18 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { CLI_PATH, cleanEnv, runCli } from '../helpers/cli-process.js';
+import { inProcessCli } from '../helpers/cli-harness.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
-describe('countersign CLI: requests against a real daemon', { timeout: 120_000 }, () => {
+/** The client commands run in this process (runCli with a captured context) against a real daemon. */
+describe('countersign CLI: requests against a real daemon', { timeout: 60_000 }, () => {
   let t: TestServer;
-  let cli: (args: string[], input?: string) => ReturnType<typeof runCli>;
+  let cli: ReturnType<typeof inProcessCli>;
 
   beforeEach(async () => {
     t = await startTestServer();
-    cli = (args, input) => runCli(args, { env: { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken }, ...(input !== undefined ? { input } : {}) });
+    cli = inProcessCli({ env: { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken } });
   });
   afterEach(async () => t?.close());
 
@@ -161,12 +161,7 @@ describe('countersign CLI: requests against a real daemon', { timeout: 120_000 }
         if (e.type === 'request.created') resolve(e.request);
       }),
     );
-    const child = spawn(process.execPath, [CLI_PATH, 'ask', '--title', 'Wait for me', '--wait', '--json'], {
-      env: cleanEnv({ COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken }),
-    });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const asked = cli(['ask', '--title', 'Wait for me', '--wait', '--json']);
 
     const pending = await createdEvent;
     ws.close();
@@ -174,7 +169,8 @@ describe('countersign CLI: requests against a real daemon', { timeout: 120_000 }
     const decided = await t.api.post(`/v1/requests/${pending.id}/decision`, { option: 'approve', content_hash: pending.content_hash, feedback: 'ok' });
     expect(decided.status).toBe(200);
 
-    expect(await exited).toBe(0);
+    const { code, stdout } = await asked;
+    expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ id: pending.id, status: 'approved', ...decided.body.decision });
   });
 

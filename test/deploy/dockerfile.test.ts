@@ -29,6 +29,10 @@ const one = (stage: Stage, keyword: string) => {
 };
 const stageEnv = (stage: Stage) => Object.assign({}, ...all(stage, 'ENV').map((i) => parseEnv(i.args))) as Record<string, string>;
 const volumes = (stage: Stage) => all(stage, 'VOLUME').flatMap((i) => (i.args.startsWith('[') ? (JSON.parse(i.args) as string[]) : i.args.split(/\s+/)));
+const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
+const PACKAGE = readJson(join(ROOT, 'package.json'));
+/** The major versions an engines range names: "^20.18.0 || ^22 || 24.x" → [20, 22, 24]. */
+const majorsOf = (range: string) => range.split('||').map((part) => Number(/(\d+)/.exec(part)?.[1]));
 const aptPackages = (command: string) =>
   [...command.matchAll(/apt-get install((?:\s+(?!&&)\S+)+)/g)].flatMap((m) => m[1]!.trim().split(/\s+/).filter((w) => !w.startsWith('-')));
 
@@ -36,7 +40,6 @@ describe('Dockerfile (product.md §12)', () => {
   it('is multi-stage with a non-root runtime, /data volume, port, healthcheck, stop signal and CMD', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     const build = stages[0]!;
-    for (const s of stages) expect(s.image).toMatch(/^node:(20|22)-bookworm-slim$/);
     const buildRuns = all(build, 'RUN').map((i) => i.args).join('\n');
     expect(aptPackages(buildRuns)).toEqual(expect.arrayContaining(['python3', 'make', 'g++']));
     expect(buildRuns).toMatch(/\bnpm ci\b/);
@@ -60,6 +63,23 @@ describe('Dockerfile (product.md §12)', () => {
     expect(commandArgv(one(runtime, 'CMD'))).toEqual(['node', 'dist/cli.js', 'serve']);
     expect(stageEnv(runtime)).toMatchObject({ COUNTERSIGN_HOST: '0.0.0.0', COUNTERSIGN_DATA_DIR: '/data', NODE_ENV: 'production' });
   });
+
+  it('builds and runs on the newest Node.js LTS line package.json supports, one the native dependency supports', () => {
+    const images = [...new Set(stages.map((s) => s.image))];
+    expect(images, 'every stage on the same base image').toHaveLength(1);
+    const m = /^node:(\d+)-(bookworm|trixie)-slim$/.exec(images[0]!);
+    expect(m, `${images[0]} is an official node:<major>-<debian>-slim image`).not.toBeNull();
+    const major = Number(m![1]);
+    expect(major % 2, 'an LTS line (even major)').toBe(0);
+    expect(major).toBe(Math.max(...majorsOf(PACKAGE.engines.node)));
+    expect(majorsOf(readJson(join(ROOT, 'node_modules', 'better-sqlite3', 'package.json')).engines.node)).toContain(major);
+  });
+
+  // Said out loud, so nobody reads more into a green run than it shows.
+  it.todo(
+    `not checked without Docker: the build and the daemon on the image's Node (the steps below run on this machine's Node ${process.versions.node}), ` +
+      'the base image itself (its packages, the node user), and the layer cache',
+  );
 
   describe('performed without Docker', () => {
     const work = mkdtempSync(join(tmpdir(), 'countersign-docker-'));

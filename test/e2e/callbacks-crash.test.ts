@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SECRET, auditOf, createWithCallback, decideRequest, startReceiver, waitForDeliveries, type Receiver } from '../callbacks/callback-kit.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SECRET, auditOf, createWithCallback, decideRequest, startReceiver, waitForDeliveries, type ReceivedCallback, type Receiver } from '../callbacks/callback-kit.js';
 import { CLI_PATH, cleanEnv } from '../helpers/cli-process.js';
 import { ADMIN_TOKEN, createApiClient, type ApiClient } from '../helpers/test-server.js';
 
@@ -56,16 +56,48 @@ async function kill9(d: Daemon) {
   expect(await d.exited).toEqual({ code: null, signal: 'SIGKILL' });
 }
 
+/*
+ * Both scenarios share one daemon lifetime: their requests are decided, the daemon is killed
+ * once and restarted once (two process starts instead of four). The receiver tells them apart
+ * by path: the first call to /hang is held open, the first to /fail gets a 503.
+ */
 describe('callbacks survive kill -9', () => {
   let dataDir: string;
-  let receiver: Receiver | undefined;
+  let receiver: Receiver;
   const daemons: Daemon[] = [];
+  let second: Daemon;
+  let inFlight: { r: any; decided: any; first: ReceivedCallback };
+  let waiting: { r: any; decided: any; first: ReceivedCallback };
 
-  beforeAll(() => {
+  beforeAll(async () => {
     if (!existsSync(CLI_PATH)) throw new Error(`${CLI_PATH} is missing: run npx tsc -p tsconfig.json first`);
-  });
+    dataDir = mkdtempSync(join(tmpdir(), 'countersign-crash-'));
+    const calls = new Map<string, number>();
+    receiver = await startReceiver((_n, req) => {
+      const n = (calls.get(req.path) ?? 0) + 1;
+      calls.set(req.path, n);
+      if (req.path === '/hang' && n === 1) return 'hang';
+      return { status: req.path === '/fail' && n === 1 ? 503 : 200 };
+    });
+    const env = { COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE: '1s' };
+    const first = await startDaemon(dataDir, env);
+    daemons.push(first);
+    const hung = await createWithCallback(first.api, `${receiver.url}/hang`);
+    const failed = await createWithCallback(first.api, `${receiver.url}/fail`);
+    const hungDecided = await decideRequest(first.api, hung, 'deny', { feedback: 'not today' });
+    const failedDecided = await decideRequest(first.api, failed, 'approve');
+    await receiver.waitFor(2);
+    await waitForDeliveries(first.api, failed.id, (list) => list[0]?.state === 'pending' && list[0].attempts.length === 1);
+    const firstCall = (path: string) => receiver.received.find((c) => c.path === path)!;
+    inFlight = { r: hung, decided: hungDecided, first: firstCall('/hang') };
+    waiting = { r: failed, decided: failedDecided, first: firstCall('/fail') };
+    await kill9(first);
 
-  afterEach(async () => {
+    second = await startDaemon(dataDir, env);
+    daemons.push(second);
+  }, 120_000);
+
+  afterAll(async () => {
     for (const d of daemons.splice(0)) {
       if (d.child.exitCode === null && d.child.signalCode === null) {
         d.child.kill('SIGTERM');
@@ -73,58 +105,43 @@ describe('callbacks survive kill -9', () => {
       }
     }
     await receiver?.close();
-    receiver = undefined;
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('killed while the delivery is in flight: delivered after restart, same webhook-id, decision intact', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'countersign-crash-'));
-    // The first attempt is held open by the receiver until the daemon is dead.
-    receiver = await startReceiver((n) => (n === 1 ? 'hang' : { status: 200 }));
-    const first = await startDaemon(dataDir);
-    daemons.push(first);
-    const r = await createWithCallback(first.api, `${receiver.url}/hook`);
-    const decided = await decideRequest(first.api, r, 'deny', { feedback: 'not today' });
-    const [inFlight] = await receiver.waitFor(1);
-    await kill9(first);
+  /** The calls `path` has received once `n` of them arrived. */
+  async function callsTo(path: string, n: number): Promise<ReceivedCallback[]> {
+    for (let total = receiver.received.length + 1; ; total++) {
+      const mine = receiver.received.filter((c) => c.path === path);
+      if (mine.length >= n) return mine;
+      await receiver.waitFor(total);
+    }
+  }
 
-    const second = await startDaemon(dataDir);
-    daemons.push(second);
-    const received = await receiver.waitFor(2);
-    const retried = received[1]!;
-    expect(retried.headers['webhook-id']).toBe(inFlight!.headers['webhook-id']);
-    expect(retried.body).toBe(inFlight!.body);
+  it('killed while the delivery is in flight: delivered after restart, same webhook-id, decision intact', async () => {
+    const { r, decided, first } = inFlight;
+    const retried = (await callsTo('/hang', 2))[1]!;
+    expect(retried.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    expect(retried.body).toBe(first.body);
     new Webhook(SECRET).verify(retried.body, retried.headers as Record<string, string>);
     expect(JSON.parse(retried.body)).toMatchObject({ type: 'request.decided', data: { request: decided, decision: decided.decision } });
 
     const show = await second.api.get(`/v1/requests/${r.id}`);
     expect(show.body).toEqual(decided);
     const [d] = await waitForDeliveries(second.api, r.id, (list) => list[0]?.state === 'delivered');
-    expect(d.id).toBe(inFlight!.headers['webhook-id']);
+    expect(d.id).toBe(first.headers['webhook-id']);
     expect(d.attempts.map((a: any) => [a.n, a.status, a.error_class])).toEqual([
       [1, null, 'interrupted'],
       [2, 200, null],
     ]);
     const audit = await auditOf(second.api, r.id);
     expect(audit.map((a) => a.event)).toEqual(['created', 'decided', 'callback.delivered']);
-    expect(receiver.received).toHaveLength(2);
+    expect(receiver.received.filter((c) => c.path === '/hang')).toHaveLength(2);
   });
 
   it('killed while a retry is waiting: the retry is made after restart', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'countersign-crash-'));
-    receiver = await startReceiver((n) => ({ status: n === 1 ? 503 : 200 }));
-    const env = { COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE: '1s' };
-    const first = await startDaemon(dataDir, env);
-    daemons.push(first);
-    const r = await createWithCallback(first.api, `${receiver.url}/hook`);
-    const decided = await decideRequest(first.api, r, 'approve');
-    await waitForDeliveries(first.api, r.id, (list) => list[0]?.state === 'pending' && list[0].attempts.length === 1);
-    await kill9(first);
-
-    const second = await startDaemon(dataDir, env);
-    daemons.push(second);
-    const received = await receiver.waitFor(2);
-    expect(received[1]!.headers['webhook-id']).toBe(received[0]!.headers['webhook-id']);
+    const { r, decided, first } = waiting;
+    const received = await callsTo('/fail', 2);
+    expect(received[1]!.headers['webhook-id']).toBe(first.headers['webhook-id']);
     const [d] = await waitForDeliveries(second.api, r.id, (list) => list[0]?.state === 'delivered');
     expect(d.attempts.map((a: any) => a.status)).toEqual([503, 200]);
     expect((await second.api.get(`/v1/requests/${r.id}`)).body).toEqual(decided);

@@ -548,7 +548,7 @@ describe('follow-ups that need more than one native key', () => {
       expect(r).toMatchObject({ status: 'cancelled', decision: null });
       expect(await show(t.api, r.id)).toEqual(r);
       const audit = (await t.api.get(`/v1/requests/${r.id}/audit`)).body;
-      expect(audit.map((e: { event: string; actor: string }) => [e.event, e.actor])).toEqual([['created', 'token:bridge-a'], ['cancelled', 'upstream']]);
+      expect(audit.map((e: { event: string; actor: string }) => [e.event, e.actor])).toEqual([['created', 'token:bridge-a'], ['cancelled', 'upstream:bridge-a']]);
       expect(audit[1].details).toEqual({ format: 'ask', session: 's-1' });
       // Resolved upstream: no reply to send back.
       expect((await a.api.get(`/v1/formats/ask/requests/${r.id}/reply`)).body.reply).toBeNull();

@@ -21,10 +21,22 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   return { ...env, ...extra };
 }
 
-/** Runs `node dist/cli.js <args>` to completion. */
-export function runCli(args: string[], opts: { env?: Record<string, string>; input?: string; cwd?: string } = {}): Promise<CliResult> {
+/**
+ * Runs `node dist/cli.js <args>` to completion, as a separate process: for what only a real
+ * process shows (its exit code, piped stdin, `serve`). Client logic is tested in-process
+ * (cli-harness.ts), which is much faster.
+ */
+export function runCli(
+  args: string[],
+  opts: { env?: Record<string, string>; input?: string; cwd?: string; nodeArgs?: string[]; asUser?: { uid: number; gid: number } } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { env: cleanEnv(opts.env), cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI_PATH, ...args], {
+      env: cleanEnv(opts.env),
+      cwd: opts.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(opts.asUser ? { uid: opts.asUser.uid, gid: opts.asUser.gid } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

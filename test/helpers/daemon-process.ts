@@ -7,6 +7,8 @@ export interface DaemonProcess {
   url: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
+  /** Resolves once the output matches `pattern` (logs are written asynchronously). */
+  outputMatching(pattern: RegExp): Promise<string>;
   /** Settles once the process has exited and every process holding its output has closed it. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGKILL: no shutdown code runs, exactly like a crash or `kill -9`. */
@@ -33,6 +35,7 @@ export function spawnDaemon({ env, argv = [process.execPath, CLI_PATH, 'serve'],
   const child = spawn(command, args, { env: cleanEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
   const send = (sig: NodeJS.Signals) => (group ? process.kill(-child.pid!, sig) : child.kill(sig));
   let out = '';
+  const watchers = new Set<() => void>();
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal })),
   );
@@ -40,6 +43,7 @@ export function spawnDaemon({ env, argv = [process.execPath, CLI_PATH, 'serve'],
     let resolved = false;
     const onData = (chunk: string) => {
       out += chunk;
+      for (const check of [...watchers]) check();
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m && !resolved) {
         resolved = true;
@@ -47,6 +51,20 @@ export function spawnDaemon({ env, argv = [process.execPath, CLI_PATH, 'serve'],
           child,
           url: m[1]!,
           output: () => out,
+          outputMatching: (pattern) =>
+            new Promise<string>((resolveMatch, rejectMatch) => {
+              const check = () => {
+                if (pattern.test(out)) {
+                  watchers.delete(check);
+                  resolveMatch(out);
+                }
+              };
+              watchers.add(check);
+              check();
+              void exited.then(() => {
+                if (watchers.delete(check)) rejectMatch(new Error(`the daemon exited without printing ${pattern}:\n${out}`));
+              });
+            }),
           exited,
           async kill9() {
             send('SIGKILL');

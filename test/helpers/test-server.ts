@@ -87,7 +87,7 @@ const schemas = new Map<string, FreshPostgres>();
  * store: a new SQLite file, or a new PostgreSQL schema (see TEST_STORE). Close it in afterEach.
  * Starting again with `data_dir` of an earlier server (after `server.close()`) reopens its store.
  */
-export async function startTestServer(overrides: DeepPartial<Config> = {}, opts: Pick<StartOptions, 'clock' | 'adapters'> = {}): Promise<TestServer> {
+export async function startTestServer(overrides: DeepPartial<Config> = {}, opts: Pick<StartOptions, 'clock' | 'adapters' | 'log'> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'countersign-test-'));
   const dataKey = overrides.data_dir ?? dataDir;
   let fresh: FreshPostgres | undefined;

@@ -87,6 +87,15 @@ const CASES: Case[] = [
   { name: 'both inline and content', body: { title: 'x', previews: [{ type: 'text', inline: 'a', content: 'b' }] }, status: 400, code: 'invalid_request', names: 'previews[0].content' },
   { name: 'empty dedupe_key', body: { title: 'x', dedupe_key: '' }, status: 400, code: 'invalid_request', names: 'dedupe_key' },
 
+  // Option and question ids: 1-64 of [A-Za-z0-9_.:-] (they end up in URLs, selectors and replies)
+  { name: 'an option id with a space', body: { title: 'x', options: [{ id: 'a b', label: 'A', outcome: 'approve' }] }, status: 400, code: 'invalid_request', names: 'options[0].id' },
+  { name: 'an option id with markup', body: { title: 'x', options: [{ id: '<img src=x onerror=alert(1)>', label: 'A', outcome: 'approve' }] }, status: 400, code: 'invalid_request', names: 'options[0].id' },
+  { name: 'an option id with a control character', body: { title: 'x', options: [{ id: 'ok\u001b[2J', label: 'A', outcome: 'approve' }] }, status: 400, code: 'invalid_request', names: 'options[0].id' },
+  { name: 'an option id over 64 characters', body: { title: 'x', options: [{ id: 'o'.repeat(65), label: 'A', outcome: 'approve' }] }, status: 400, code: 'invalid_request', names: 'options[0].id' },
+  { name: 'a question id with a slash', body: { title: 'x', kind: 'question', input: { questions: [question('q/1')] } }, status: 400, code: 'invalid_request', names: 'input.questions[0].id' },
+  { name: 'a question id over 64 characters', body: { title: 'x', kind: 'question', input: { questions: [question('q'.repeat(65))] } }, status: 400, code: 'invalid_request', names: 'input.questions[0].id' },
+  { name: 'a question id "__proto__" (it could never be answered)', body: { title: 'x', kind: 'question', input: { questions: [question('__proto__')] } }, status: 400, code: 'invalid_request', names: 'input.questions[0].id' },
+
   // Callbacks (default: empty allowlist)
   { name: 'callback_url with an empty allowlist', body: { title: 'x', callback_url: 'https://hooks.example.com/cb' }, status: 400, code: 'callback_not_allowed', names: 'callback_url' },
 
@@ -99,6 +108,10 @@ const CASES: Case[] = [
   { name: 'list limit=501', method: 'GET', path: '/v1/requests?limit=501', status: 400, code: 'invalid_request', names: 'query.limit' },
   { name: 'list limit=ten', method: 'GET', path: '/v1/requests?limit=ten', status: 400, code: 'invalid_request', names: 'query.limit' },
   { name: 'list limit=1.5', method: 'GET', path: '/v1/requests?limit=1.5', status: 400, code: 'invalid_request', names: 'query.limit' },
+  ...['0x10', '1e1', '+5', '%2016', '16%20', '0b11', '0o7'].map((limit): Case => ({
+    name: `list limit=${limit}`, method: 'GET', path: `/v1/requests?limit=${limit}`, status: 400, code: 'invalid_request', names: 'query.limit',
+  })),
+  { name: 'history limit=0x10', method: 'GET', path: '/v1/history?limit=0x10', status: 400, code: 'invalid_request', names: 'query.limit' },
   { name: 'list unknown query parameter', method: 'GET', path: '/v1/requests?sort=asc', status: 400, code: 'invalid_request', names: 'query.sort: unknown field' },
   { name: 'history bad cursor', method: 'GET', path: '/v1/history?cursor=bogus', status: 400, code: 'invalid_request', names: 'cursor' },
   { name: 'history outcome=pending', method: 'GET', path: '/v1/history?outcome=pending', status: 400, code: 'invalid_request', names: 'query.outcome' },

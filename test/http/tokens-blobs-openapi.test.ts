@@ -12,7 +12,7 @@ describe('tokens', () => {
     t = await startTestServer();
     const created = await t.api.post('/v1/tokens', { name: 'ci-bot' });
     expect(created.status, created.text).toBe(201);
-    expect(created.body).toEqual({ name: 'ci-bot', token: expect.any(String), created_at: expect.any(Number), expires_at: null });
+    expect(created.body).toEqual({ name: 'ci-bot', token: expect.any(String), created_at: expect.any(Number), expires_at: null, grants: [] });
     expect(created.body.token.length).toBeGreaterThanOrEqual(32);
     const withExpiry = await t.api.post('/v1/tokens', { name: 'short-lived', expires: '90d' });
     expect(withExpiry.status).toBe(201);
@@ -146,9 +146,10 @@ describe('openapi and health', () => {
       expect(paths, p).toContain(p);
     }
     expect(Object.keys(doc.paths['/v1/requests'])).toEqual(expect.arrayContaining(['get', 'post']));
-    // The create body is documented from the zod schema: title is required.
+    // The create body is documented from the zod schema (a shared component): title is required.
     const create = doc.paths['/v1/requests'].post;
-    expect(create.requestBody.content['application/json'].schema.required).toContain('title');
+    const ref: string = create.requestBody.content['application/json'].schema.$ref;
+    expect(doc.components.schemas[ref.split('/').pop()!].required).toContain('title');
     // Query filters are documented.
     expect(doc.paths['/v1/requests'].get.parameters.map((p: any) => p.name)).toEqual(
       expect.arrayContaining(['status', 'kind', 'format', 'agent', 'session', 'limit']),

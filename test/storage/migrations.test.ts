@@ -73,6 +73,34 @@ describe('SQLite migrations (real file)', () => {
     expect(() => readMigrations(mdir)).toThrow(MigrationError);
   });
 
+  it('0004 keeps blobs stored before it, their bytes in chunks, the requests naming them recorded, tokens without grants', () => {
+    const before = readMigrations(MIGRATIONS_DIR).filter((m) => m.version < 4);
+    migrate(db, before);
+    const bytes = Buffer.from('preview bytes');
+    const named = `sha256:${'a'.repeat(64)}`;
+    const loose = `sha256:${'b'.repeat(64)}`;
+    const insertBlob = db.prepare('INSERT INTO blobs (hash, size, bytes, created_at) VALUES (?, ?, ?, ?)');
+    insertBlob.run(named, bytes.length, bytes, 1000);
+    insertBlob.run(loose, 1, Buffer.from('x'), 2000);
+    const record = { id: 'R1', previews: [{ type: 'text', inline: 'x' }, { type: 'files', files: [{ path: 'a', blob: named, mime: 'text/plain', size: 13 }] }] };
+    db.prepare(
+      "INSERT INTO requests (id, format, submitter, status, kind, content_hash, created_at, record) VALUES ('R1', 'handup', 'admin', 'pending', 'custom', 'h', 1, ?)",
+    ).run(JSON.stringify(record));
+    db.prepare("INSERT INTO tokens (id, name, digest, created_at) VALUES ('t', 'bot', 'd', 1)").run();
+
+    migrate(db);
+    expect(db.prepare('SELECT hash, n, bytes FROM blob_chunks ORDER BY hash').all()).toEqual([
+      { hash: named, n: 0, bytes },
+      { hash: loose, n: 0, bytes: Buffer.from('x') },
+    ]);
+    expect(db.prepare('SELECT hash, size, created_at, uploaded_at FROM blobs ORDER BY hash').all()).toEqual([
+      { hash: named, size: bytes.length, created_at: 1000, uploaded_at: 1000 },
+      { hash: loose, size: 1, created_at: 2000, uploaded_at: 2000 },
+    ]);
+    expect(db.prepare('SELECT hash, request_id FROM blob_refs').all()).toEqual([{ hash: named, request_id: 'R1' }]);
+    expect(db.prepare('SELECT grants FROM tokens').get()).toEqual({ grants: '[]' });
+  });
+
   describe('audit table', () => {
     beforeEach(() => {
       migrate(db);

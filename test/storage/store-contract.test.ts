@@ -261,10 +261,61 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.nodes.live(0)).toEqual([{ id: 'n2', version: '1', started_at: 20, last_seen: 30 }]);
   });
 
-  it('stores a blob once per hash', async () => {
-    await store.write((tx) => tx.blobs.put('sha256:aa', Buffer.from('hello'), 1));
-    await store.write((tx) => tx.blobs.put('sha256:aa', Buffer.from('other'), 2));
-    expect((await store.blobs.get('sha256:aa'))?.toString()).toBe('hello');
+  it('keeps blobs in chunks with their uploaders and references, and sweeps only unreferenced ones', async () => {
+    const r = stored();
+    await store.write(async (tx) => {
+      await tx.requests.insert(r);
+      await tx.blobs.insertChunk('upload:0000000000005:x', 0, Buffer.from('hel'));
+      await tx.blobs.insertChunk('upload:0000000000005:x', 1, Buffer.from('lo'));
+      await tx.blobs.renameChunks('upload:0000000000005:x', 'sha256:aa');
+      await tx.blobs.insert('sha256:aa', 5, 10);
+      await tx.blobs.addOwner('token:t', 'sha256:aa', 5);
+      await tx.blobs.addOwner('token:t', 'sha256:aa', 5);
+      await tx.blobs.insert('sha256:bb', 3, 20);
+      await tx.blobs.insertChunk('sha256:bb', 0, Buffer.from('bye'));
+      await tx.blobs.addRefs(r.record.id, ['sha256:bb', 'sha256:bb']);
+      await tx.blobs.insertChunk('upload:0000000000001:stale', 0, Buffer.from('old'));
+      await tx.blobs.insertChunk('upload:0000000000009:live', 0, Buffer.from('new'));
+    });
+    expect(await store.blobs.size('sha256:aa')).toBe(5);
+    expect(Buffer.concat([(await store.blobs.chunk('sha256:aa', 0))!, (await store.blobs.chunk('sha256:aa', 1))!]).toString()).toBe('hello');
+    expect(await store.blobs.chunk('sha256:aa', 2)).toBeUndefined();
+    expect(await store.blobs.usage('token:t')).toBe(5);
+    expect(await store.blobs.oldestUnreferenced()).toBe(10);
+    await store.write((tx) => tx.blobs.touch('sha256:aa', 15));
+    expect(await store.blobs.oldestUnreferenced()).toBe(15);
+    expect(await store.write((tx) => tx.blobs.deleteStaged(5))).toBe(1);
+    expect(await store.blobs.chunk('upload:0000000000009:live', 0)).toBeDefined();
+    expect(await store.write((tx) => tx.blobs.claimUnreferenced(14, 10))).toEqual([]);
+    const swept = await store.write(async (tx) => {
+      const hashes = await tx.blobs.claimUnreferenced(100, 10);
+      for (const h of hashes) await tx.blobs.delete(h);
+      return hashes;
+    });
+    expect(swept).toEqual(['sha256:aa']);
+    expect(await store.blobs.size('sha256:aa')).toBeUndefined();
+    expect(await store.blobs.usage('token:t')).toBe(0);
+    expect(await store.blobs.size('sha256:bb')).toBe(3);
+  });
+
+  it('keeps tokens with their grants', async () => {
+    await store.write((tx) => tx.tokens.insert({ id: 't1', name: 'bot', digest: 'd1', created_at: 1, expires_at: null, grants: ['resolve_upstream'] }));
+    expect(await store.tokens.byDigest('d1')).toMatchObject({ id: 't1', name: 'bot', grants: ['resolve_upstream'], revoked_at: null });
+    expect(await store.write((tx) => tx.tokens.revoke('t1', 5))).toBe(true);
+    expect(await store.write((tx) => tx.tokens.revoke('t1', 6))).toBe(false);
+    expect(await store.tokens.listLive()).toEqual([]);
+  });
+
+  it('keeps web sessions: touched, revoked once, forgotten when ended', async () => {
+    const row = { id: 's1', digest: 'dd', credential: 'admin:x', created_at: 1, last_seen_at: 1, idle_expires_at: 100, expires_at: 1000 };
+    await store.write((tx) => tx.webSessions.insert(row));
+    await store.write((tx) => tx.webSessions.touch('s1', 50, 150));
+    expect(await store.webSessions.byDigest('dd')).toMatchObject({ id: 's1', last_seen_at: 50, idle_expires_at: 150, revoked_at: null });
+    expect(await store.write((tx) => tx.webSessions.deleteEnded(120))).toBe(0);
+    expect(await store.write((tx) => tx.webSessions.revoke('s1', 60))).toBe(true);
+    expect(await store.write((tx) => tx.webSessions.revoke('s1', 61))).toBe(false);
+    expect(await store.write((tx) => tx.webSessions.deleteEnded(120))).toBe(1);
+    expect(await store.webSessions.byId('s1')).toBeUndefined();
   });
 
   if (kind === 'sqlite') {

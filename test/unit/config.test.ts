@@ -32,6 +32,9 @@ describe('config', () => {
       requests: { default_timeout: 'none', max_per_minute: 120, max_body_bytes: 1024 * 1024 },
       events: { ping_interval: '25s' },
       storage: { synchronous: 'full' },
+      public_url: null,
+      server: { allowed_hosts: [] },
+      blobs: { quota_per_token: 256 * 1024 * 1024, retention: '7d' },
       callbacks: { allowlist: [], secret: null, max_age: '24h', retry_schedule: ['5s', '30s', '2m', '10m', '30m', '1h', '2h', '4h', '8h'] },
     });
     expect(c.data_dir).toBe(resolve('./data'));
@@ -53,6 +56,10 @@ describe('config', () => {
       'COUNTERSIGN_CALLBACKS_ALLOWLIST',
       'COUNTERSIGN_CALLBACKS_SECRET',
       'COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE',
+      'COUNTERSIGN_PUBLIC_URL',
+      'COUNTERSIGN_SERVER_ALLOWED_HOSTS',
+      'COUNTERSIGN_BLOBS_QUOTA_PER_TOKEN',
+      'COUNTERSIGN_BLOBS_RETENTION',
     ]) {
       expect(names).toContain(n);
     }
@@ -73,6 +80,10 @@ describe('config', () => {
         COUNTERSIGN_LOG_LEVEL: 'debug',
         COUNTERSIGN_STORAGE_SYNCHRONOUS: 'normal',
         COUNTERSIGN_FORMATS_ROLL_DEFAULT_TIMEOUT: 'none',
+        COUNTERSIGN_PUBLIC_URL: 'https://approvals.example.org/',
+        COUNTERSIGN_SERVER_ALLOWED_HOSTS: 'countersign.lan, 192.168.1.20',
+        COUNTERSIGN_BLOBS_QUOTA_PER_TOKEN: '1048576',
+        COUNTERSIGN_BLOBS_RETENTION: '1d',
       },
     });
     expect(c).toMatchObject({
@@ -85,6 +96,9 @@ describe('config', () => {
       log_level: 'debug',
       storage: { synchronous: 'normal' },
       formats: { roll: { default_timeout: 'none' } },
+      public_url: 'https://approvals.example.org/',
+      server: { allowed_hosts: ['countersign.lan', '192.168.1.20'] },
+      blobs: { quota_per_token: 1048576, retention: '1d' },
     });
   });
 
@@ -121,6 +135,13 @@ describe('config', () => {
     ['COUNTERSIGN_LOG_LEVEL', 'loud', 'log_level'],
     ['COUNTERSIGN_STORAGE_SYNCHRONOUS', 'off', 'storage.synchronous'],
     ['COUNTERSIGN_HOST', '', 'host'],
+    ['COUNTERSIGN_ADMIN_TOKEN', 'hunter2', 'admin_token'],
+    ['COUNTERSIGN_ADMIN_TOKEN', '0123456789abcde', 'admin_token'],
+    ['COUNTERSIGN_PUBLIC_URL', 'approvals.example.org', 'public_url'],
+    ['COUNTERSIGN_PUBLIC_URL', 'ftp://approvals.example.org/', 'public_url'],
+    ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', 'https://countersign.lan/', 'server.allowed_hosts'],
+    ['COUNTERSIGN_BLOBS_QUOTA_PER_TOKEN', '0', 'blobs.quota_per_token'],
+    ['COUNTERSIGN_BLOBS_RETENTION', 'forever', 'blobs.retention'],
   ])('%s=%j is a ConfigError naming %s and the variable', (name, value, key) => {
     const message = configError(() => loadConfig({ env: { [name]: value } }));
     expect(message).toContain(key);
@@ -136,5 +157,61 @@ describe('config', () => {
     writeFileSync(bad, 'port: [1\n');
     expect(configError(() => loadConfig({ file: bad, env: {} }))).toContain(bad);
     expect(configError(() => loadConfig({ file: join(dir, 'missing.yaml'), env: {} }))).toContain('missing.yaml');
+  });
+
+  it('a misspelt COUNTERSIGN_* variable is an error naming the closest known one', () => {
+    const cases: Array<[string, string]> = [
+      ['COUNTERSIGN_REQUESTS_DEFAULT_TIMEOT', 'COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT'],
+      ['COUNTERSIGN_PROT', 'COUNTERSIGN_PORT'],
+      ['COUNTERSIGN_CALLBACK_ALLOWLIST', 'COUNTERSIGN_CALLBACKS_ALLOWLIST'],
+      ['COUNTERSIGN_TOKNE', 'COUNTERSIGN_TOKEN'],
+    ];
+    for (const [name, meant] of cases) {
+      const message = configError(() => loadConfig({ env: { [name]: '1' } }));
+      expect(message).toContain(`${name}: unknown environment variable (did you mean ${meant}?)`);
+    }
+    // Nothing close: still an error, without a misleading guess.
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_SOMETHING_ELSE_ENTIRELY: 'x' } }))).toMatch(/COUNTERSIGN_SOMETHING_ELSE_ENTIRELY: unknown environment variable$/m);
+  });
+
+  it('every variable of the schema, the CLI client variables and COUNTERSIGN_CONFIG are known', () => {
+    for (const { envName } of envKeys()) {
+      let message = '';
+      try {
+        loadConfig({ env: { [envName]: 'not valid for anything \u0000' } });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, envName).not.toContain('unknown environment variable');
+    }
+    const file = join(dir, 'c.yaml');
+    writeFileSync(file, 'port: 9100\n');
+    const c = loadConfig({ env: { COUNTERSIGN_URL: 'http://127.0.0.1:1', COUNTERSIGN_TOKEN: 't', COUNTERSIGN_ADMIN_TOKEN: 'an-admin-token-long-enough', COUNTERSIGN_DATA_DIR: dir, COUNTERSIGN_CONFIG: file } });
+    expect(c.port).toBe(9100);
+  });
+
+  it('errors quote the value the user wrote and where, but never a secret', () => {
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_PORT: 'abc' } }))).toContain('port: ');
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_PORT: 'abc' } }))).toContain('(got "abc" from COUNTERSIGN_PORT)');
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE: '5s,soon' } }))).toContain('got "soon" from COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE');
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'requests:\n  default_timeout: 30\nlog_level: loud\ncallbacks:\n  secret: [sekrit-value]\n');
+    const message = configError(() => loadConfig({ file, env: {} }));
+    expect(message).toMatch(new RegExp(`requests\\.default_timeout: .*\\(got 30 from ${file}\\)`));
+    expect(message).toContain(`log_level: `);
+    expect(message).toContain(`(got "loud" from ${file})`);
+    expect(message).toContain(`callbacks.secret: `);
+    expect(message).toContain(`from ${file}; value not shown`);
+    expect(message).not.toContain('sekrit-value');
+  });
+
+  it('an unknown key in the file names the closest key, or the section it belongs to', () => {
+    const file = join(dir, 'typo.yaml');
+    writeFileSync(file, 'requests:\n  default_timeot: 30s\n');
+    expect(configError(() => loadConfig({ file, env: {} }))).toContain(`requests.default_timeot: unknown key in ${file} (did you mean requests.default_timeout?)`);
+    writeFileSync(file, 'request:\n  default_timeout: 30s\n');
+    expect(configError(() => loadConfig({ file, env: {} }))).toContain('request: unknown key in ' + file + ' (did you mean requests?)');
+    writeFileSync(file, 'requests:\n  ping_interval: 30s\n');
+    expect(configError(() => loadConfig({ file, env: {} }))).toContain('requests.ping_interval: unknown key in ' + file + ' (ping_interval belongs under events.ping_interval)');
   });
 });

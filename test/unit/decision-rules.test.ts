@@ -50,6 +50,29 @@ describe('decision rules', () => {
     expect(out.decision.fields).toEqual({ answers: { q: { selected: ['B'] } } });
   });
 
+  it('a question listed in input.optional_questions may be left out or left empty; the others may not', () => {
+    const r = record({
+      ...QUESTION,
+      input: { questions: [...QUESTION.input.questions, { id: 'note', question: 'Note?', allow_free_text: true }], optional_questions: ['note'] },
+    });
+    expect(run(r, { option: 'submit', fields: { answers: { q: { selected: ['A'] } } } }).decision.fields).toEqual({ answers: { q: { selected: ['A'] } } });
+    expect(run(r, { option: 'submit', fields: { answers: { q: { selected: ['A'] }, note: { selected: [], text: '  ' } } } }).decision.fields).toEqual({
+      answers: { q: { selected: ['A'] } },
+    });
+    expect(run(r, { option: 'submit', fields: { answers: { q: { selected: ['A'] }, note: { text: 'ok' } } } }).decision.fields).toEqual({
+      answers: { q: { selected: ['A'] }, note: { selected: [], text: 'ok' } },
+    });
+    expect(refusal(() => run(r, { option: 'submit', fields: { answers: { note: { text: 'ok' } } } })).message).toBe('fields.answers.q: every question must be answered');
+  });
+
+  it('input.optional_questions must name questions of the request, once each', () => {
+    const input = (optional: string[]) => ({ ...QUESTION, input: { ...QUESTION.input, optional_questions: optional } });
+    const paths = (optional: string[]) => CreateRequestSchema.safeParse(input(optional)).error?.issues.map((i) => i.path.join('.'));
+    expect(CreateRequestSchema.safeParse(input(['q'])).success).toBe(true);
+    expect(paths(['nope'])).toEqual(['input.optional_questions.0']);
+    expect(paths(['q', 'q'])).toEqual(['input.optional_questions.1']);
+  });
+
   it('checks the hash before anything else: a stale hash is 412 even with a bad option', () => {
     const r = record({ title: 't' });
     const err = refusal(() => decide(r, { option: 'nope', content_hash: 'sha256:old' }, META));

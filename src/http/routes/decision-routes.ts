@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../deps.js';
 import { DecisionBodySchema } from '../../requests/request-schema.js';
-import { ErrorDoc, IdParams, RequestDoc } from '../schemas.js';
+import { errors } from '../openapi.js';
+import { IdParams, RequestDoc } from '../schemas.js';
 
 export function registerDecisionRoutes(app: FastifyInstance, deps: Deps) {
   app.withTypeProvider<ZodTypeProvider>().post('/v1/requests/:id/decision', {
@@ -11,7 +12,7 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: Deps) {
       summary: 'Decide a pending request: {option, content_hash, feedback?, fields?, scope?}',
       params: IdParams,
       body: DecisionBodySchema,
-      response: { 200: RequestDoc, 400: ErrorDoc, 404: ErrorDoc, 409: ErrorDoc, 412: ErrorDoc },
+      response: { 200: RequestDoc, ...errors('not_found', 'not_pending', 'content_hash_mismatch') },
     },
   }, async (request) => (await deps.requests.decide(request.params.id, request.body, request.principal)).record);
 }

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { ErrorDoc, IdParams } from '../schemas.js';
+import { errors } from '../openapi.js';
+import { IdParams } from '../schemas.js';
 
 const AttemptDoc = z.object({
   n: z.number().int(),
@@ -24,7 +25,7 @@ const DeliveryDoc = z.object({
   finished_at: z.number().int().nullable(),
   last_error: z.string().nullable(),
   attempts: z.array(AttemptDoc),
-});
+}).meta({ id: 'Delivery' });
 
 /** Callback deliveries of one request with every attempt (product.md §6); admin only. */
 export function registerDeliveryRoutes(app: FastifyInstance, deps: Deps) {
@@ -32,7 +33,7 @@ export function registerDeliveryRoutes(app: FastifyInstance, deps: Deps) {
     schema: {
       summary: 'Callback deliveries of a request, oldest first, each with its attempts',
       params: IdParams,
-      response: { 200: z.array(DeliveryDoc), 404: ErrorDoc },
+      response: { 200: z.array(DeliveryDoc), ...errors('not_found') },
     },
   }, async (request) => {
     const { id } = request.params;

@@ -1,20 +1,27 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { requireTimeoutApprove } from '../../auth/grants.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
 import { durationMs } from '../../durations.js';
 import { AppError } from '../../errors.js';
+import { requireSequencedFormat, sequencedReply } from '../../formats/sequenced-reply.js';
 import type { StoredRequest } from '../../storage/request-records.js';
 import { attachBridgeSocket } from '../../ws/bridge-socket.js';
-import { parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
+import { FormatQuerySchema, parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
+import { errors } from '../openapi.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
-import { ErrorDoc, RequestDoc } from '../schemas.js';
+import { RequestDoc } from '../schemas.js';
 
 const FormatParams = z.strictObject({ format: z.string() });
 const FormatIdParams = z.strictObject({ format: z.string(), id: z.string().min(1).max(64) });
 
-const WithReplyDoc = z.object({ request: RequestDoc, reply: z.unknown().describe('the native reply, or null while pending or where the protocol has none') });
+const WithReplyDoc = z
+  .object({ request: RequestDoc, reply: z.unknown().describe('the native reply, or null while pending or where the protocol has none') })
+  .meta({ id: 'RequestWithReply' });
+// The frame's shape is the format's own; the adapter parses it (400 invalid_frame naming the field).
+const NativeFrameDoc = z.record(z.string(), z.unknown()).meta({ id: 'NativeFrame', description: 'One frame of the wire format named in the path, as the agent or bridge sends it' });
 const IgnoredDoc = z.object({ ignored: z.literal(true) });
 
 /** The `{request, reply}` answer of the native-format endpoints. */
@@ -30,6 +37,8 @@ function withReply(stored: StoredRequest) {
 export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { formats, nativeIntake, requests, waiters, config } = deps;
+  // For the document only: the handler resolves the format itself (404 unknown_format).
+  const formatParam = { format: z.enum(formats.nativeFormats() as [string, ...string[]]).describe('A native wire format') };
 
   /** The submitter's own request of this format; anything else is indistinguishable from missing. */
   async function ownOfFormat(id: string, format: string, principal: Principal): Promise<StoredRequest> {
@@ -45,13 +54,17 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   }
 
   r.post('/v1/formats/:format/requests', {
-    config: { auth: 'submit', validationCode: 'invalid_frame' },
+    config: {
+      auth: 'submit',
+      validationCode: 'invalid_frame',
+      openapi: { params: z.strictObject(formatParam), querystring: FormatQuerySchema, body: NativeFrameDoc },
+    },
     preValidation: rateLimitCreates(deps.rateLimit),
     schema: {
       summary: 'Submit one native frame; 200 with the same record when its native key was seen before',
       description: 'Query: timeout, on_timeout, callback_url, wait (long-poll, max 60s) and per-format context keys (e.g. session for Ask).',
       params: FormatParams,
-      response: { 200: WithReplyDoc, 201: WithReplyDoc, 400: ErrorDoc, 404: ErrorDoc, 422: ErrorDoc, 429: ErrorDoc },
+      response: { 200: WithReplyDoc, 201: WithReplyDoc, ...errors('invalid_query', 'callback_not_allowed', 'unknown_format', 'native_conflict', 'unsupported_frame', 'rate_limited') },
     },
   }, async (request, reply) => {
     const adapter = formats.native(request.params.format);
@@ -63,24 +76,27 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   });
 
   r.get('/v1/formats/:format/requests/:id/reply', {
-    config: { auth: 'submit', validationCode: 'invalid_query' },
+    config: { auth: 'submit', validationCode: 'invalid_query', openapi: { params: z.strictObject({ ...formatParam, id: z.string().min(1).max(64) }) } },
     schema: {
-      summary: 'The request and its native reply (null while pending); ?wait=25s long-polls (max 60s)',
+      summary: 'The request and its native reply (null while pending); ?wait=25s long-polls (max 60s); ?controller_seq=n numbers a PaperClip command',
       params: FormatIdParams,
       querystring: ReplyQuery,
-      response: { 200: WithReplyDoc, 404: ErrorDoc },
+      response: { 200: WithReplyDoc, ...errors('invalid_query', 'not_found', 'unknown_format') },
     },
   }, async (request) => {
     const { format, id } = request.params;
     const adapter = formats.native(format);
-    const stored = await ownOfFormat(id, adapter.format, request.principal);
-    const { wait } = request.query;
-    if (wait === undefined || stored.record.status !== 'pending') return withReply(stored);
-    return withReply(await settle(id, waitBudget(wait), request.principal));
+    const { wait, controller_seq: seq } = request.query;
+    if (seq !== undefined) requireSequencedFormat(adapter, 'invalid_query', 'controller_seq');
+    const found = await ownOfFormat(id, adapter.format, request.principal);
+    const stored = wait === undefined || found.record.status !== 'pending' ? found : await settle(id, waitBudget(wait), request.principal);
+    if (seq === undefined) return withReply(stored);
+    // The bridge's number goes on this rendering only; the stored reply keeps controllerSeq 1.
+    return { request: stored.record, reply: sequencedReply(adapter, stored.nativeReply, seq, deps.clock).reply };
   });
 
   r.post('/v1/formats/:format/events', {
-    config: { auth: 'submit', validationCode: 'invalid_frame' },
+    config: { auth: 'submit', validationCode: 'invalid_frame', openapi: { params: z.strictObject(formatParam), body: NativeFrameDoc } },
     schema: {
       summary: 'Apply a native follow-up frame (resolved elsewhere, cancelled, expired)',
       params: FormatParams,
@@ -90,8 +106,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
           requests: z.array(RequestDoc).optional().describe('session-wide follow-ups: every request it ended, oldest first (`request` is the first)'),
         }),
         202: IgnoredDoc,
-        400: ErrorDoc,
-        404: ErrorDoc,
+        ...errors('invalid_query', 'forbidden', 'not_found', 'unknown_format', 'unsupported_frame'),
       },
     },
   }, async (request, reply) => {
@@ -111,7 +126,9 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
     preValidation: async (request) => {
       const { format } = request.params as { format: string };
       formats.native(format);
-      parseFormatQuery(request.query, 'socket');
+      const query = parseFormatQuery(request.query, 'socket');
+      // Every frame on the socket would be refused: say so before the upgrade.
+      if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'invalid_query', 'query.on_timeout');
     },
     schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
   }, (socket, request) => {
@@ -123,6 +140,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
       requests,
       events: deps.events,
       rateLimit: deps.rateLimit,
+      clock: deps.clock,
       log: deps.log.child({ module: 'bridge', format: request.params.format }),
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,

@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { requireTimeoutApprove } from '../../auth/grants.js';
 import { checkCallbackUrl } from '../../callbacks/callback-url-policy.js';
 import type { Deps } from '../../deps.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { draftFromBody } from '../../requests/request-draft.js';
 import { CreateRequestSchema, type CreateRequestBody } from '../../requests/request-schema.js';
+import { errors } from '../openapi.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
-import { ErrorDoc, IdParams, ListQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
+import { AuditEntryDoc, IdParams, ListQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
 
 export const WAIT_DEFAULT_MS = 25_000;
 
@@ -25,12 +27,13 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     schema: {
       summary: 'Create a request (handup Request JSON); 200 with the existing request on a dedupe hit',
       body: CreateRequestSchema,
-      response: { 200: RequestDoc, 201: RequestDoc, 400: ErrorDoc, 409: ErrorDoc, 429: ErrorDoc },
+      response: { 200: RequestDoc, 201: RequestDoc, ...errors('callback_not_allowed', 'dedupe_conflict', 'rate_limited') },
     },
   }, async (request, reply) => {
     const body = handup.normalize(request.body, { query: {} }).request as CreateRequestBody;
     if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
     const p = request.principal;
+    if (body.on_timeout === 'approve') requireTimeoutApprove(p, 'invalid_request', 'on_timeout');
     const draft = draftFromBody(body, {
       defaultTimeout: config.requests.default_timeout,
       integration: p.kind === 'submit' ? p.name : null,
@@ -48,7 +51,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
 
   r.get('/v1/requests/:id', {
     config: { auth: 'submit' },
-    schema: { summary: 'Show one request', params: IdParams, response: { 200: RequestDoc, 404: ErrorDoc } },
+    schema: { summary: 'Show one request', params: IdParams, response: { 200: RequestDoc, ...errors('not_found') } },
   }, async (request) => (await requests.get(request.params.id, request.principal)).record);
 
   r.get('/v1/requests/:id/wait', {
@@ -57,7 +60,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       summary: 'Long-poll until the request leaves pending or the timeout passes (default 25s, max 60s)',
       params: IdParams,
       querystring: WaitQuery,
-      response: { 200: RequestDoc, 404: ErrorDoc },
+      response: { 200: RequestDoc, ...errors('not_found') },
     },
   }, async (request) => {
     const { id } = request.params;
@@ -66,7 +69,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
 
   r.post('/v1/requests/:id/cancel', {
     config: { auth: 'submit', noBody: true },
-    schema: { summary: 'Cancel a pending request', params: IdParams, response: { 200: RequestDoc, 404: ErrorDoc, 409: ErrorDoc } },
+    schema: { summary: 'Cancel a pending request', params: IdParams, response: { 200: RequestDoc, ...errors('not_found', 'not_pending') } },
   }, async (request) => (await requests.cancel(request.params.id, request.principal)).record);
 
   r.get('/v1/requests/:id/audit', {
@@ -74,8 +77,8 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       summary: 'Audit rows of a request, oldest first',
       params: IdParams,
       response: {
-        200: z.array(z.object({ id: z.number(), request_id: z.string(), event: z.string(), actor: z.string(), at: z.number(), details: z.unknown().optional() })),
-        404: ErrorDoc,
+        200: z.array(AuditEntryDoc),
+        ...errors('not_found'),
       },
     },
   }, async (request) => requests.audit(request.params.id, request.principal));

@@ -1,13 +1,23 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { GRANTS } from '../../auth/grants.js';
 import { TOKEN_NAME } from '../../auth/token-service.js';
 import type { Deps } from '../../deps.js';
 import { parseDuration } from '../../durations.js';
-import { ErrorDoc } from '../schemas.js';
+import { errors } from '../openapi.js';
 
 const TokenName = z.string().regex(TOKEN_NAME, 'must be 1-40 characters of a-z, 0-9 and -');
-const TokenDoc = z.object({ name: z.string(), created_at: z.number(), expires_at: z.number().nullable(), last_used_at: z.number().nullable().optional() });
+const GrantsDoc = z.array(z.enum(GRANTS)).describe('what the admin allowed this token beyond creating requests');
+const TokenDoc = z
+  .object({
+    name: z.string(),
+    created_at: z.number(),
+    expires_at: z.number().nullable(),
+    last_used_at: z.number().nullable().optional(),
+    grants: GrantsDoc,
+  })
+  .meta({ id: 'Token' });
 
 export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -18,14 +28,18 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
       body: z.strictObject({
         name: TokenName,
         expires: z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 90d' }).nullable().optional(),
+        grants: z.array(z.enum(GRANTS)).max(GRANTS.length * 2).optional(),
       }),
-      response: { 201: z.object({ name: z.string(), token: z.string(), created_at: z.number(), expires_at: z.number().nullable() }), 400: ErrorDoc, 409: ErrorDoc },
+      response: {
+        201: z.object({ name: z.string(), token: z.string(), created_at: z.number(), expires_at: z.number().nullable(), grants: GrantsDoc }),
+        ...errors('token_exists'),
+      },
     },
   }, async (request, reply) => {
-    const { name, expires } = request.body;
+    const { name, expires, grants } = request.body;
     const ms = expires ? (parseDuration(expires) as { ok: true; ms: number }).ms : null;
-    const t = await deps.tokens.create(name, ms);
-    return reply.code(201).send({ name: t.name, token: t.token, created_at: t.created_at, expires_at: t.expires_at });
+    const t = await deps.tokens.create(name, ms, grants ?? []);
+    return reply.code(201).send({ name: t.name, token: t.token, created_at: t.created_at, expires_at: t.expires_at, grants: t.grants });
   });
 
   r.get('/v1/tokens', { schema: { summary: 'List live submit tokens (never their secrets)', response: { 200: z.array(TokenDoc) } } }, async () =>
@@ -37,7 +51,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
     schema: {
       summary: 'Revoke a submit token; its requests stay, and the name can be reused by a new token',
       params: z.strictObject({ name: TokenName }),
-      response: { 200: TokenDoc.extend({ revoked_at: z.number() }), 404: ErrorDoc },
+      response: { 200: TokenDoc.extend({ revoked_at: z.number() }), ...errors('not_found') },
     },
   }, async (request) => deps.tokens.revoke(request.params.name));
 }

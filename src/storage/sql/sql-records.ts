@@ -4,6 +4,7 @@ import type { Counters } from '../counters.js';
 import type { DeliveryOutbox } from '../delivery-outbox.js';
 import type { RequestRecords } from '../request-records.js';
 import type { TokenRecords } from '../token-records.js';
+import type { WebSessionRecords } from '../web-session-records.js';
 import { createSqlBlobRecords } from './sql-blob-records.js';
 import { createSqlClusterNodes } from './sql-cluster-nodes.js';
 import { createSqlCounters } from './sql-counters.js';
@@ -11,6 +12,7 @@ import { createSqlDeliveryOutbox } from './sql-delivery-outbox.js';
 import { createSqlRequestRecords } from './sql-request-records.js';
 import type { SqlDialect, SqlRunner } from './sql-runner.js';
 import { createSqlTokenRecords } from './sql-token-records.js';
+import { createSqlWebSessionRecords } from './sql-web-session-records.js';
 
 /** Every record module of the store, bound to one connection. */
 export interface SqlRecords {
@@ -18,6 +20,7 @@ export interface SqlRecords {
   deliveries: DeliveryOutbox;
   tokens: TokenRecords;
   blobs: BlobRecords;
+  webSessions: WebSessionRecords;
   counters: Counters;
   nodes: ClusterNodes;
 }
@@ -27,7 +30,8 @@ export function createSqlRecords(sql: SqlRunner, dialect: SqlDialect): SqlRecord
     requests: createSqlRequestRecords(sql, dialect),
     deliveries: createSqlDeliveryOutbox(sql, dialect),
     tokens: createSqlTokenRecords(sql),
-    blobs: createSqlBlobRecords(sql),
+    blobs: createSqlBlobRecords(sql, dialect),
+    webSessions: createSqlWebSessionRecords(sql),
     counters: createSqlCounters(sql),
     nodes: createSqlClusterNodes(sql),
   };

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { basename } from 'node:path';
 import Database from 'better-sqlite3';
 import { createMemoryRateCounters } from '../memory/memory-rate-counters.js';
@@ -14,6 +14,19 @@ export interface SqliteStoreOptions {
   synchronous: 'full' | 'normal';
   /** Where errors of after-commit callbacks go (they must not break the write queue). */
   onCallbackError?: (err: unknown) => void;
+}
+
+/**
+ * The database holds every request, decision and token digest: owner-only (0600) whatever the
+ * umask and however old the data directory. The file is created 0600 before SQLite opens it,
+ * because SQLite gives the -wal and -shm files it creates the database file's mode; files an
+ * older version left readable are tightened.
+ */
+function restrictToOwner(path: string) {
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
 }
 
 /** Opens a connection with the settings every write relies on. */
@@ -32,12 +45,11 @@ function openConnection(path: string, synchronous: 'full' | 'normal', readonly: 
  * uncommitted pages).
  */
 export function openSqliteStore(path: string, { synchronous, onCallbackError = () => {} }: SqliteStoreOptions): Store {
+  restrictToOwner(path);
   const writer = openConnection(path, synchronous, false);
   let reader: Database.Database | undefined;
   try {
     migrateSqlite(writer);
-    // Approval history is private: the database and its WAL files are for this user only.
-    for (const suffix of ['', '-wal', '-shm']) if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
     reader = openConnection(path, synchronous, true);
   } catch (err) {
     writer.close();
@@ -56,6 +68,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       deliveries: written.deliveries,
       tokens: written.tokens,
       blobs: written.blobs,
+      webSessions: written.webSessions,
       counters: written.counters,
       // No other daemon shares this file: nobody to tell.
       announce: () => {},
@@ -70,6 +83,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     deliveries: read.deliveries,
     tokens: read.tokens,
     blobs: read.blobs,
+    webSessions: read.webSessions,
     nodes: {
       beat: (node) => queue.write(() => written.nodes.beat(node)),
       live: read.nodes.live,

@@ -1,33 +1,23 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchChromium, signInOnPage, SKIP_BROWSER, watchPage } from '../helpers/browser.js';
 import { createRequest, decide, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { COMMAND_REQUEST, EDIT_REQUEST, QUESTION_REQUEST, REVIEW_REQUEST } from './sample-requests.js';
 
 /**
  * The reviewer inbox in real headless Chromium against the real daemon on a real port. One
- * browser for the file; each test gets a fresh daemon and a fresh browser context (no cookies).
- * Tests wait for conditions on the page, never for fixed durations.
+ * browser for the file; each test gets a fresh daemon and a fresh browser context (no cookies,
+ * empty storage). Tests wait for conditions on the page, never for fixed durations.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
-// Without the background-networking flags Chromium dials out at start, which a closed network refuses.
-const CHROMIUM_ARGS = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 
-// Outside CI a machine without Chromium skips these tests, loudly; in CI (.ci/run installs
-// Chromium) a missing browser is a failure, never a skip.
-const SKIP = !existsSync(CHROMIUM) && !process.env.CI;
-if (SKIP) console.warn(`reviewer inbox browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
-
-describe.skipIf(SKIP)('reviewer inbox (Chromium)', () => {
+describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
   let browser: Browser;
   let t: TestServer;
   let context: BrowserContext;
@@ -36,24 +26,17 @@ describe.skipIf(SKIP)('reviewer inbox (Chromium)', () => {
   let problems: string[];
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => browser?.close());
 
   beforeEach(async () => {
     t = await startTestServer();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
     problems = [];
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('dialog', (dialog) => {
-      problems.push(`dialog: ${dialog.type()} ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    page.on('console', (msg) => {
-      if (/Content Security Policy|Trusted ?Type|TrustedHTML/i.test(msg.text())) problems.push(`console: ${msg.text()}`);
-    });
+    watchPage(page, problems);
   });
 
   afterEach(async () => {
@@ -65,13 +48,8 @@ describe.skipIf(SKIP)('reviewer inbox (Chromium)', () => {
   const card = (title: string) => page.locator('#pending-list a.card', { hasText: title });
   const detailTitle = () => page.locator('#detail .detail-title');
 
-  async function signIn() {
-    await page.goto(t.url);
-    await page.locator('#token').fill(t.adminToken);
-    await page.locator('#signin-button').click();
-    // Live means the WebSocket opened under the page's CSP and the first resync finished.
-    await page.locator('#conn[data-state="live"]').waitFor();
-  }
+  const signIn = () => signInOnPage(page, t);
+  const sessionSecret = () => page.evaluate(() => sessionStorage.getItem('countersign.session'));
 
   async function open(title: string) {
     await card(title).click();
@@ -89,21 +67,44 @@ describe.skipIf(SKIP)('reviewer inbox (Chromium)', () => {
     await page.locator('#signin-button').click();
     await page.locator('#conn[data-state="live"]').waitFor();
     expect(await page.locator('#signin').isVisible()).toBe(false);
-    const session = (await context.cookies()).find((c) => c.name === 'countersign_session');
-    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
-    expect(page.url()).not.toContain(t.adminToken);
+    // The tab holds a session secret, not the token; no cookie, nothing in localStorage, nothing in the URL.
+    const secret = await sessionSecret();
+    expect(secret).toMatch(/^csw_[\w-]{43}$/);
+    expect(await context.cookies()).toEqual([]);
     expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(page.url()).not.toContain(t.adminToken);
+    expect(page.url()).not.toContain(secret);
+    expect((await t.api.request('GET', '/v1/session', undefined, { token: secret })).status).toBe(200);
 
-    // The session survives a reload.
+    // The session survives a reload of the tab.
     await page.reload();
     await page.locator('#conn[data-state="live"]').waitFor();
 
     await page.locator('#signout').click();
     await page.locator('#signin-error', { hasText: 'Signed out' }).waitFor();
-    expect((await context.cookies()).some((c) => c.name === 'countersign_session')).toBe(false);
+    expect(await sessionSecret()).toBeNull();
+    // Ended on the daemon, not only forgotten by the tab.
+    expect((await t.api.request('GET', '/v1/session', undefined, { token: secret })).status).toBe(401);
     await page.reload();
     await page.locator('#token').waitFor();
     expect(await page.locator('#app').isVisible()).toBe(false);
+  });
+
+  it('a new tab signs in on its own; a session ended elsewhere signs the page out', async () => {
+    await signIn();
+    const secret = await sessionSecret();
+    // sessionStorage belongs to the tab: another tab of the same browser starts signed out.
+    const other = await context.newPage();
+    await other.goto(t.url);
+    await other.locator('#token').waitFor();
+    expect(await other.locator('#app').isVisible()).toBe(false);
+    await other.close();
+
+    // Signing out with the same secret elsewhere ends this page's stream and session at once.
+    expect((await t.api.request('DELETE', '/v1/session', undefined, { token: secret })).status).toBe(204);
+    await page.locator('#signin-error', { hasText: 'session ended' }).waitFor();
+    expect(await sessionSecret()).toBeNull();
   });
 
   it('shows a request created over the API without reload, and approves it with feedback', async () => {
@@ -260,8 +261,10 @@ describe.skipIf(SKIP)('reviewer inbox (Chromium)', () => {
     expect(await img.getAttribute('src')).toMatch(/^blob:/);
     await page.waitForFunction(() => (document.querySelector('#detail .preview-image img') as HTMLImageElement | null)?.naturalWidth === 1);
     await page.locator('#detail .preview-code code', { hasText: 'export const answer = 42;' }).waitFor();
-    expect(await page.locator('#detail .preview-file a').getAttribute('href')).toBe(`/v1/blobs/${encodeURIComponent(code)}`);
-    expect(await page.locator('#detail .preview-file a').getAttribute('download')).toBe('answer.ts');
+    // Files are saved through the session, never opened.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#detail .preview-file .file-link').click()]);
+    expect(download.suggestedFilename()).toBe('answer.ts');
+    expect(readFileSync((await download.path())!, 'utf8')).toBe('export const answer = 42;\n');
   });
 
   it('requires feedback to deny when the request asks for it', async () => {
@@ -292,9 +295,9 @@ describe.skipIf(SKIP)('reviewer inbox (Chromium)', () => {
   });
 
   it('shows the 409 when someone else decided first while the page heard nothing', async () => {
-    // The event stream is held back (its socket opens but never delivers), so the page still
-    // offers the decision when the daemon has already taken another one.
-    await page.routeWebSocket('**/v1/events', () => {});
+    // The event stream is held back (its socket accepts the page's auth message, then never
+    // delivers), so the page still offers the decision when the daemon has already taken another one.
+    await page.routeWebSocket('**/v1/events', (ws) => ws.onMessage(() => ws.send(JSON.stringify({ type: 'auth.ok' }))));
     const created = await createRequest(t.api, { title: 'Raced request' });
     await signIn();
     await open('Raced request');

@@ -1,0 +1,36 @@
+/**
+ * Characters that make text read differently from what it is: bidi embeddings, overrides and
+ * isolates (U+202A–U+202E, U+2066–U+2069), directional marks (U+200E, U+200F, U+061C) and C0/C1
+ * control characters. Agents choose every string this page shows, so each of these is shown
+ * as U+FFFD, the notation the CLI uses: `invoice\u202Efdp.exe` reads `invoice�fdp.exe`, never
+ * `invoiceexe.pdf`. Tabs and line breaks stay. Form values sent back to the daemon (an answer
+ * that is an option's label) are never rewritten, only what is displayed.
+ */
+
+const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const REPLACEMENT = '\uFFFD';
+
+export function visible(text) {
+  return String(text).replace(HIDDEN, REPLACEMENT);
+}
+
+/** Whether code point `cp` is one of the characters `visible` replaces. */
+function hidden(cp) {
+  return cp <= 0x10ffff && String.fromCodePoint(cp).replace(HIDDEN, '') === '';
+}
+
+/**
+ * The same for an HTML document shown in the sandboxed preview, whose DOM this page cannot
+ * reach: the characters themselves, and character references to them (`&#x202E;`, `&#8238;`,
+ * `&rlm;`, `&lrm;`). Numeric references to 0x80–0x9F are left alone: HTML reads them as
+ * Windows-1252 printable characters (`&#x80;` is €), not as C1 controls.
+ */
+export function visibleHtml(html) {
+  return visible(html)
+    // As many digits as the HTML parser reads (leading zeros included).
+    .replace(/&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));?/g, (ref, hex, dec) => {
+      const cp = hex !== undefined ? parseInt(hex, 16) : Number(dec);
+      return cp >= 0x80 && cp <= 0x9f ? ref : hidden(cp) ? '&#xFFFD;' : ref;
+    })
+    .replace(/&(?:lrm|rlm);/g, '&#xFFFD;');
+}

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import type { CreateRequestBody } from '../../requests/request-schema.js';
+import type { Normalized } from '../adapter.js';
+import { asTitle } from '../shared.js';
+import { redactCredentials } from './redact-credentials.js';
+
+/** What every PaperClip sub-protocol shares: schema names, id and status shapes, titles, keys. */
+
+export const REQUEST_V2 = 'paperclip.runtime_request.v2';
+export const REQUEST_V1 = 'paperclip.runtime_request.v1';
+export const INTERACTION = 'paperclip.interaction_request.v1';
+export const EVENT = 'paperclip.prp.event.v1';
+export const QUESTION_SET = 'paperclip.question_set.v1';
+export const CREATED = 'runtime_request.created';
+
+export const requestId = z.string().min(1).max(160);
+export const StatusSchema = z.enum(['pending', 'resolved', 'expired', 'cancelled']);
+
+export const OriginSchema = z.strictObject({
+  adapter: z.string().min(1).max(160),
+  provider: z.string().min(1).max(160).optional(),
+  method: z.string().min(1).max(500).optional(),
+});
+export type Origin = z.infer<typeof OriginSchema>;
+
+/** Provider-defined and open upstream: only read for presentation hints, never required. */
+export const DetailsSchema = z.record(z.string(), z.unknown());
+export type Details = z.infer<typeof DetailsSchema>;
+
+export const flag = (ctx: z.RefinementCtx, path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', message, path });
+
+/** Flags every repeat of an id (`items[i][key]`) that PaperClip requires to be unique. */
+export function unique<K extends string>(
+  ctx: z.RefinementCtx,
+  items: ReadonlyArray<Record<K, string>> | undefined,
+  key: K,
+  path: PropertyKey[],
+  what: string,
+) {
+  const seen = new Set<string>();
+  (items ?? []).forEach((item, i) => {
+    if (seen.has(item[key])) flag(ctx, [...path, i, key], `${what} "${item[key]}" appears more than once`);
+    seen.add(item[key]);
+  });
+}
+
+/** Where a request came from: the event envelope's run, session and turn (all null for a bare request). */
+export type Envelope = { runId: string | null; session: string | null; turnId: string | null };
+export type Preview = NonNullable<CreateRequestBody['previews']>[number];
+/** What a sub-protocol builds from its request; the entry adds the native key. */
+export type Built<Ctx> = Omit<Normalized<Ctx>, 'nativeKey'>;
+
+/** `paperclip:{runId or "-"}:{requestId}` (formats.md §2): a bare request has no run. */
+export const keyOf = (runId: string | null, requestId: string) => `paperclip:${runId ?? '-'}:${requestId}`;
+
+export function source(origin: Origin | undefined, env: Envelope): CreateRequestBody['source'] {
+  return { agent: origin?.provider ?? origin?.adapter ?? null, session: env.session };
+}
+
+/** Title = the text or its first line when short enough, else the fallback; the full text goes in the summary. */
+export function heading(main: string | null | undefined, fallback: string, ...more: Array<string | null | undefined>) {
+  const full = main?.trim() ?? '';
+  const title = asTitle(full) ?? asTitle(full.split('\n').find((l) => l.trim().length > 0)) ?? fallback;
+  const parts = [full && full !== title ? full : null, ...more].filter((s): s is string => typeof s === 'string' && s.trim().length > 0);
+  return { title, summary: parts.length > 0 ? parts.join('\n\n') : null };
+}
+
+export function text(v: unknown): string | undefined {
+  return typeof v === 'string' && v.trim().length > 0 ? v : undefined;
+}
+
+/**
+ * A command or diff when the details say so; otherwise the details themselves, as JSON. Built
+ * from a copy with credential-like keys redacted: reviewers never see what the driver sent there.
+ */
+export function detailPreviews(raw: Details): Preview[] {
+  const details = redactCredentials(raw);
+  const command = text(details.command);
+  const diff = text(details.diff);
+  if (command) return [{ type: 'command', command: { shell: command, cwd: text(details.cwd) ?? null } }];
+  if (diff) return [{ type: 'diff', title: text(details.path) ?? null, inline: diff }];
+  if (Object.keys(details).length === 0) return [];
+  return [{ type: 'json', title: 'Details', inline: JSON.stringify(details, null, 2) }];
+}
+
+/** A reviewer's answers as the decision carries them, keyed by question id. */
+export type Answers = Record<string, { selected?: string[]; text?: string | null }>;

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import type { HandupRequest, Option } from '../../requests/request-schema.js';
+import { distinctLabels, submitOptions } from '../shared.js';
+import {
+  DetailsSchema,
+  OriginSchema,
+  REQUEST_V1,
+  StatusSchema,
+  detailPreviews,
+  heading,
+  requestId,
+  source,
+  text,
+  unique,
+  type Built,
+  type Envelope,
+} from './common.js';
+import { QuestionSetSchema } from './question-set.js';
+import { questionSetRequest, type RuntimeContext } from './runtime.js';
+
+/**
+ * Legacy v1 runtime requests (`paperclip.runtime_request.v1`): free-form choice keys, answered in
+ * the phase-2 harness's `{requestId, response}` shape; and v1 elicitations with a question set.
+ */
+
+/** v1 is an open object with free-form choice keys (the phase-2 harness used `allow`/`deny`). */
+export const V1Schema = z
+  .looseObject({
+    schema: z.literal(REQUEST_V1),
+    requestKind: z.literal('runtime'),
+    requestId,
+    type: z.enum(['permission', 'input']),
+    status: StatusSchema,
+    prompt: z.string().min(1).max(4000),
+    choices: z.array(z.looseObject({ key: z.string().min(1), label: z.string().min(1) })).optional(),
+    details: DetailsSchema.optional(),
+  })
+  .superRefine((r, ctx) => unique(ctx, r.choices, 'key', ['choices'], 'choice key'));
+
+/**
+ * A v1 elicitation carrying a question set: PaperClip's UI renders it as the v2 input form, so it
+ * is asked and answered like one (a `request.resolve` command), not in the legacy shape.
+ */
+export const V1ElicitationSchema = z.looseObject({
+  schema: z.literal(REQUEST_V1),
+  requestKind: z.literal('elicitation'),
+  requestId,
+  type: z.string().optional(),
+  status: StatusSchema,
+  prompt: z.string().min(1).max(4000),
+  input: QuestionSetSchema,
+  origin: OriginSchema.optional(),
+  turnId: z.string().min(1).max(240).optional(),
+  details: DetailsSchema.optional(),
+});
+
+export function v1ElicitationRequest(r: z.infer<typeof V1ElicitationSchema>, env: Envelope): Built<RuntimeContext> {
+  return questionSetRequest(r.prompt, r.input, r, env, r.turnId ?? env.turnId, 'paperclip.runtime_request.v1 elicitation');
+}
+
+export type LegacyContext = { reply: 'legacy'; requestId: string; type: 'permission' | 'input'; keys: Array<[label: string, key: string]> };
+
+// v1 choice keys are free strings; these words make a key an approval (formats.md §2).
+const ALLOW_WORDS = new Set([
+  'allow', 'allowed', 'approve', 'approved', 'accept', 'accepted', 'yes', 'y', 'ok', 'okay', 'confirm', 'continue', 'proceed', 'grant',
+  'always', 'run',
+]);
+const NEGATIONS = new Set([
+  'no', 'not', 'don', 'dont', 'never', 'deny', 'denied', 'reject', 'decline', 'disallow', 'cancel', 'abort', 'stop', 'block',
+]);
+
+export function outcomeOfKey(key: string): Option['outcome'] {
+  const words = key.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/);
+  return words.some((w) => ALLOW_WORDS.has(w)) && !words.some((w) => NEGATIONS.has(w)) ? 'approve' : 'deny';
+}
+
+export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built<LegacyContext> {
+  const choices = r.choices ?? [];
+  const { title, summary } = heading(r.prompt, r.type === 'input' ? 'Answer the agent' : 'Grant a permission');
+  const base = { title, summary, source: source(undefined, env), previews: detailPreviews(r.details ?? {}) };
+  if (r.type === 'permission') {
+    const keyed = choices.length > 0 ? choices : [{ key: 'allow', label: 'Allow' }, { key: 'deny', label: 'Deny' }];
+    return {
+      request: {
+        ...base,
+        kind: text(r.details?.command) ? 'command' : 'custom',
+        options: keyed.map((c) => {
+          const outcome = outcomeOfKey(c.key);
+          return { id: c.key, label: c.label, outcome, style: outcome === 'approve' ? 'primary' : 'danger' };
+        }),
+      },
+      context: { reply: 'legacy', requestId: r.requestId, type: 'permission', keys: keyed.map((c) => [c.label, c.key]) },
+    };
+  }
+  const labels = distinctLabels(choices.map((c) => ({ id: c.key, label: c.label })));
+  return {
+    request: {
+      ...base,
+      kind: 'question',
+      options: submitOptions(),
+      input: { questions: [{ id: 'response', question: r.prompt, options: labels.map((label) => ({ label })), allow_free_text: true }] },
+    },
+    context: { reply: 'legacy', requestId: r.requestId, type: 'input', keys: choices.map((c, i) => [labels[i]!, c.key]) },
+    notes: ['v1 input has no refusal reply: a decline sends nothing and the runtime expires the request on its own'],
+  };
+}
+
+export function legacyReply(record: HandupRequest, ctx: LegacyContext): unknown {
+  const d = record.decision;
+  if (!d) return null;
+  if (ctx.type === 'permission') return { requestId: ctx.requestId, response: { decision: d.option } };
+  if (d.outcome !== 'approve') return null;
+  const a = d.fields?.answers?.response;
+  // A typed answer is what the runtime asked for; a picked choice answers with its key.
+  const answer = a?.text?.trim() ? a.text : new Map(ctx.keys).get(a?.selected?.[0] ?? '');
+  return answer === undefined ? null : { requestId: ctx.requestId, response: { text: answer } };
+}

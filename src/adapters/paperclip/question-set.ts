@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import { AppError } from '../../errors.js';
+import { MAX_QUESTIONS, MAX_QUESTION_BYTES, MAX_QUESTION_OPTIONS, type Question } from '../../requests/request-schema.js';
+import { distinctLabels } from '../shared.js';
+import { QUESTION_SET, flag, unique, type Answers, type Preview } from './common.js';
+import { TextValidationSchema, checksPattern, textValidationProblem, type TextValidation } from './text-validation.js';
+
+/**
+ * PaperClip question sets (`paperclip.question_set.v1`, question-set.schema.json) and their
+ * mapping to handup questions and back: the form of v2 input requests and driver requests.
+ */
+
+const QuestionOptionSchema = z.strictObject({
+  id: z.string().min(1).max(160),
+  label: z.string().min(1).max(1000),
+  description: z.string().max(4000).optional(),
+  recommended: z.boolean().optional(),
+});
+
+export const QuestionSetQuestionSchema = z
+  .strictObject({
+    id: z.string().min(1).max(160),
+    header: z.string().max(1000).optional(),
+    prompt: z.string().min(1).max(4000),
+    helpText: z.string().max(4000).optional(),
+    required: z.boolean(),
+    answerMode: z.enum(['single_select', 'multi_select', 'text']),
+    intent: z.enum(['decision', 'information']).optional(),
+    recommendationRationale: z.string().max(4000).optional(),
+    options: z.array(QuestionOptionSchema).max(128).optional(),
+    customAnswer: z
+      .strictObject({ enabled: z.literal(true), label: z.string().max(1000).optional(), placeholder: z.string().max(1000).optional() })
+      .optional(),
+    textValidation: TextValidationSchema.optional(),
+  })
+  .superRefine((q, ctx) => {
+    const options = q.options ?? [];
+    if (q.answerMode === 'text' && options.length > 0) flag(ctx, ['options'], 'text questions cannot define options');
+    if (q.answerMode === 'text' && q.customAnswer) flag(ctx, ['customAnswer'], 'text questions do not use a custom answer');
+    if (q.answerMode !== 'text' && options.length === 0) flag(ctx, ['options'], 'select questions need at least one option');
+    unique(ctx, options, 'id', ['options'], 'option id');
+    if (options.filter((o) => o.recommended).length > 1) flag(ctx, ['options'], 'at most one option may be recommended');
+  });
+export type QuestionSetQuestion = z.infer<typeof QuestionSetQuestionSchema>;
+
+export const QuestionSetSchema = z
+  .strictObject({
+    schema: z.literal(QUESTION_SET),
+    title: z.string().max(1000).optional(),
+    description: z.string().max(4000).optional(),
+    submitLabel: z.string().max(200).optional(),
+    questions: z.array(QuestionSetQuestionSchema).min(1).max(64),
+  })
+  .superRefine((set, ctx) => unique(ctx, set.questions, 'id', ['questions'], 'question id'));
+export type QuestionSet = z.infer<typeof QuestionSetSchema>;
+
+/** A handup question's option labels back to PaperClip option ids. */
+export interface QuestionMap {
+  id: string;
+  mode: 'single' | 'multi' | 'text';
+  /** Free text goes back as `customText` (question sets) or `otherText` (issue threads). */
+  custom: boolean;
+  /** The free-text option of an issue-thread question, selected whenever text is sent. */
+  freeTextOption?: string | null;
+  options: Array<[label: string, id: string]>;
+  /** The question's textValidation, checked on the text or custom answer when the reviewer decides. */
+  validation?: TextValidation;
+}
+
+export function mapQuestionSet(set: QuestionSet) {
+  if (set.questions.length > MAX_QUESTIONS) {
+    throw new AppError(
+      'invalid_frame',
+      `input.questions: countersign accepts at most ${MAX_QUESTIONS} questions per request; this question set has ${set.questions.length}`,
+    );
+  }
+  const questions: Question[] = [];
+  const maps: QuestionMap[] = [];
+  const previews: Preview[] = [];
+  const notes: string[] = [];
+  // `required: false` may be left unanswered (formats.md §2); the record lists them for the domain and the page.
+  const optional = set.questions.filter((q) => !q.required).map((q) => q.id);
+  set.questions.forEach((q, i) => {
+    const options = q.options ?? [];
+    if (options.length > MAX_QUESTION_OPTIONS) {
+      throw new AppError(
+        'invalid_frame',
+        `input.questions[${i}].options: countersign accepts at most ${MAX_QUESTION_OPTIONS} options per question; ` +
+          `question "${q.id}" has ${options.length}`,
+      );
+    }
+    const labels = distinctLabels(options);
+    const recommended = options.findIndex((o) => o.recommended);
+    const question: Question = {
+      id: q.id,
+      question: withHelp(q.prompt, q.helpText),
+      options: options.map((o, j) => ({ label: labels[j]!, ...(o.description ? { description: o.description } : {}) })),
+      multi: q.answerMode === 'multi_select',
+      allow_free_text: q.answerMode === 'text' || q.customAnswer?.enabled === true,
+    };
+    if (q.header) question.header = q.header;
+    if (recommended >= 0) question.recommended = recommended;
+    questions.push(question);
+    maps.push({
+      id: q.id,
+      mode: q.answerMode === 'text' ? 'text' : q.answerMode === 'multi_select' ? 'multi' : 'single',
+      custom: q.customAnswer?.enabled === true,
+      options: options.map((o, j) => [labels[j]!, o.id]),
+      ...(q.textValidation ? { validation: q.textValidation } : {}),
+    });
+    if (q.recommendationRationale?.trim()) {
+      previews.push({ type: 'markdown', title: `Recommendation for ${q.id}`, inline: q.recommendationRationale });
+    }
+    notes.push(...questionNotes(q, labels));
+  });
+  return { questions, optional, maps, previews, notes };
+}
+
+function questionNotes(q: QuestionSetQuestion, labels: string[]): string[] {
+  const notes: string[] = [];
+  const pattern = q.textValidation?.pattern;
+  if (pattern !== undefined && !checksPattern(pattern)) {
+    notes.push(`question "${q.id}": textValidation.pattern needs a backtracking engine, so only the runner checks it`);
+  }
+  if (q.helpText && withHelp(q.prompt, q.helpText) === q.prompt) {
+    notes.push(`question "${q.id}": helpText left out (over ${MAX_QUESTION_BYTES} bytes)`);
+  }
+  if (labels.some((l, i) => l !== q.options?.[i]?.label)) notes.push(`question "${q.id}": duplicate option labels suffixed with their ids`);
+  return notes;
+}
+
+
+export function withHelp(prompt: string, help: string | null | undefined): string {
+  if (!help?.trim()) return prompt;
+  const joined = `${prompt}\n\n${help}`;
+  return Buffer.byteLength(joined, 'utf8') <= MAX_QUESTION_BYTES ? joined : prompt;
+}
+
+
+export function optionIds(q: QuestionMap, labels: string[] | undefined): string[] {
+  const byLabel = new Map(q.options);
+  return (labels ?? []).flatMap((label) => {
+    const id = byLabel.get(label);
+    return id === undefined ? [] : [id];
+  });
+}
+
+/** Answers → `paperclip.question_response.v1`, labels mapped back to option ids. */
+export function questionResponse(questions: readonly QuestionMap[], answers: Answers) {
+  const out: Record<string, { selectedOptionIds?: string[]; text?: string; customText?: string }> = {};
+  for (const q of questions) {
+    const a = answers[q.id];
+    if (!a) continue;
+    const typed = a.text?.trim() ? a.text : null;
+    if (q.mode === 'text') {
+      if (typed) out[q.id] = { text: typed };
+      continue;
+    }
+    const ids = optionIds(q, a.selected);
+    const answer: { selectedOptionIds?: string[]; customText?: string } = {};
+    if (ids.length > 0) answer.selectedOptionIds = ids;
+    // PaperClip refuses a single-select answer with both a selection and custom text: the selection wins.
+    if (typed && q.custom && !(q.mode === 'single' && ids.length > 0)) answer.customText = typed;
+    if (answer.selectedOptionIds || answer.customText) out[q.id] = answer;
+  }
+  return { schema: 'paperclip.question_response.v1', answers: out };
+}
+
+/**
+ * Throws 400 `invalid_decision` naming the question when an answer, as it would be sent, breaks
+ * its textValidation: the text of a text question, the custom text of a select question.
+ */
+export function checkTextValidation(questions: readonly QuestionMap[], answers: Answers): void {
+  const sent = questionResponse(questions, answers).answers;
+  for (const q of questions) {
+    const text = q.mode === 'text' ? sent[q.id]?.text : sent[q.id]?.customText;
+    if (!q.validation || text === undefined) continue;
+    const problem = textValidationProblem(text, q.validation);
+    if (problem) throw new AppError('invalid_decision', `fields.answers.${q.id}: ${problem} (PaperClip textValidation)`);
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Driver `details` are provider-defined and may carry credentials (upstream's own test sends
+ * `authorization: "Bearer …"`). Before anything of them reaches a reviewer, the value of every
+ * credential-like key is replaced, at any depth (formats.md §2). The stored frame keeps the
+ * original for the reply; only previews are built from this copy.
+ */
+
+export const REDACTED = '[redacted]';
+
+// Compared with the key lower-cased and stripped of separators, so `api_key`, `x-api-key`,
+// `apiKey` and `APIKEY` all match; formats.md lists the first seven, the rest are as plain.
+const CREDENTIAL_WORDS = ['authorization', 'cookie', 'token', 'secret', 'password', 'apikey', 'accesskey', 'passwd', 'privatekey', 'credential'];
+
+export function isCredentialKey(key: string): boolean {
+  const bare = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return CREDENTIAL_WORDS.some((w) => bare.includes(w));
+}
+
+/** A copy of `value` with every credential-like key's value replaced by "[redacted]". */
+export function redactCredentials<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => redactCredentials(v)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isCredentialKey(k) ? REDACTED : redactCredentials(v)])) as T;
+}

@@ -1,0 +1,308 @@
+import { z } from 'zod';
+import { AppError } from '../../errors.js';
+import { MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option } from '../../requests/request-schema.js';
+import type { ReplyEnv } from '../adapter.js';
+import { asTitle, submitOptions } from '../shared.js';
+import {
+  DetailsSchema,
+  OriginSchema,
+  REQUEST_V2,
+  StatusSchema,
+  detailPreviews,
+  heading,
+  requestId,
+  source,
+  text,
+  unique,
+  type Answers,
+  type Built,
+  type Details,
+  type Envelope,
+  type Origin,
+} from './common.js';
+import { QuestionSetSchema, checkTextValidation, mapQuestionSet, questionResponse, type QuestionMap, type QuestionSet } from './question-set.js';
+
+/**
+ * Runtime requests answered with a `paperclip.prp.command.v1` `request.resolve` command: v2
+ * permission approvals, v2 input question sets, and driver-level requests as runners pass them on.
+ */
+
+const ACTIONS = ['accept', 'accept_for_session', 'decline', 'cancel'] as const;
+type Action = (typeof ACTIONS)[number];
+
+const ChoiceSchema = z.strictObject({ key: z.enum(ACTIONS), label: z.string().min(1).max(500) });
+
+export const V2PermissionSchema = z
+  .strictObject({
+    schema: z.literal(REQUEST_V2),
+    requestKind: z.literal('permission_approval'),
+    requestId,
+    type: z.literal('permission'),
+    status: StatusSchema,
+    prompt: z.string().min(1).max(4000),
+    choices: z.array(ChoiceSchema).min(1).max(4),
+    details: DetailsSchema.optional(),
+    origin: OriginSchema,
+    turnId: z.string().min(1).max(240),
+    itemId: z.string().min(1).max(240).nullable().optional(),
+  })
+  .superRefine((r, ctx) => unique(ctx, r.choices, 'key', ['choices'], 'choice key'));
+
+export const V2InputSchema = z.strictObject({
+  schema: z.literal(REQUEST_V2),
+  requestKind: z.literal('runtime'),
+  requestId,
+  type: z.literal('input'),
+  status: StatusSchema,
+  prompt: z.string().min(1).max(4000),
+  input: QuestionSetSchema,
+  origin: OriginSchema.optional(),
+  turnId: z.string().min(1).max(240).optional(),
+  itemId: z.string().min(1).max(240).optional(),
+});
+
+const DRIVER_KINDS = ['command_approval', 'file_approval', 'permission_approval', 'user_input', 'elicitation'] as const;
+
+/**
+ * A driver's own HarnessRuntimeRequest, which runners put in `runtime_request.created` as is
+ * (no `schema`, `type` = the provider method): not in request.schema.json, but seen live.
+ */
+export const DriverRequestSchema = z
+  .looseObject({
+    schema: z.undefined().optional(),
+    requestKind: z.enum(DRIVER_KINDS),
+    requestId,
+    method: z.string().optional(),
+    type: z.string().optional(),
+    turnId: z.string().min(1).max(240).optional(),
+    itemId: z.string().nullable().optional(),
+    status: StatusSchema.optional(),
+    prompt: z.string().max(4000).optional(),
+    details: z
+      .looseObject({ fields: z.array(z.looseObject({ name: z.string().min(1).max(128), label: z.string().min(1).optional() })).optional() })
+      .optional(),
+    input: QuestionSetSchema.optional(),
+    origin: OriginSchema.optional(),
+    choices: z.array(ChoiceSchema).min(1).max(4).optional(),
+    actions: z.array(z.enum([...ACTIONS, 'submit'])).optional(),
+  })
+  .superRefine((r, ctx) => unique(ctx, r.choices, 'key', ['choices'], 'choice key'));
+export type DriverRequest = z.infer<typeof DriverRequestSchema>;
+
+export type RuntimeForm =
+  | { type: 'none' }
+  | { type: 'question_set'; questions: QuestionMap[] }
+  /** Codex-style user_input: `{answers: {<field>: {answers: [text]}}}`. */
+  | { type: 'answers' }
+  /** Elicitation: `{content: {<field>: text}}`. */
+  | { type: 'content' };
+
+export type RuntimeContext = { reply: 'runtime'; requestId: string; turnId: string | null; form: RuntimeForm; sessionChoice: boolean; cancel: boolean };
+
+/** PRP's own way to decline a form and end the turn. */
+const CANCEL_TURN: Option = { id: 'cancel', label: 'Decline and stop the turn', outcome: 'deny', style: null };
+
+const DEFAULT_LABELS: Record<Action, string> = {
+  accept: 'Allow',
+  accept_for_session: 'Allow for this session',
+  decline: 'Deny',
+  cancel: 'Deny and stop the turn',
+};
+const STYLES: Record<Action, string | null> = { accept: 'primary', accept_for_session: null, decline: 'danger', cancel: null };
+const OUTCOMES: Record<Action, Option['outcome']> = { accept: 'approve', accept_for_session: 'approve', decline: 'deny', cancel: 'deny' };
+
+/** v2 permission approvals and driver approvals: one option per PRP choice, keyed by action. */
+export function approval(
+  r: { prompt?: string | undefined; details?: Details | undefined; origin?: Origin | undefined; requestId: string; requestKind: string },
+  env: Envelope,
+  choices: Array<{ key: Action; label: string }>,
+  cancelOnlyIfOffered: boolean,
+  turnId: string | null,
+): Built<RuntimeContext> {
+  const details = r.details ?? {};
+  const command = text(details.command);
+  const path = text(details.path);
+  const kind = r.requestKind === 'file_approval' ? 'edit' : r.requestKind === 'command_approval' || command ? 'command' : 'custom';
+  const fallback =
+    kind === 'command'
+      ? asTitle(command && `Run ${command}`) ?? 'Approve a command'
+      : kind === 'edit'
+        ? asTitle(path && `Change ${path}`) ?? 'Approve a file change'
+        : 'Grant a permission';
+  const { title, summary } = heading(r.prompt, fallback);
+  const keys = choices.map((c) => c.key);
+  const request: CreateRequestBody = {
+    title,
+    summary,
+    kind,
+    source: source(r.origin, env),
+    previews: detailPreviews(details),
+    options: choices.map((c) => ({ id: c.key, label: c.label, outcome: OUTCOMES[c.key], style: STYLES[c.key] })),
+  };
+  const tool = text(details.toolName);
+  if (tool) request.tool = tool;
+  return {
+    request,
+    context: {
+      reply: 'runtime',
+      requestId: r.requestId,
+      turnId,
+      form: { type: 'none' },
+      sessionChoice: keys.includes('accept_for_session'),
+      // The harness takes `cancel` from any approval, but a v2 request lists what its UI offers.
+      cancel: !cancelOnlyIfOffered || keys.includes('cancel'),
+    },
+  };
+}
+
+export function questionSetRequest(
+  prompt: string | undefined,
+  set: QuestionSet,
+  r: { requestId: string; origin?: Origin | undefined },
+  env: Envelope,
+  turnId: string | null,
+  what: string,
+): Built<RuntimeContext> {
+  const mapped = mapQuestionSet(set);
+  const { title, summary } = heading(set.title ?? prompt, 'Answer the agent', set.title ? prompt : undefined, set.description);
+  return {
+    request: {
+      title,
+      summary,
+      kind: 'question',
+      source: source(r.origin, env),
+      previews: mapped.previews,
+      options: [...submitOptions(set.submitLabel), CANCEL_TURN],
+      input: { questions: mapped.questions, ...(mapped.optional.length ? { optional_questions: mapped.optional } : {}) },
+    },
+    context: {
+      reply: 'runtime',
+      requestId: r.requestId,
+      turnId,
+      form: { type: 'question_set', questions: mapped.maps },
+      sessionChoice: false,
+      cancel: true,
+    },
+    notes: mapped.notes.map((n) => `${what}: ${n}`),
+  };
+}
+
+export function driverRequest(r: DriverRequest, env: Envelope): Built<RuntimeContext> {
+  const turnId = r.turnId ?? env.turnId;
+  const fields = r.details?.fields ?? [];
+  if (r.requestKind === 'user_input' || r.requestKind === 'elicitation') {
+    if (r.input) return questionSetRequest(r.prompt, r.input, r, env, turnId, r.requestKind);
+    if (fields.length > 0) return fieldForm(r, env, fields, turnId);
+    if (r.requestKind === 'user_input') {
+      throw new AppError(
+        'invalid_frame',
+        'payload.request: a user_input request needs input (a paperclip.question_set.v1) or details.fields to ask anything',
+      );
+    }
+  }
+  // An elicitation without a form is a plain accept/decline; the harness refuses accept_for_session for it.
+  const allowed: Action[] = r.requestKind === 'elicitation' ? ['accept', 'decline', 'cancel'] : [...ACTIONS];
+  const labels = r.requestKind === 'elicitation' ? ELICITATION_LABELS : DEFAULT_LABELS;
+  const offered =
+    r.choices ??
+    (r.actions ?? allowed).filter((a): a is Action => allowed.includes(a as Action)).map((key) => ({ key, label: labels[key] }));
+  if (offered.length === 0) throw new AppError('invalid_frame', 'payload.request.actions: no action a reviewer could take');
+  return approval(r, env, offered, Boolean(r.choices ?? r.actions), turnId);
+}
+
+const ELICITATION_LABELS: Record<Action, string> = {
+  accept: 'Accept',
+  accept_for_session: 'Accept for this session',
+  decline: 'Decline',
+  cancel: 'Cancel',
+};
+
+/** Driver forms (`details.fields`): one free-text question per field, named by the field. */
+function fieldForm(
+  r: DriverRequest,
+  env: Envelope,
+  fields: ReadonlyArray<{ name: string; label?: string | undefined }>,
+  turnId: string | null,
+): Built<RuntimeContext> {
+  if (fields.length > MAX_QUESTIONS) {
+    throw new AppError(
+      'invalid_frame',
+      `details.fields: countersign accepts at most ${MAX_QUESTIONS} fields (one question each) per request; this frame has ${fields.length}`,
+    );
+  }
+  const { title, summary } = heading(r.prompt, 'Answer the agent');
+  return {
+    request: {
+      title,
+      summary,
+      kind: 'question',
+      source: source(r.origin, env),
+      options: [...submitOptions(), CANCEL_TURN],
+      input: { questions: fields.map((f) => ({ id: f.name, question: f.label ?? f.name, allow_free_text: true })) },
+    },
+    context: {
+      reply: 'runtime',
+      requestId: r.requestId,
+      turnId,
+      form: { type: r.requestKind === 'elicitation' ? 'content' : 'answers' },
+      sessionChoice: false,
+      cancel: true,
+    },
+  };
+}
+
+// ---- handup decision → request.resolve ----
+
+const COMMAND = 'paperclip.prp.command.v1';
+
+/** A question-set answer is held to each question's textValidation before it is stored. */
+export function checkRuntimeDecision(record: HandupRequest, ctx: RuntimeContext): void {
+  const d = record.decision;
+  if (d?.outcome === 'approve' && ctx.form.type === 'question_set') checkTextValidation(ctx.form.questions, (d.fields?.answers ?? {}) as Answers);
+}
+
+/**
+ * A stored `request.resolve` command with the bridge's `controllerSeq` and a fresh commandId (the
+ * runner takes a command only as its controller's next; formats.md §2). Other replies take none.
+ */
+export function sequenceCommand(reply: unknown, seq: number, env: Pick<ReplyEnv, 'ulid'>): unknown {
+  const command = reply as { schema?: unknown } | null;
+  if (command === null || typeof command !== 'object' || command.schema !== COMMAND) return null;
+  return { ...command, commandId: env.ulid(), controllerSeq: seq };
+}
+
+export function runtimeReply(record: HandupRequest, ctx: RuntimeContext, env: ReplyEnv): unknown {
+  const resolution = runtimeResolution(record, ctx);
+  if (!resolution) return null;
+  return {
+    schema: COMMAND,
+    commandId: env.ulid(),
+    controllerSeq: 1,
+    type: 'request.resolve',
+    issuedAt: new Date(env.now).toISOString(),
+    payload: { requestId: ctx.requestId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}), resolution },
+  };
+}
+
+function runtimeResolution(record: HandupRequest, ctx: RuntimeContext): Record<string, unknown> | null {
+  const d = record.decision;
+  // Cancelled here, or expired with on_timeout "expire": PRP's own way to abandon a request is `cancel`.
+  if (!d) return ctx.cancel ? { action: 'cancel' } : null;
+  if (d.outcome === 'approve' && ctx.form.type !== 'none') return submission(ctx.form, (d.fields?.answers ?? {}) as Answers);
+  if (d.outcome === 'approve' && d.scope === 'session' && ctx.sessionChoice) return { action: 'accept_for_session' };
+  return { action: d.option };
+}
+
+function submission(form: Exclude<RuntimeForm, { type: 'none' }>, answers: Answers): Record<string, unknown> {
+  if (form.type === 'answers') {
+    const out: Record<string, { answers: string[] }> = {};
+    for (const [id, a] of Object.entries(answers)) if (a.text?.trim()) out[id] = { answers: [a.text] };
+    return { action: 'submit', answers: out };
+  }
+  if (form.type === 'content') {
+    const out: Record<string, string> = {};
+    for (const [id, a] of Object.entries(answers)) if (a.text?.trim()) out[id] = a.text;
+    return { action: 'submit', content: out };
+  }
+  return { action: 'submit', response: questionResponse(form.questions, answers) };
+}

@@ -1,0 +1,43 @@
+/**
+ * The one place that decides what the CLI may send to a terminal. Almost everything the CLI
+ * prints comes from agents (titles, previews, option and question ids, source fields, error
+ * messages that echo them), so nothing may reach the terminal that it would act on instead of
+ * showing: C0 and C1 controls (ESC starts CSI cursor moves, screen clears and OSC 52 clipboard
+ * writes; U+009B is a one-byte CSI, U+009D a one-byte OSC), DEL, and the bidi and invisible
+ * format characters that reorder or hide text (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C),
+ * plus the Unicode line and paragraph separators. Each becomes a visible U+FFFD.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+const SHOWN_AS = '\uFFFD';
+
+/**
+ * One agent-supplied value, made safe to print. Single-line fields (the default) show a line
+ * break or tab as a space, so a title cannot fake a second line of output; `multiline` keeps
+ * newlines and tabs for summaries, previews and feedback.
+ */
+export function clean(text: string, { multiline = false } = {}): string {
+  const t = multiline ? text.replace(/\r\n/g, '\n') : text;
+  return t.replace(UNSAFE, (c) => {
+    if (multiline && (c === '\n' || c === '\t')) return c;
+    return c === '\n' || c === '\r' || c === '\t' ? ' ' : SHOWN_AS;
+  });
+}
+
+/**
+ * The last guard on every write of human output: whatever a renderer forgot to `clean` still
+ * cannot act on the terminal. Newlines and tabs are layout and stay.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(UNSAFE, (c) => (c === '\n' || c === '\t' ? c : SHOWN_AS));
+}
+
+/**
+ * `--json` output. JSON.stringify escapes C0 controls but writes DEL, C1 controls and the bidi
+ * characters raw, which a terminal would act on; they are escaped as `\uXXXX` too, so the
+ * output is the same JSON value and safe to print. (Outside strings JSON text is plain ASCII,
+ * so only string contents are touched.)
+ */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(UNSAFE, (c) => (c === '\n' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}

@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ensureWritableDataDir } from '../../src/data-dir.js';
+import { ConfigError } from '../../src/config.js';
+import { runCli } from '../helpers/cli-process.js';
+import { spawnDaemon } from '../helpers/daemon-process.js';
+
+const ADMIN = 'serve-test-admin-token-0123456789';
+
+/** `countersign serve` as a real process: what stops it at start (exit 4) and what it warns about. */
+describe('countersign serve: start-up errors and warnings', { timeout: 60_000 }, () => {
+  const dirs: string[] = [];
+  const tempDir = () => {
+    const d = mkdtempSync(join(tmpdir(), 'countersign-serve-'));
+    dirs.push(d);
+    return d;
+  };
+  afterEach(async () => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  const baseEnv = () => ({ COUNTERSIGN_PORT: '0', COUNTERSIGN_DATA_DIR: tempDir(), COUNTERSIGN_ADMIN_TOKEN: ADMIN, COUNTERSIGN_LOG_LEVEL: 'warn' });
+
+  it('a misspelt COUNTERSIGN_* variable stops it with exit 4, naming the variable it meant', async () => {
+    const r = await runCli(['serve'], { env: { ...baseEnv(), COUNTERSIGN_REQUESTS_DEFAULT_TIMEOT: '10m' } });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      'countersign: invalid configuration:\n  COUNTERSIGN_REQUESTS_DEFAULT_TIMEOT: unknown environment variable (did you mean COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT?)\n',
+    );
+  });
+
+  it('a bad value stops it with exit 4, quoting what was written', async () => {
+    const r = await runCli(['serve'], { env: { ...baseEnv(), COUNTERSIGN_PORT: 'eighty' } });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^countersign: invalid configuration:\n {2}port: .*\(got "eighty" from COUNTERSIGN_PORT\)\n$/);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('a data directory the user cannot write: exit 4 naming the path, the user id and the fix', async () => {
+    // The Docker bind-mount case: the directory belongs to another user than the daemon's.
+    const root = tempDir();
+    chmodSync(root, 0o755);
+    const dataDir = join(root, 'data');
+    mkdirSync(dataDir, { mode: 0o755 });
+    const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
+    const child = await runCli(['serve'], {
+      env: { ...baseEnv(), COUNTERSIGN_DATA_DIR: dataDir },
+      cwd: root,
+      asUser: { uid, gid },
+    });
+    expect(child.code).toBe(4);
+    expect(child.stderr).toContain(`countersign: the data directory ${dataDir} is not writable by uid ${uid} (gid ${gid}): EACCES`);
+    expect(child.stderr).toContain(`fix: give it to uid ${uid} (chown -R ${uid}:${gid} ${dataDir})`);
+    expect(child.stderr).toContain(`sudo chown -R ${uid}:${gid} /host/dir`);
+  });
+
+  it('ensureWritableDataDir: a path that cannot become a directory is a ConfigError naming it', () => {
+    const root = tempDir();
+    const file = join(root, 'a-file');
+    writeFileSync(file, '');
+    const target = join(file, 'data');
+    expect(() => ensureWritableDataDir(target)).toThrow(ConfigError);
+    expect(() => ensureWritableDataDir(target)).toThrow(`the data directory ${target} is not writable by uid ${process.getuid?.()}`);
+    // And a good one is created, 0700, and left without a trace of the check.
+    const good = join(root, 'fresh', 'data');
+    ensureWritableDataDir(good);
+    expect(execFileSync('ls', ['-A', good], { encoding: 'utf8' })).toBe('');
+  });
+
+  it('warns that callbacks go unsigned only when callbacks are on (an allowlist) without a secret', async () => {
+    const [quiet, warned, signed] = await Promise.all([
+      spawnDaemon({ env: baseEnv() }),
+      spawnDaemon({ env: { ...baseEnv(), COUNTERSIGN_CALLBACKS_ALLOWLIST: 'hooks.example.com' } }),
+      spawnDaemon({ env: { ...baseEnv(), COUNTERSIGN_CALLBACKS_ALLOWLIST: 'hooks.example.com', COUNTERSIGN_CALLBACKS_SECRET: 'whsec_test' } }),
+    ]);
+    // Logs are written asynchronously: wait for the line itself. The start-up logs before the
+    // "listening" line, so the other two have had their chance to warn by the time they stop.
+    await warned.outputMatching(/callbacks\.secret is not set: callbacks will be delivered unsigned/);
+    await Promise.all([quiet, warned, signed].map((d) => d.stop('SIGTERM')));
+    expect(quiet.output()).not.toContain('unsigned');
+    expect(signed.output()).not.toContain('unsigned');
+  });
+});

@@ -1,0 +1,557 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN } from '../../src/auth/principal.js';
+import { createFakeClock } from '../helpers/fake-clock.js';
+import { decide, expectError, show } from '../helpers/request-api.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { compileSchema, expectValidRequest } from '../helpers/upstream-schemas.js';
+import { connectWs, type WsClient } from '../helpers/ws-client.js';
+
+/**
+ * The revised native-format rules (formats.md, revised 2026-11-30) over a real port: each reply
+ * as the agent's runtime takes it, over HTTP and, where the rule touches it, the bridge socket.
+ */
+
+const validateCommand = compileSchema('paperclip-prp-command.schema.json');
+
+let t: TestServer;
+const sockets: WsClient[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.socket.terminate();
+  await t?.close();
+});
+
+async function ws(path: string, token: string = t.adminToken): Promise<WsClient> {
+  const c = await connectWs(`${t.wsUrl}${path}`, token);
+  sockets.push(c);
+  return c;
+}
+
+async function post(format: string, frame: unknown, query = ''): Promise<any> {
+  const res = await t.api.post(`/v1/formats/${format}/requests${query}`, frame);
+  expect(res.status, res.text).toBe(201);
+  expectValidRequest(res.body.request);
+  return res.body.request;
+}
+
+async function replyOf(format: string, id: string, query = ''): Promise<any> {
+  const res = await t.api.get(`/v1/formats/${format}/requests/${id}/reply${query}`);
+  expect(res.status, res.text).toBe(200);
+  return res.body.reply;
+}
+
+async function audit(id: string): Promise<Array<{ event: string; actor: string; details?: any }>> {
+  const res = await t.api.get(`/v1/requests/${id}/audit`);
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+}
+
+function expectCommand(reply: unknown) {
+  expect(validateCommand(reply) ? [] : validateCommand.errors, JSON.stringify(reply)).toEqual([]);
+}
+
+// ---- PaperClip frames ----
+
+const prpEvent = (request: Record<string, unknown>, runId = 'run-1') => ({
+  schema: 'paperclip.prp.event.v1',
+  schemaVersion: 1,
+  sourceEventId: `evt-${String(request.requestId)}`,
+  sourceSeq: 1,
+  sourceKind: 'runner',
+  sourceInstanceId: 'runner-1',
+  runId,
+  normalizedSessionId: 'session-1',
+  turnId: 'turn-1',
+  eventType: 'runtime_request.created',
+  priority: 0,
+  emittedAt: '2026-09-28T12:00:00Z',
+  payload: { request },
+});
+
+const permission = (requestId: string, details: Record<string, unknown> = { toolCallId: 'tool-1' }) =>
+  prpEvent({
+    schema: 'paperclip.runtime_request.v2',
+    requestKind: 'permission_approval',
+    requestId,
+    type: 'permission',
+    status: 'pending',
+    prompt: 'Allow editing src/example.ts?',
+    choices: [
+      { key: 'accept', label: 'Allow once' },
+      { key: 'decline', label: 'Deny' },
+    ],
+    details,
+    origin: { adapter: 'acpx-runtime-sidecar', provider: 'acpx', method: 'session/request_permission' },
+    turnId: 'turn-1',
+    itemId: 'item-1',
+  });
+
+const questionSet = (requestId: string, questions: unknown[]) =>
+  prpEvent({
+    schema: 'paperclip.runtime_request.v2',
+    requestKind: 'runtime',
+    requestId,
+    type: 'input',
+    status: 'pending',
+    prompt: 'The agent needs answers before it continues.',
+    input: { schema: 'paperclip.question_set.v1', title: 'Deployment', questions },
+    origin: { adapter: 'acpx-runtime-sidecar', provider: 'codex' },
+    turnId: 'turn-1',
+  });
+
+describe('ALP: declining a plain question', () => {
+  const question = (id: string) => ({
+    jsonrpc: '2.0',
+    method: 'event',
+    params: {
+      sessionId: 'ses_3f9a1c2b7d4e5f60',
+      epoch: '8c1e4b7a2f9d4e06b3a5c8d1e7f20a94',
+      seq: 81,
+      ts: '2026-10-10T09:30:00.000Z',
+      event: {
+        type: 'question',
+        question: {
+          id,
+          sessionId: 'ses_3f9a1c2b7d4e5f60',
+          rootId: 'ses_3f9a1c2b7d4e5f60',
+          agent: 'main',
+          body: 'Postgres or SQLite?',
+          options: ['Postgres', 'SQLite'],
+          askedAt: '2026-10-10T09:30:00.000Z',
+        },
+      },
+    },
+  });
+
+  it('dismisses it with the feedback as the reason, over HTTP and on the bridge socket; never sends the feedback as the answer', async () => {
+    t = await startTestServer();
+    const bridge = await ws('/v1/formats/alp/ws');
+    bridge.send(question('q_c41d7e0a9b62'));
+    const { id } = await bridge.next();
+    const record = await show(t.api, id);
+    const decided = await decide(t.api, record, 'decline', { feedback: 'SQLite' });
+    expect(decided.status, decided.text).toBe(200);
+    expect(decided.body.status).toBe('denied');
+    const expected = { jsonrpc: '2.0', id: 1, method: 'question.answer', params: { questionId: 'q_c41d7e0a9b62', dismiss: true, reason: 'SQLite' } };
+    expect(await replyOf('alp', id)).toEqual(expected);
+    expect(await bridge.next()).toEqual(expected);
+  });
+});
+
+describe('PaperClip controllerSeq', () => {
+  it('GET …/reply?controller_seq=n renders the command with n and a fresh commandId; without it the stored command says 1', async () => {
+    t = await startTestServer();
+    const record = await post('paperclip', permission('permission-1'));
+    expect(await replyOf('paperclip', record.id, '?controller_seq=7')).toBeNull();
+    expect((await decide(t.api, record, 'accept')).status).toBe(200);
+
+    const stored = await replyOf('paperclip', record.id);
+    expectCommand(stored);
+    expect(stored.controllerSeq).toBe(1);
+    const seven = await replyOf('paperclip', record.id, '?controller_seq=7');
+    expectCommand(seven);
+    expect(seven).toEqual({ ...stored, controllerSeq: 7, commandId: expect.any(String) });
+    expect(seven.commandId).not.toBe(stored.commandId);
+    const again = await replyOf('paperclip', record.id, '?controller_seq=7&wait=1s');
+    expect(again.commandId).not.toBe(seven.commandId);
+    // Rendering with a number never changes what is stored.
+    expect(await replyOf('paperclip', record.id)).toEqual(stored);
+  });
+
+  it('refuses a controller_seq that is not a positive integer, and one on a format without controller sequences', async () => {
+    t = await startTestServer();
+    const record = await post('paperclip', permission('permission-1'));
+    for (const bad of ['0', '-1', '1.5', 'abc', '', '9007199254740993']) {
+      expectError(await t.api.get(`/v1/formats/paperclip/requests/${record.id}/reply?controller_seq=${bad}`), 400, 'invalid_query', 'controller_seq');
+    }
+    const ask = await post('ask', { type: 'approval.required', seq: 1, payload: { id: 'act_1', toolName: 'bash' } }, '?session=s-1');
+    expectError(await t.api.get(`/v1/formats/ask/requests/${ask.id}/reply?controller_seq=3`), 400, 'invalid_query', 'controller_seq');
+  });
+
+  it('on the bridge socket, commands pushed after countersign.controller_seq carry n, n+1, … in push order', async () => {
+    t = await startTestServer();
+    const bridge = await ws('/v1/formats/paperclip/ws');
+    bridge.send({ type: 'countersign.controller_seq', next: 0 });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining('next') });
+    bridge.send({ type: 'countersign.controller_seq', next: '4' });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame' });
+
+    bridge.send({ type: 'countersign.controller_seq', next: 41 });
+    bridge.send(permission('permission-1'));
+    const first = await bridge.next();
+    expect(first).toEqual({ type: 'countersign.accepted', id: expect.any(String) });
+    bridge.send(permission('permission-2'));
+    const second = await bridge.next();
+
+    expect((await decide(t.api, await show(t.api, second.id), 'decline')).status).toBe(200);
+    const a = await bridge.next();
+    expect((await decide(t.api, await show(t.api, first.id), 'accept')).status).toBe(200);
+    const b = await bridge.next();
+    expectCommand(a);
+    expectCommand(b);
+    expect([a.payload.requestId, a.controllerSeq]).toEqual(['permission-2', 41]);
+    expect([b.payload.requestId, b.controllerSeq]).toEqual(['permission-1', 42]);
+    expect(a.commandId).not.toBe(b.commandId);
+
+    // A replayed frame whose request already ended gets its command at once, with the next number.
+    bridge.send(permission('permission-1'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: first.id });
+    expect(await bridge.next()).toMatchObject({ payload: { requestId: 'permission-1' }, controllerSeq: 43 });
+    // The stored reply is untouched.
+    expect((await replyOf('paperclip', first.id)).controllerSeq).toBe(1);
+
+    // A bridge may restart the count; the socket stays open after an error.
+    bridge.send({ type: 'countersign.controller_seq', next: 100 });
+    bridge.send(permission('permission-2'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: second.id });
+    expect(await bridge.next()).toMatchObject({ payload: { requestId: 'permission-2' }, controllerSeq: 100 });
+  });
+
+  it('the control message is refused on a format without controller sequences', async () => {
+    t = await startTestServer();
+    const bridge = await ws('/v1/formats/roll/ws');
+    bridge.send({ type: 'countersign.controller_seq', next: 3 });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining('controller') });
+  });
+});
+
+describe('PaperClip question sets: optional questions and textValidation', () => {
+  const questions = [
+    {
+      id: 'replicas',
+      prompt: 'How many replicas?',
+      required: true,
+      answerMode: 'text',
+      textValidation: { inputType: 'integer', minimum: 1, maximum: 9 },
+    },
+    { id: 'checks', prompt: 'Which checks must pass?', required: false, answerMode: 'multi_select', options: [{ id: 'unit', label: 'Unit' }, { id: 'e2e', label: 'End-to-end' }] },
+    { id: 'notes', prompt: 'Anything else?', required: false, answerMode: 'text', textValidation: { maxLength: 5 } },
+  ];
+
+  it('marks optional questions on the record and lets a reviewer leave them unanswered; the reply omits them', async () => {
+    t = await startTestServer();
+    const record = await post('paperclip', questionSet('req-42', questions));
+    expect(record.input.optional_questions).toEqual(['checks', 'notes']);
+    expectError(await decide(t.api, record, 'submit', { fields: { answers: { checks: { selected: ['Unit'] } } } }), 400, 'invalid_decision', 'replicas');
+    const decided = await decide(t.api, record, 'submit', { fields: { answers: { replicas: { selected: [], text: '3' } } } });
+    expect(decided.status, decided.text).toBe(200);
+    expect(decided.body.status).toBe('answered');
+    const reply = await replyOf('paperclip', record.id);
+    expectCommand(reply);
+    expect(reply.payload.resolution).toEqual({
+      action: 'submit',
+      response: { schema: 'paperclip.question_response.v1', answers: { replicas: { text: '3' } } },
+    });
+  });
+
+  it('refuses an answer textValidation forbids with 400 naming the question, and stores nothing', async () => {
+    t = await startTestServer();
+    const record = await post('paperclip', questionSet('req-43', questions));
+    const answer = (replicas: string, extra: Record<string, unknown> = {}) => ({ fields: { answers: { replicas: { selected: [], text: replicas }, ...extra } } });
+    expectError(await decide(t.api, record, 'submit', answer('3.5')), 400, 'invalid_decision', 'fields.answers.replicas');
+    expectError(await decide(t.api, record, 'submit', answer('12')), 400, 'invalid_decision', 'at most 9');
+    expectError(await decide(t.api, record, 'submit', answer('three')), 400, 'invalid_decision', 'integer');
+    expectError(await decide(t.api, record, 'submit', answer('2', { notes: { selected: [], text: 'too long' } })), 400, 'invalid_decision', 'fields.answers.notes');
+    expect(await show(t.api, record.id)).toEqual(record);
+    expect((await audit(record.id)).map((e) => e.event)).toEqual(['created']);
+    expect((await decide(t.api, record, 'submit', answer('2', { notes: { selected: [], text: 'ok' } }))).status).toBe(200);
+    expect((await replyOf('paperclip', record.id)).payload.resolution.response.answers).toEqual({ replicas: { text: '2' }, notes: { text: 'ok' } });
+  });
+
+  it('accepts a v1 elicitation with a question set like the v2 input form', async () => {
+    t = await startTestServer();
+    const frame = prpEvent({
+      schema: 'paperclip.runtime_request.v1',
+      requestKind: 'elicitation',
+      requestId: 'elicitation-1',
+      type: 'input',
+      status: 'pending',
+      prompt: 'Configure the retry policy',
+      input: {
+        schema: 'paperclip.question_set.v1',
+        questions: [{ id: 'retries', prompt: 'Retries', required: true, answerMode: 'text', textValidation: { inputType: 'integer', minimum: 0, maximum: 5 } }],
+      },
+    });
+    const record = await post('paperclip', frame);
+    expect(record.kind).toBe('question');
+    expectError(await decide(t.api, record, 'submit', { fields: { answers: { retries: { selected: [], text: '6' } } } }), 400, 'invalid_decision', 'retries');
+    expect((await decide(t.api, record, 'submit', { fields: { answers: { retries: { selected: [], text: '3' } } } })).status).toBe(200);
+    const reply = await replyOf('paperclip', record.id);
+    expectCommand(reply);
+    expect(reply.payload).toEqual({
+      requestId: 'elicitation-1',
+      turnId: 'turn-1',
+      resolution: { action: 'submit', response: { schema: 'paperclip.question_response.v1', answers: { retries: { text: '3' } } } },
+    });
+  });
+});
+
+describe('PaperClip driver details', () => {
+  const SECRET = 'Bearer browser-must-not-see';
+  const details = {
+    toolCallId: 'tool-1',
+    headers: { Authorization: SECRET, accept: 'application/json' },
+    env: { GITHUB_TOKEN: 'ghp-must-not-see', 'x-api-key': 'key-must-not-see', accessKey: 'ak-must-not-see' },
+    steps: [{ password: 'pw-must-not-see', user: 'deploy' }],
+  };
+  const secrets = [SECRET, 'ghp-must-not-see', 'key-must-not-see', 'ak-must-not-see', 'pw-must-not-see'];
+  const leaks = (text: string) => secrets.filter((s) => text.includes(s));
+
+  it('reach reviewers with credential-like keys redacted at any depth; the stored frame keeps them for the reply', async () => {
+    t = await startTestServer();
+    const events = await ws('/v1/events');
+    await expect.poll(() => t.server.deps.hub.size()).toBeGreaterThan(0);
+    const bridge = await ws('/v1/formats/paperclip/ws');
+    bridge.send(permission('permission-7', details));
+    const { id } = await bridge.next();
+    const created = await events.nextMatching((m) => m.type === 'request.created');
+    expect(leaks(JSON.stringify(created))).toEqual([]);
+
+    const record = await show(t.api, id);
+    const shown = JSON.parse(record.previews[0].inline);
+    expect(shown).toEqual({
+      toolCallId: 'tool-1',
+      headers: { Authorization: '[redacted]', accept: 'application/json' },
+      env: { GITHUB_TOKEN: '[redacted]', 'x-api-key': '[redacted]', accessKey: '[redacted]' },
+      steps: [{ password: '[redacted]', user: 'deploy' }],
+    });
+    for (const path of [`/v1/requests/${id}`, '/v1/requests', `/v1/requests/${id}/audit`, `/v1/formats/paperclip/requests/${id}/reply`]) {
+      const res = await t.api.get(path);
+      expect(res.status, res.text).toBe(200);
+      expect(leaks(res.text), path).toEqual([]);
+    }
+    expect((await t.server.deps.requests.get(id, ADMIN)).nativeFrame).toEqual(permission('permission-7', details));
+
+    expect((await decide(t.api, record, 'accept')).status).toBe(200);
+    const reply = await bridge.next();
+    expectCommand(reply);
+    const history = await t.api.get('/v1/history');
+    expect(leaks(history.text)).toEqual([]);
+  });
+});
+
+describe('Ask: a newer plan supersedes the older pending plan', () => {
+  const plan = (session: string, id: string, seq: number, text: string) => ({
+    method: 'session/event',
+    params: { sessionId: session, event: { type: 'plan.proposed', seq, payload: { id, plan: text } } },
+  });
+
+  it('cancels the older plan in the same write (audit superseded, no reply, request.cancelled); the newer one stays pending', async () => {
+    t = await startTestServer();
+    const events = await ws('/v1/events');
+    await expect.poll(() => t.server.deps.hub.size()).toBeGreaterThan(0);
+    const bridge = await ws('/v1/formats/ask/ws');
+    bridge.send(plan('s-1', 'plan_3', 3, '1. Migrate\n2. Deploy'));
+    const older = await bridge.next();
+    const other = await post('ask', plan('s-2', 'plan_3', 3, 'Another session'));
+    const approval = await post('ask', { method: 'session/event', params: { sessionId: 's-1', event: { type: 'approval.required', seq: 4, payload: { id: 'act_1', toolName: 'bash' } } } });
+
+    const newer = await post('ask', plan('s-1', 'plan_7', 7, '1. Deploy\n2. Migrate'));
+    const cancelled = await events.nextMatching((m) => m.type === 'request.cancelled');
+    expect(cancelled.request).toMatchObject({ id: older.id, status: 'cancelled', decision: null });
+    expect((await show(t.api, older.id)).status).toBe('cancelled');
+    expect((await show(t.api, newer.id)).status).toBe('pending');
+    expect((await show(t.api, other.id)).status).toBe('pending');
+    expect((await show(t.api, approval.id)).status).toBe('pending');
+    const rows = await audit(older.id);
+    expect(rows.map((e) => [e.event, e.actor])).toEqual([['created', 'admin'], ['superseded', 'upstream']]);
+    expect(rows[1]!.details).toEqual({ format: 'ask', superseded_by: newer.id, native_key: 'ask:s-1:plan_7' });
+    expect(await replyOf('ask', older.id)).toBeNull();
+    expectError(await decide(t.api, await show(t.api, older.id), 'approve'), 409, 'not_pending');
+
+    // Nothing was pushed for the superseded plan: the next message answers the next frame.
+    bridge.send(plan('s-1', 'plan_7', 7, '1. Deploy\n2. Migrate'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: newer.id });
+    // Replaying the older plan's frame finds its record; it supersedes nothing.
+    bridge.send(plan('s-1', 'plan_3', 3, '1. Migrate\n2. Deploy'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: older.id });
+    expect((await show(t.api, newer.id)).status).toBe('pending');
+
+    expect((await decide(t.api, await show(t.api, newer.id), 'approve')).status).toBe(200);
+    expect(await replyOf('ask', newer.id)).toEqual({ id: 1, method: 'plan/approve', params: { sessionId: 's-1' } });
+  });
+});
+
+describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
+  const WS = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+  const THREAD = '6fa459ea-ee8a-4ca4-894e-db77e160355e';
+  const TURN = '16fd2706-8baf-433b-82eb-8c7fada847da';
+
+  const runtimeEvent = (protocolVersion: string, approval: Record<string, unknown>) => ({
+    type: 'runtime.event',
+    workspaceId: WS,
+    relaySequence: 12,
+    event: {
+      protocolVersion,
+      runtimeInstanceId: '1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b',
+      sequence: 40,
+      timestamp: '2026-08-04T00:00:00.000Z',
+      threadId: THREAD,
+      turnId: TURN,
+      event: { type: 'approval.required', approval },
+    },
+  });
+
+  const interaction = (method: string, projection: unknown, expiresAt: string, interactionId = randomUUID()) => ({
+    type: 'interaction.request',
+    workspaceId: WS,
+    relaySequence: 3,
+    interactionId,
+    threadId: THREAD,
+    turnId: TURN,
+    expiresAt,
+    sensitivity: 'normal',
+    method,
+    projection,
+  });
+
+  const inFiveMinutes = () => new Date(Date.now() + 5 * 60_000).toISOString();
+
+  it('answers a Runtime 1.1 approval.required (full or projected) with approval.candidate', async () => {
+    t = await startTestServer();
+    const approvalId = randomUUID();
+    const full = await post(
+      'roll',
+      runtimeEvent('1.1', { id: approvalId, turnId: TURN, agentName: 'workspace-agent', toolName: 'deploy', preview: { explanation: 'Deploy build 2291' } }),
+    );
+    expect((await decide(t.api, full, 'deny', { feedback: 'Not during the freeze' })).status).toBe(200);
+    const reply = await replyOf('roll', full.id);
+    expect(reply).toEqual({
+      type: 'runtime.request',
+      requestId: expect.any(String),
+      workspaceId: WS,
+      method: 'approval.candidate',
+      params: { threadId: THREAD, turnId: TURN, approvalId, decision: 'reject', reason: 'Not during the freeze' },
+    });
+
+    const projectedId = randomUUID();
+    const bridge = await ws('/v1/formats/roll/ws');
+    bridge.send(runtimeEvent('1.1', { approvalId: projectedId, agentName: 'workspace-agent', toolName: 'deploy', explanation: 'Deploy build 2292' }));
+    const { id } = await bridge.next();
+    const projected = await show(t.api, id);
+    expect(projected).toMatchObject({ title: 'Deploy build 2292', tool: 'deploy', dedupe_key: `roll:${WS}:${projectedId}` });
+    expect((await decide(t.api, projected, 'approve')).status).toBe(200);
+    expect(await bridge.next()).toEqual({
+      type: 'runtime.request',
+      requestId: expect.any(String),
+      workspaceId: WS,
+      method: 'approval.candidate',
+      params: { threadId: THREAD, turnId: TURN, approvalId: projectedId, decision: 'approve' },
+    });
+  });
+
+  it('answers an interaction.request approval with interaction.candidate, and takes its expiresAt as the deadline', async () => {
+    const clock = createFakeClock(Date.parse('2026-08-04T00:00:00.000Z'));
+    t = await startTestServer({}, { clock });
+    const frame = interaction('approval.request', { approvalId: randomUUID(), agentName: 'workspace-agent', toolName: 'deploy', explanation: 'Deploy build 2293' }, '2026-08-04T00:05:00.000Z');
+    const bridge = await ws('/v1/formats/roll/ws');
+    bridge.send(frame);
+    const { id } = await bridge.next();
+    const record = await show(t.api, id);
+    expect(record).toMatchObject({ title: 'Deploy build 2293', dedupe_key: `roll:${WS}:${frame.interactionId}`, expires_at: Date.parse(frame.expiresAt) });
+    expect((await decide(t.api, record, 'approve')).status).toBe(200);
+    expect(await bridge.next()).toEqual({
+      type: 'runtime.request',
+      requestId: expect.any(String),
+      workspaceId: WS,
+      method: 'interaction.candidate',
+      params: { interactionId: frame.interactionId, threadId: THREAD, turnId: TURN, method: 'approval.request', candidate: { decision: 'approve' } },
+    });
+
+    // An interaction whose expiresAt has passed asks nothing of anyone.
+    const late = interaction('approval.request', { approvalId: randomUUID(), agentName: 'workspace-agent', toolName: 'deploy' }, '2026-08-03T23:59:59.000Z');
+    expectError(await t.api.post('/v1/formats/roll/requests', late), 422, 'unsupported_frame', 'expiresAt');
+  });
+
+  it('maps userInput.request controls to questions and answers with their values; limits are enforced at decision time', async () => {
+    t = await startTestServer();
+    const projection = {
+      title: 'Deploy settings',
+      controls: [
+        { id: 'region', type: 'choice', label: 'Region', required: true, multiple: false, options: [{ id: 'north', label: 'North' }, { id: 'south', label: 'South' }] },
+        { id: 'workspace', type: 'text', label: 'Target workspace', required: true, maxLength: 10 },
+        { id: 'replicas', type: 'number', label: 'Replicas', required: true, min: 1, max: 5, integer: true },
+        { id: 'canary', type: 'boolean', label: 'Canary first?', required: true },
+        { id: 'note', type: 'multiline', label: 'Note', required: false },
+      ],
+    };
+    const frame = interaction('userInput.request', projection, inFiveMinutes());
+    const record = await post('roll', frame);
+    expect(record.kind).toBe('question');
+    expect(record.input.questions.map((q: any) => q.id)).toEqual(['region', 'workspace', 'replicas', 'canary', 'note']);
+    expect(record.input.questions[3].options).toEqual([{ label: 'Yes' }, { label: 'No' }]);
+    expect(record.input.optional_questions).toEqual(['note']);
+
+    const answers = (over: Record<string, unknown> = {}) => ({
+      fields: {
+        answers: {
+          region: { selected: ['South'] },
+          workspace: { selected: [], text: 'prod-eu' },
+          replicas: { selected: [], text: '3' },
+          canary: { selected: ['No'] },
+          ...over,
+        },
+      },
+    });
+    expectError(await decide(t.api, record, 'submit', answers({ replicas: { selected: [], text: '2.5' } })), 400, 'invalid_decision', 'fields.answers.replicas');
+    expectError(await decide(t.api, record, 'submit', answers({ replicas: { selected: [], text: '9' } })), 400, 'invalid_decision', 'fields.answers.replicas');
+    expectError(await decide(t.api, record, 'submit', answers({ workspace: { selected: [], text: 'far-too-long-name' } })), 400, 'invalid_decision', 'fields.answers.workspace');
+    expect((await show(t.api, record.id)).status).toBe('pending');
+
+    expect((await decide(t.api, record, 'submit', answers())).status).toBe(200);
+    expect(await replyOf('roll', record.id)).toEqual({
+      type: 'runtime.request',
+      requestId: expect.any(String),
+      workspaceId: WS,
+      method: 'interaction.candidate',
+      params: {
+        interactionId: frame.interactionId,
+        threadId: THREAD,
+        turnId: TURN,
+        method: 'userInput.request',
+        candidate: {
+          status: 'submitted',
+          values: [
+            { id: 'region', value: 'south' },
+            { id: 'workspace', value: 'prod-eu' },
+            { id: 'replicas', value: 3 },
+            { id: 'canary', value: false },
+          ],
+        },
+      },
+    });
+
+    // Declining sends a cancelled candidate with the feedback as its reason.
+    const declined = await post('roll', interaction('userInput.request', projection, inFiveMinutes()));
+    expect((await decide(t.api, declined, 'decline', { feedback: 'Ask the release manager' })).status).toBe(200);
+    expect((await replyOf('roll', declined.id)).params.candidate).toEqual({ status: 'cancelled', reason: 'Ask the release manager' });
+  });
+
+  it('interaction.cancelled ends a pending interaction: cancelled, or expired once expiresAt has passed', async () => {
+    const clock = createFakeClock(Date.parse('2026-08-04T00:00:00.000Z'));
+    t = await startTestServer({}, { clock });
+    const projection = { approvalId: randomUUID(), agentName: 'workspace-agent', toolName: 'deploy' };
+    const a = interaction('approval.request', projection, '2026-08-04T00:05:00.000Z');
+    const b = interaction('approval.request', { ...projection, approvalId: randomUUID() }, '2026-08-04T00:01:00.000Z');
+    const first = await post('roll', a, '?timeout=1h');
+    const second = await post('roll', b, '?timeout=1h');
+    const terminal = (frame: typeof a, type: string) => ({
+      type,
+      workspaceId: WS,
+      relaySequence: 9,
+      interactionId: frame.interactionId,
+      threadId: THREAD,
+      turnId: TURN,
+      method: 'approval.request',
+    });
+    clock.advance(2 * 60_000);
+    const cancelled = await t.api.post('/v1/formats/roll/events', terminal(a, 'interaction.cancelled'));
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body.request).toMatchObject({ id: first.id, status: 'cancelled' });
+    const expired = await t.api.post('/v1/formats/roll/events', terminal(b, 'interaction.cancelled'));
+    expect(expired.status, expired.text).toBe(200);
+    expect(expired.body.request).toMatchObject({ id: second.id, status: 'expired' });
+    expect(await replyOf('roll', first.id)).toBeNull();
+    expect(await replyOf('roll', second.id)).toBeNull();
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+// The page's own modules: plain ES modules with no DOM, so they run here as they do in the browser.
+import { rasterType } from '../../public/js/raster-type.js';
+import { visible, visibleHtml } from '../../public/js/visible-text.js';
+import { clean } from '../../src/cli/render.js';
+
+const BIDI = ['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069'];
+const MARKS = ['\u200E', '\u200F', '\u061C'];
+const CONTROLS = [...Array(32).keys(), 0x7f, ...Array.from({ length: 32 }, (_, i) => 0x80 + i)]
+  .filter((cp) => ![0x09, 0x0a, 0x0d].includes(cp))
+  .map((cp) => String.fromCodePoint(cp));
+const hex = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+describe('the page shows bidi, invisible and control characters (public/js/visible-text.js)', () => {
+  it.each([...BIDI, ...MARKS, ...CONTROLS].map((c) => [hex(c), c]))('%s becomes U+FFFD', (_name, c) => {
+    expect(visible(`a${c}b`)).toBe('a\uFFFDb');
+  });
+
+  it('uses the CLI\'s notation for every character both handle', () => {
+    for (const c of [...BIDI, ...CONTROLS]) expect(visible(c), hex(c)).toBe(clean(c, { multiline: true }));
+  });
+
+  it('keeps tabs, line breaks, ordinary text, right-to-left script and emoji sequences', () => {
+    for (const text of ['a\tb\nc\r\nd', 'invoice.pdf', 'שלום עולם', 'مرحبا', '👩‍💻 ok', 'zero\u200Bwidth', '']) expect(visible(text)).toBe(text);
+    expect(visible('invoice\u202Efdp.exe')).toBe('invoice\uFFFDfdp.exe');
+  });
+
+  it('in HTML, also rewrites character references to them, and only those', () => {
+    expect(visibleHtml('<p>a\u202Eb</p>')).toBe('<p>a\uFFFDb</p>');
+    for (const ref of ['&#x202E;', '&#X202e;', '&#8238;', '&#x0000202E;', '&#x00000000000000202e;', '&#0000000000008238;', '&#x202E', '&#8207;', '&#x61C;', '&#x2066;', '&#1;', '&rlm;', '&lrm;']) {
+      expect(visibleHtml(`a${ref} b`), ref).toBe('a&#xFFFD; b');
+    }
+    // Not references to hidden characters: tab and newline, Windows-1252 for 0x80-0x9F, escaped text, ordinary ones.
+    for (const html of ['&#9;&#10;&#13;', '&#x80;&#150;', '&amp;#x202E;', '&#x41;&#169;&amp;&lt;', '&RLM;', '&#x110000;', '&#99999999999;']) {
+      expect(visibleHtml(html), html).toBe(html);
+    }
+  });
+});
+
+describe('which bytes the page draws as an image (public/js/raster-type.js)', () => {
+  const bytes = (...parts: Array<string | number[]>) => new Uint8Array(parts.flatMap((p) => (typeof p === 'string' ? [...Buffer.from(p, 'latin1')] : p)));
+
+  it('PNG, JPEG, GIF, WebP and AVIF by their signatures', () => {
+    expect(rasterType(bytes([0x89], 'PNG\r\n\x1a\n', [0, 0, 0, 13]))).toBe('image/png');
+    expect(rasterType(bytes([0xff, 0xd8, 0xff, 0xe0]))).toBe('image/jpeg');
+    expect(rasterType(bytes('GIF89a', [1, 0]))).toBe('image/gif');
+    expect(rasterType(bytes('GIF87a'))).toBe('image/gif');
+    expect(rasterType(bytes('RIFF', [0x24, 0, 0, 0], 'WEBPVP8 '))).toBe('image/webp');
+    expect(rasterType(bytes([0, 0, 0, 0x1c], 'ftypavif'))).toBe('image/avif');
+    expect(rasterType(bytes([0, 0, 0, 0x1c], 'ftypavis'))).toBe('image/avif');
+  });
+
+  it('nothing else, whatever it claims to be: SVG, HTML, XML, PDF, other RIFF or ISO files, truncated signatures, nothing', () => {
+    for (const b of [
+      bytes('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+      bytes('<?xml version="1.0"?><svg/>'),
+      bytes('<!doctype html><script>alert(1)</script>'),
+      bytes('%PDF-1.7'),
+      bytes('RIFF', [0, 0, 0, 0], 'WAVEfmt '),
+      bytes([0, 0, 0, 0x18], 'ftypmp42'),
+      bytes([0x89], 'PNG'),
+      bytes('GIF8'),
+      bytes(),
+    ]) expect(rasterType(b), Buffer.from(b).toString('latin1')).toBeNull();
+  });
+});
