@@ -167,3 +167,18 @@ CREATE TABLE rate_events (
   at  BIGINT NOT NULL                       -- Unix ms
 );
 CREATE INDEX rate_events_key ON rate_events (key, at);
+
+-- Counts one event for `k` unless `lim` were counted after `since`; says whether it counted.
+-- The advisory lock (held to the end of the calling statement's transaction) queues concurrent
+-- takes of one key, and each statement here sees what the one before it committed.
+CREATE FUNCTION countersign_rate_take(k TEXT, lim INTEGER, since BIGINT, now BIGINT) RETURNS BOOLEAN
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('countersign.rate:' || k, 0));
+  IF (SELECT count(*) FROM rate_events WHERE key = k AND at > since) >= lim THEN
+    RETURN FALSE;
+  END IF;
+  INSERT INTO rate_events (key, at) VALUES (k, now);
+  RETURN TRUE;
+END;
+$$;

@@ -22,6 +22,8 @@ export interface ReceivedCallback {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** The sender's port (to find which process sent it). */
+  remotePort?: number | undefined;
 }
 
 /** What the receiver answers: a status with headers, or `hang` (never answer; the test releases it). */
@@ -54,7 +56,14 @@ export async function startReceiver(answer: (n: number, req: ReceivedCallback) =
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const rec: ReceivedCallback = { n: received.length + 1, method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const rec: ReceivedCallback = {
+        n: received.length + 1,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        remotePort: req.socket.remotePort,
+      };
       received.push(rec);
       const a = answer(rec.n, rec);
       if (a === 'hang') held.push(res);

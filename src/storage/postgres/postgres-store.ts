@@ -1,10 +1,10 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { createSqlRateCounters } from '../sql/sql-rate-counters.js';
 import { createSqlRecords, type SqlRecords } from '../sql/sql-records.js';
 import { postgresDialect } from '../sql/sql-runner.js';
 import type { Change, Store, WriteTx } from '../store.js';
 import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-feed.js';
+import { createPostgresRateCounters } from './postgres-rate-counters.js';
 import { isConnectionError, storageError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner } from './postgres-runner.js';
@@ -139,7 +139,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     blobs: read.blobs,
     webSessions: read.webSessions,
     nodes: read.nodes,
-    rates: createSqlRateCounters(createPostgresRunner(pool)),
+    rates: createPostgresRateCounters(createPostgresRunner(pool)),
     write,
     onRemoteChange: (listener) => feed.subscribe(listener),
     info: { kind: 'postgres', location: describeLocation(url) },
