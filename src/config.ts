@@ -160,8 +160,13 @@ function whatWasWritten(keyPath: string[], merged: Record<string, unknown>, from
   if (SECRET_KEY.test(key)) return source ? `from ${source}; value not shown` : 'value not shown';
   // A whole variable is quoted as typed; one item of a list variable as it was split out.
   const value = envEntry && envEntry[0] === key ? envEntry[1].raw : getPath(merged, keyPath);
-  const shown = value === undefined ? 'nothing' : truncate(JSON.stringify(value) ?? String(value));
+  const shown = value === undefined ? 'nothing' : truncate(JSON.stringify(typeof value === 'string' ? withoutPassword(value) : value) ?? String(value));
   return source ? `got ${shown} from ${source}` : `got ${shown}`;
+}
+
+/** A URL's password (storage.url: `postgres://user:pass@host/db`) never reaches an error message. */
+export function withoutPassword(text: string): string {
+  return text.replace(/(\/\/[^:/@\s]*):[^@/\s]*@/, '$1:***@');
 }
 
 function truncate(text: string): string {

@@ -205,6 +205,16 @@ describe('config', () => {
     expect(message).not.toContain('sekrit-value');
   });
 
+  it('storage.url: a postgres:// URL or unset (SQLite); an error never shows its password', () => {
+    expect(loadConfig({ env: {} }).storage).toEqual({ synchronous: 'full', url: null, pool_size: 10 });
+    expect(loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgresql://cs:pw@db:5432/cs' } }).storage.url).toBe('postgresql://cs:pw@db:5432/cs');
+    const message = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'mysql://cs:hunter2-secret@db/cs' } }));
+    expect(message).toContain('storage.url: must be a postgres:// or postgresql:// URL');
+    expect(message).toContain('(got "mysql://cs:***@db/cs" from COUNTERSIGN_STORAGE_URL)');
+    expect(message).not.toContain('hunter2');
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_POOL_SIZE: '0' } }))).toContain('storage.pool_size');
+  });
+
   it('an unknown key in the file names the closest key, or the section it belongs to', () => {
     const file = join(dir, 'typo.yaml');
     writeFileSync(file, 'requests:\n  default_timeot: 30s\n');
