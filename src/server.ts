@@ -57,6 +57,9 @@ export interface StartOptions {
   callbacks?: CallbackDispatcherOverrides;
 }
 
+// How long replies still being written at shutdown may take before their connections are cut.
+const SHUTDOWN_CUT_MS = 5_000;
+
 /** Wires every part from the config and an open store: the one place dependencies are created. */
 export function createDeps(
   config: Readonly<Config>,
@@ -192,7 +195,11 @@ export async function startServer(config: Readonly<Config>, options: StartOption
         // Long-polls are answered with the still-pending record, reviewers told we are going away.
         deps.waiters.releaseAll();
         deps.hub.close();
+        // Replies in flight get a moment to finish; a connection still open after that (a
+        // keep-alive socket the client left mid-request) is cut rather than waited for.
+        const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_CUT_MS);
         await app.close();
+        clearTimeout(cut);
         await scheduler.idle();
         await deps.cluster.stop();
         await store.close();

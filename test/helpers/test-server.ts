@@ -121,7 +121,8 @@ export async function startTestServer(overrides: DeepPartial<Config> = {}, opts:
   const api = createApiClient(server.url, ADMIN_TOKEN);
   const sql = async <T,>(query: string, params: unknown[] = []): Promise<T[]> => {
     if (config.storage.url) {
-      const c = new pg.Client({ connectionString: config.storage.url });
+      // BIGINT columns read as numbers, as the daemon reads them.
+      const c = new pg.Client({ connectionString: config.storage.url, types: { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) } as never });
       await c.connect();
       try {
         return (await c.query(numberPlaceholders(query), params)).rows as T[];
@@ -155,7 +156,9 @@ export async function startTestServer(overrides: DeepPartial<Config> = {}, opts:
     },
     async close() {
       await server.close();
-      if (fresh) {
+      // A caller that chose the data dir owns the data, as with SQLite: a daemon started again
+      // on it finds its requests. Otherwise the store goes with the server.
+      if (fresh && !overrides.data_dir) {
         schemas.delete(dataKey);
         await fresh.drop();
       }

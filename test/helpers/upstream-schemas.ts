@@ -28,8 +28,11 @@ export function newAjv(): Ajv2020 {
 
 const ajv = newAjv();
 
+/** A validator for one vendored schema; compiled once per process (test files share workers). */
 export function compileSchema(file: string) {
-  return ajv.compile(loadSchema(file));
+  const schema = loadSchema(file);
+  const id = typeof schema.$id === 'string' ? schema.$id : undefined;
+  return (id && ajv.getSchema(id)) || ajv.compile(schema);
 }
 
 const validateRequest = compileSchema('handup-request.schema.json');

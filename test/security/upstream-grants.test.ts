@@ -190,6 +190,7 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
     expect(bridge.socket.readyState).toBe(bridge.socket.OPEN);
     expect((await t.api.post('/v1/requests', { title: 'admin', timeout: '1m', on_timeout: 'approve' })).status).toBe(201);
     clock.advance(60_000);
+    await t.server.settled();
     expect(await show(t.api, handup.body.id)).toMatchObject({ status: 'expired', decision: { outcome: 'approve', decided_by: 'timeout' } });
   });
 
