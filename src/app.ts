@@ -7,6 +7,7 @@ import { bearerToken, registerAuthHook } from './http/auth-hook.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
+import { registerClaudeCodeHookRoute } from './http/routes/claude-code-hook-route.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
 import { registerDeliveryRoutes } from './http/routes/delivery-routes.js';
 import { registerFormatRoutes } from './http/routes/format-routes.js';
@@ -31,6 +32,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     // Long-polls last up to 60 s; keep-alive connections must outlive them.
     keepAliveTimeout: 65_000,
+    // Claude Code hook calls are held up to 10 minutes: no limit on how long a request may take.
+    requestTimeout: 0,
+    connectionTimeout: 0,
     forceCloseConnections: 'idle',
     frameworkErrors,
   });
@@ -71,6 +75,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerTokenRoutes(app, deps);
   registerEventsRoute(app, deps);
   registerFormatRoutes(app, deps);
+  registerClaudeCodeHookRoute(app, deps);
   registerSessionRoutes(app, deps);
   registerPageRoutes(app);
 
