@@ -15,6 +15,7 @@ import { registerHealthRoutes } from './http/routes/health-routes.js';
 import { registerHistoryRoutes } from './http/routes/history-routes.js';
 import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
+import { registerMcpRoute } from './mcp/mcp-route.js';
 import { registerEventsRoute } from './ws/events-route.js';
 import { registerPageRoutes } from './web/page-routes.js';
 import { sessionCookieToken } from './web/session-cookie.js';
@@ -76,6 +77,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerEventsRoute(app, deps);
   registerFormatRoutes(app, deps);
   registerClaudeCodeHookRoute(app, deps);
+  registerMcpRoute(app, deps);
   registerSessionRoutes(app, deps);
   registerPageRoutes(app);
 
