@@ -9,6 +9,8 @@ import { CliError } from './cli-error.js';
 import type { CliContext } from './cli-context.js';
 import { answerCommand, approveCommand, denyCommand } from './decide-commands.js';
 import { EXIT_ERROR, EXIT_OK } from './exit-codes.js';
+import { hookCommand } from './hook-command.js';
+import { integrateCommand } from './integrate-command.js';
 import { listCommand } from './list-command.js';
 import { serve } from './serve.js';
 import { showCommand } from './show-command.js';
@@ -28,6 +30,8 @@ const COMMANDS: Record<string, Command> = {
   answer: answerCommand,
   cancel: cancelCommand,
   tokens: tokensCommand,
+  hook: hookCommand,
+  integrate: integrateCommand,
 };
 
 /** The real process around a command: stdio, files, where we run, and the client env. */

@@ -26,6 +26,16 @@ submit tokens (admin):
   tokens list
   tokens revoke NAME
 
+agent integrations:
+  hook claude-code [--wait 55s] [--on-wait ask|deny] [--on-error ask|deny|allow]
+                                        Claude Code command hook: hook JSON on stdin, hook output
+                                        on stdout, always exit 0 (daemon down: --on-error, default ask)
+  integrate claude-code [--http|--command] [--matcher 'Bash|Edit|Write'] [--wait 55s]
+      [--event pre-tool-use|permission-request] [--no-follow-ups]
+      [--token-name NAME] [--write FILE]
+                                        print the .claude/settings.json hooks block, or merge it
+                                        into FILE; --token-name creates a submit token (admin)
+
 every client command takes:
   --url URL      daemon address (else COUNTERSIGN_URL, else http://127.0.0.1:7470)
   --token TOKEN  bearer token (else COUNTERSIGN_TOKEN, else COUNTERSIGN_ADMIN_TOKEN,
