@@ -116,3 +116,21 @@ function decodeSafe(s: string): string {
     return s;
   }
 }
+
+/**
+ * `readGitContext` behind a small cache: an agent asks from the same cwd call after call, and each
+ * read is several file-system round trips. Entries (misses too) live `ttlMs`, so a branch switch
+ * shows within seconds; at most `max` work trees are remembered, the oldest dropped first.
+ */
+export function createGitContextReader({ now, ttlMs = 10_000, max = 256 }: { now: () => number; ttlMs?: number; max?: number }) {
+  const cache = new Map<string, { at: number; value: Promise<GitContext | null> }>();
+  return (cwd: string): Promise<GitContext | null> => {
+    const hit = cache.get(cwd);
+    if (hit && now() - hit.at < ttlMs) return hit.value;
+    cache.delete(cwd);
+    const value = readGitContext(cwd);
+    cache.set(cwd, { at: now(), value });
+    if (cache.size > max) cache.delete(cache.keys().next().value!);
+    return value;
+  };
+}

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { claudeCodeAdapter, hookOutput, insideCwd, truncateBytes } from '../../src/adapters/claude-code.js';
-import { repoFromConfig, repoFromUrl } from '../../src/formats/git-context.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGitContextReader, repoFromConfig, repoFromUrl } from '../../src/formats/git-context.js';
 import { CreateRequestSchema } from '../../src/requests/request-schema.js';
 
 /** Edges of the claude-code mapping beyond the golden fixtures. */
@@ -64,5 +67,25 @@ describe('git remote → repo', () => {
     expect(repoFromUrl('/srv/git/web.git')).toBe('srv/git/web');
     expect(repoFromConfig('[remote "upstream"]\n\turl = git@github.com:up/web.git\n[remote "origin"]\n\turl = git@github.com:me/web.git\n')).toBe('me/web');
     expect(repoFromConfig('[core]\n\tbare = false\n')).toBeNull();
+  });
+});
+
+describe('git context cache', () => {
+  it('serves a work tree from memory for ttlMs, then reads it again (a branch switch shows)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'countersign-gitcache-'));
+    try {
+      mkdirSync(join(root, '.git'));
+      writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+      let now = 0;
+      const read = createGitContextReader({ now: () => now, ttlMs: 10_000 });
+      expect(await read(root)).toEqual({ repo: root, branch: 'main' });
+      writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/topic\n');
+      now = 9_999;
+      expect((await read(root))?.branch).toBe('main');
+      now = 10_000;
+      expect((await read(root))?.branch).toBe('topic');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@ import { ClaudeCodeHookSchema, FORMAT, hookOutput, isAskingEvent } from '../../a
 import type { Deps } from '../../deps.js';
 import { durationMs, parseDuration } from '../../durations.js';
 import { AppError, validationError } from '../../errors.js';
-import { readGitContext } from '../../formats/git-context.js';
+import { createGitContextReader } from '../../formats/git-context.js';
 import { OnTimeoutSchema, TimeoutTextSchema } from '../../requests/request-schema.js';
 import { ErrorDoc } from '../schemas.js';
 
@@ -38,6 +38,7 @@ const HookOutputDoc = z
 export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { formats, nativeIntake, requests, waiters, rateLimit } = deps;
+  const readGit = createGitContextReader({ now: () => deps.clock.now() });
 
   r.post(`/v1/formats/${FORMAT}/hook`, {
     config: { auth: 'submit', validationCode: 'invalid_frame' },
@@ -69,7 +70,7 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
     }
 
     const context: Record<string, string> = {};
-    const git = repo === undefined && branch === undefined && hook.cwd ? await readGitContext(hook.cwd) : null;
+    const git = repo === undefined && branch === undefined && hook.cwd ? await readGit(hook.cwd) : null;
     if (repo ?? git?.repo) context.repo = (repo ?? git?.repo)!;
     if (branch ?? git?.branch) context.branch = (branch ?? git?.branch)!;
     const { stored } = await nativeIntake.submit(adapter, request.body, {
