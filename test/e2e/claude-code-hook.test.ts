@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { loadFixtures } from '../helpers/fixtures.js';
+import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
 import { decide, expectError, requestCount, show } from '../helpers/request-api.js';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from '../helpers/test-server.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
@@ -225,5 +226,30 @@ describe('POST /v1/formats/claude-code/hook', () => {
     const elsewhere = await held(t.api, events, bashFrame('toolu_none', 'ls', { cwd: join(tmpdir(), 'no-such-dir-for-countersign') }), '?wait=1ms');
     expect(elsewhere.record.source).toMatchObject({ repo: null, branch: null });
     await elsewhere.answer;
+  });
+});
+
+describe.runIf(TEST_POSTGRES_URL)('Claude Code hook calls across daemons on one PostgreSQL database', () => {
+  let db: FreshPostgres | undefined;
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+    await db?.drop();
+    db = undefined;
+  });
+
+  it('a hook call held on one daemon is answered by a decision made on another', async () => {
+    db = await freshPostgresSchema();
+    const a = await startTestServer({ storage: { url: db.url } });
+    servers.push(a);
+    const b = await startTestServer({ storage: { url: db.url } });
+    servers.push(b);
+    const held = b.api.post(`${HOOK}?wait=2m`, bashFrame('toolu_cluster'));
+    await expect.poll(async () => (await a.api.get('/v1/requests?format=claude-code')).body.length).toBe(1);
+    const [record] = (await a.api.get('/v1/requests?format=claude-code')).body;
+    expect((await decide(a.api, record, 'allow')).status).toBe(200);
+    const out = await held;
+    expect(out.status, out.text).toBe(200);
+    expect(out.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow', permissionDecisionReason: 'Approved by admin in countersign' });
   });
 });
