@@ -204,6 +204,16 @@ describe('POST /v1/formats/claude-code/hook', () => {
     expect(await requestCount(t.api)).toBe(0);
   });
 
+  it("counts hook calls against the token's create budget: over it is 429 and nothing is stored", async () => {
+    t = await startTestServer({ requests: { max_per_minute: 1 } });
+    const agent = await t.submitClient('busy');
+    expect((await agent.api.post(`${HOOK}?wait=1ms`, bashFrame('toolu_r1'))).status).toBe(200);
+    expectError(await agent.api.post(`${HOOK}?wait=1ms`, bashFrame('toolu_r2')), 429, 'rate_limited');
+    // Follow-up hooks create nothing and are not counted.
+    expect((await agent.api.post(HOOK, { ...bashFrame('toolu_r1'), hook_event_name: 'PostToolUse' })).status).toBe(200);
+    expect(await requestCount(t.api)).toBe(1);
+  });
+
   it('reads repo and branch from a git work tree at cwd; the query may name them instead', async () => {
     t = await startTestServer();
     const events = await reviewer();
