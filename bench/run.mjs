@@ -5,7 +5,7 @@
 // decisions, expiries applied once) are reported and make the run exit non-zero.
 //
 // Knobs (env): BENCH_DURATION (s, default 10), BENCH_SYNCHRONOUS (full|normal, default full),
-// BENCH_SCENARIOS (comma list of 1..5, default all), BENCH_CPU_PROF=1 (profile the daemon's
+// BENCH_SCENARIOS (comma list of 1..6, default all), BENCH_HOOK_SAMPLES (scenario 6, default 500), BENCH_CPU_PROF=1 (profile the daemon's
 // submit path into bench-results/), BENCH_SPREAD_S (expiry spread, default 120).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ADMIN_TOKEN, ROOT, startBaseline, startDaemon } from './processes.mjs';
-import { cannonFigures, decideLatency, expiryLag, nativeFrameFactory, submitBodyFactory, submitLoad } from './scenarios.mjs';
+import { cannonFigures, decideLatency, expiryLag, hookRoundTrip, nativeFrameFactory, submitBodyFactory, submitLoad } from './scenarios.mjs';
 import { fmt } from './stats.mjs';
 
 // The load generator runs on core 1, the servers on core 0.
@@ -24,7 +24,7 @@ if (!process.env.BENCH_PINNED && existsSync('/usr/bin/taskset')) {
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const SYNC = process.env.BENCH_SYNCHRONOUS === 'normal' ? 'normal' : 'full';
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5').split(','));
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6').split(','));
 const SPREAD_S = Number(process.env.BENCH_SPREAD_S ?? 120);
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const work = mkdtempSync(join(tmpdir(), 'countersign-bench-'));
@@ -178,6 +178,21 @@ if (SCENARIOS.has('4')) {
     check('formats', `${format} errors and non-2xx`, f.errors + f.non2xx === 0, `(${f.errors} errors, ${f.non2xx} non-2xx of ${f.total})`);
   }
   await d4.stop();
+  console.log('');
+}
+
+// ---- 6. Claude Code hook round trip against the long-poll ----------------------------------------
+if (SCENARIOS.has('6')) {
+  const d6 = await startDaemon({ dataDir: freshDir('daemon-6'), synchronous: SYNC });
+  const samples = Number(process.env.BENCH_HOOK_SAMPLES ?? 500);
+  const r = await hookRoundTrip({ url: d6.url, headers: auth, samples });
+  await d6.stop();
+  line('hook', 'PreToolUse → decision → output p50', r.hook.p50, 'ms', r.poll.p50, 'long-poll');
+  line('hook', 'PreToolUse → decision → output p99', r.hook.p99, 'ms', r.poll.p99, 'long-poll');
+  line('hook', 'long-poll create → decision → answer p50', r.poll.p50, 'ms');
+  line('hook', 'long-poll create → decision → answer p99', r.poll.p99, 'ms');
+  check('hook', 'every call answered allow', r.failures === 0 && r.hook.n === samples && r.poll.n === samples,
+    `(${r.hook.n} hook and ${r.poll.n} long-poll samples of ${samples}; ${r.failures} failures)`);
   console.log('');
 }
 

@@ -272,3 +272,75 @@ export function nativeFrameFactory(fixturePath) {
     make: () => JSON.parse(text.split(id).join(isUuid ? randomUUID() : `${id}-${++n}-${randomUUID().slice(0, 8)}`)),
   };
 }
+
+/**
+ * Scenario 6: the Claude Code hook round trip against the handup long-poll, same daemon, same
+ * reviewer. A reviewer bot on /v1/events approves every request the moment it is shown. Hook:
+ * PreToolUse JSON in (POST …/claude-code/hook?wait=60s) → decision → hook output out. Long-poll:
+ * POST /v1/requests → GET …/wait → decision → answer. Both are measured from the first byte the
+ * agent sends to the answer it reads, interleaved so they share the machine's state.
+ */
+export async function hookRoundTrip({ url, headers = {}, samples = 500, concurrency = 10, warmup = 50 }) {
+  let failures = 0;
+  const reviewer = new WebSocket(url.replace(/^http/, 'ws') + '/v1/events', { headers, perMessageDeflate: false });
+  await new Promise((resolve, reject) => {
+    reviewer.on('open', resolve);
+    reviewer.on('error', reject);
+  });
+  reviewer.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.type !== 'request.created' || m.request.status !== 'pending') return;
+    const option = m.format === 'claude-code' ? 'allow' : 'approve';
+    http(`${url}/v1/requests/${m.request.id}/decision`, 'POST', { option, content_hash: m.request.content_hash }, headers).then(
+      (r) => { if (r.status !== 200) failures++; },
+      () => failures++,
+    );
+  });
+
+  const hookOnce = async () => {
+    const frame = {
+      session_id: 'bench-session',
+      cwd: process.env.BENCH_HOOK_CWD ?? '/srv/bench',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'npm test', description: 'Run the tests' },
+      tool_use_id: `toolu_${randomUUID()}`,
+    };
+    const t0 = performance.now();
+    const r = await http(`${url}/v1/formats/claude-code/hook?wait=60s`, 'POST', frame, headers);
+    const t = performance.now() - t0;
+    if (r.status !== 200 || r.body?.hookSpecificOutput?.permissionDecision !== 'allow') failures++;
+    return t;
+  };
+  const pollOnce = async () => {
+    const t0 = performance.now();
+    const created = await http(`${url}/v1/requests`, 'POST', { title: 'npm test', kind: 'command', source: { agent: 'bench' } }, headers);
+    if (created.status !== 201) {
+      failures++;
+      return performance.now() - t0;
+    }
+    let r = created.body;
+    while (r?.status === 'pending') r = (await http(`${url}/v1/requests/${created.body.id}/wait?timeout=60s`, 'GET', undefined, headers)).body;
+    const t = performance.now() - t0;
+    if (r?.status !== 'approved') failures++;
+    return t;
+  };
+
+  const hookSamples = [];
+  const pollSamples = [];
+  let next = 0;
+  const total = warmup + samples;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < total; i = next++) {
+        const [h, p] = i % 2 ? [await hookOnce(), await pollOnce()] : [await pollOnce(), await hookOnce()].reverse();
+        if (i >= warmup) {
+          hookSamples.push(h);
+          pollSamples.push(p);
+        }
+      }
+    }),
+  );
+  reviewer.close();
+  return { hook: summarize(hookSamples), poll: summarize(pollSamples), failures };
+}

@@ -10,6 +10,7 @@ import { registerHostCheck } from './http/host-check.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { openApiOptions } from './http/openapi.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
+import { registerClaudeCodeHookRoute } from './http/routes/claude-code-hook-route.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
 import { registerDeliveryRoutes } from './http/routes/delivery-routes.js';
 import { registerFormatRoutes } from './http/routes/format-routes.js';
@@ -17,6 +18,7 @@ import { registerHealthRoutes } from './http/routes/health-routes.js';
 import { registerHistoryRoutes } from './http/routes/history-routes.js';
 import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
+import { registerMcpRoute } from './mcp/mcp-route.js';
 import { registerEventsRoute } from './ws/events-route.js';
 import { registerPageRoutes } from './web/page-routes.js';
 import { registerSessionRoutes } from './web/session-routes.js';
@@ -33,6 +35,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     // Long-polls last up to 60 s; keep-alive connections must outlive them.
     keepAliveTimeout: 65_000,
+    // Claude Code hook calls are held up to 10 minutes: no limit on how long a request may take.
+    requestTimeout: 0,
+    connectionTimeout: 0,
     forceCloseConnections: 'idle',
     frameworkErrors,
     clientErrorHandler,
@@ -69,6 +74,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerTokenRoutes(app, deps);
   registerEventsRoute(app, deps);
   registerFormatRoutes(app, deps);
+  registerClaudeCodeHookRoute(app, deps);
+  registerMcpRoute(app, deps);
   registerSessionRoutes(app, deps);
   registerPageRoutes(app);
 

@@ -14,6 +14,7 @@ export const ERRORS = {
   forbidden: 403,
   not_found: 404,
   unknown_format: 404,
+  method_not_allowed: 405,
   not_pending: 409,
   dedupe_conflict: 409,
   token_exists: 409,

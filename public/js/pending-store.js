@@ -4,7 +4,7 @@
  * ending is never re-added, whatever order a resync and the events arrive in.
  */
 
-export const FORMATS = ['handup', 'paperclip', 'ask', 'roll', 'alp'];
+export const FORMATS = ['handup', 'paperclip', 'ask', 'roll', 'alp', 'claude-code', 'mcp'];
 
 export function createPendingStore() {
   const items = new Map();

@@ -4,6 +4,7 @@ import { askAdapter } from './ask.js';
 import { paperclipAdapter } from './paperclip/index.js';
 import { rollAdapter } from './roll/index.js';
 import { alpAdapter } from './alp.js';
+import { claudeCodeAdapter } from './claude-code.js';
 
 /**
  * Every wire format countersign speaks, listed explicitly (one line per format). The contract
@@ -17,6 +18,7 @@ export const adapters: readonly WireAdapter<any, any, any>[] = [
   paperclipAdapter,
   rollAdapter,
   alpAdapter,
+  claudeCodeAdapter,
 ];
 
 export const FORMAT_NAMES: readonly string[] = adapters.map((a) => a.format);

@@ -26,6 +26,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   answer: async () => (await import('./decide-commands.js')).answerCommand,
   cancel: async () => (await import('./cancel-command.js')).cancelCommand,
   tokens: async () => (await import('./tokens-command.js')).tokensCommand,
+  hook: async () => (await import('./hook-command.js')).hookCommand,
+  integrate: async () => (await import('./integrate-command.js')).integrateCommand,
 };
 
 /** The real process around a command: stdio, files, where we run, and the client env. */

@@ -105,6 +105,30 @@ Submit tokens for agents (admin token required). The secret is printed once, at 
                 timeout_approve   create requests with on_timeout approve
 
 ${CLIENT_OPTIONS}`,
+  hook: `usage: countersign hook claude-code [--wait 55s] [--on-wait ask|deny] [--on-error ask|deny|allow]
+
+A Claude Code command hook: reads the hook JSON Claude Code sends on stdin, asks the daemon
+(POST /v1/formats/claude-code/hook), prints the hook output on stdout and exits 0.
+  --wait D       how long to hold the call for a decision (default 55s, at most 10m)
+  --on-wait      still pending when --wait runs out: ask (Claude Code prompts, the default)
+                 or deny
+  --on-error     the daemon is unreachable or refuses: ask (the default), deny or allow
+
+${CLIENT_OPTIONS}`,
+  integrate: `usage: countersign integrate claude-code [--http|--command] [--matcher 'Bash|Edit|Write']
+       [--wait 55s] [--event pre-tool-use|permission-request] [--no-follow-ups]
+       [--token-name NAME] [--write FILE]
+
+Prints the .claude/settings.json hooks block that sends Claude Code's tool calls to this
+daemon, or merges it into FILE keeping everything else there.
+  --http | --command   an HTTP hook (default) or a command hook (countersign hook claude-code)
+  --matcher M          which tools ask (a Claude Code matcher; default Bash|Edit|Write)
+  --event E            PreToolUse (default) or PermissionRequest hooks
+  --no-follow-ups      leave out the hooks that tell the daemon a call ended without it
+  --token-name NAME    create a submit token for the hook (admin token needed); printed once
+  --write FILE         merge into FILE instead of printing
+
+${CLIENT_OPTIONS}`,
 };
 
 /** `list` is `ls`. */
@@ -136,6 +160,16 @@ submit tokens (admin):
   tokens create NAME [--expires 90d] [--grant G]...   the secret is printed once
   tokens list
   tokens revoke NAME
+
+agent integrations:
+  hook claude-code [--wait 55s] [--on-wait ask|deny] [--on-error ask|deny|allow]
+                                        Claude Code command hook: hook JSON on stdin, hook output
+                                        on stdout, always exit 0 (daemon down: --on-error, default ask)
+  integrate claude-code [--http|--command] [--matcher 'Bash|Edit|Write'] [--wait 55s]
+      [--event pre-tool-use|permission-request] [--no-follow-ups]
+      [--token-name NAME] [--write FILE]
+                                        print the .claude/settings.json hooks block, or merge it
+                                        into FILE; --token-name creates a submit token (admin)
 
   countersign <command> --help          one command in detail
   countersign --version                 the version

@@ -24,6 +24,7 @@ const NEEDS_RPC_ID = Symbol('needs an rpc id');
  * Renders the native reply of a native-format request once, inside its terminal transaction,
  * and leaves it on `stored.nativeReply` for the service to persist (and later hooks to read).
  *
+ * - A request made without a native frame (handup, MCP tools) gets no reply.
  * - A request resolved by a follow-up frame gets no reply: the upstream resolved it already,
  *   and answering would resolve it a second time.
  * - Feedback the rendered reply does not carry is written to the audit log
@@ -33,7 +34,8 @@ const NEEDS_RPC_ID = Symbol('needs an rpc id');
  */
 export function createNativeReplyHook({ formats, log }: NativeReplyHookDeps): TerminalHook {
   return async ({ stored, at, actor }, tx) => {
-    if (stored.format === HANDUP_FORMAT || isUpstreamActor(actor)) return;
+    // A request that came without a native frame (handup, MCP) has nothing to reply to.
+    if (stored.format === HANDUP_FORMAT || stored.nativeKey === null || isUpstreamActor(actor)) return;
     const { id } = stored.record;
     const adapter = formats.get(stored.format);
     if (!adapter) {

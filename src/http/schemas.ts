@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { FORMAT_NAMES } from '../adapters/registry.js';
 import { parseDuration } from '../durations.js';
+import { REQUEST_FORMATS } from '../formats/request-formats.js';
 import {
   CreateRequestSchema,
   DecisionBodySchema,
@@ -21,8 +21,8 @@ import {
 
 /** Shared zod pieces for route schemas (params, queries, documented responses). */
 
-/** The `format` filter accepts exactly the registered wire formats. */
-export const FORMATS = FORMAT_NAMES as unknown as readonly [string, ...string[]];
+/** The `format` filter accepts exactly the request formats: the registered wire formats and `mcp`. */
+export const FORMATS = REQUEST_FORMATS as unknown as readonly [string, ...string[]];
 
 const commaSeparated = z.string().transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean));
 

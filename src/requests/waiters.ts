@@ -66,6 +66,48 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
       });
     },
 
+    /**
+     * Waits until any of `ids` leaves pending, `timeoutMs` passes, `signal` aborts or the daemon
+     * shuts down; the caller reads the records afterwards. As for `wait`, it subscribes first and
+     * then runs `anyEnded` (a fresh read, which also decides who may wait): a change committed in
+     * between is never missed.
+     */
+    waitAny(ids: readonly string[], timeoutMs: number, anyEnded: () => Promise<boolean>, signal?: AbortSignal): Promise<void> {
+      return new Promise((resolve, reject) => {
+        let done = false;
+        const unique = [...new Set(ids)];
+        const finish = (err?: unknown) => {
+          if (done) return;
+          done = true;
+          clock.clearTimer(timer);
+          signal?.removeEventListener('abort', onAbort);
+          for (const id of unique) {
+            const set = byId.get(id);
+            set?.delete(wake);
+            if (set?.size === 0) byId.delete(id);
+          }
+          if (err === undefined) resolve();
+          else reject(err);
+        };
+        const wake: Wake = () => finish();
+        const onAbort = () => finish();
+        for (const id of unique) {
+          let set = byId.get(id);
+          if (!set) byId.set(id, (set = new Set()));
+          set.add(wake);
+        }
+        const timer = clock.setTimer(() => finish(), timeoutMs);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        if (closed || signal?.aborted) return finish();
+        anyEnded().then(
+          (ended) => {
+            if (ended) finish();
+          },
+          (err: unknown) => finish(err ?? new Error('waitAny check failed')),
+        );
+      });
+    },
+
     /** Answers every open long-poll with its current (pending) record: used on shutdown. */
     releaseAll() {
       closed = true;

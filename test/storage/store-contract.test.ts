@@ -106,6 +106,21 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect((await store.requests.findByNativeKey('ask', 'admin', 'ask:s:1'))?.record.id).toBe(a.record.id);
   });
 
+  it('holds pending dedupe keys for every request without a native key (handup and mcp alike), never for native ones', async () => {
+    const handup = stored({ dedupe_key: 'deploy-1' });
+    const mcp = stored({ dedupe_key: 'deploy-1' }, { format: 'mcp' });
+    const mcpOther = stored({ dedupe_key: 'deploy-2' }, { format: 'mcp' });
+    const mcpAgain = stored({ dedupe_key: 'deploy-2' }, { format: 'mcp' });
+    // A native record's dedupe_key is its native key: unique through requests_native_key only.
+    const native = stored({ dedupe_key: 'deploy-2' }, { format: 'claude-code', nativeKey: 'claude-code:toolu_1' });
+    expect(await store.write((tx) => tx.requests.insert(handup))).toBe(true);
+    expect(await store.write((tx) => tx.requests.insert(mcp))).toBe(false);
+    expect(await store.write((tx) => tx.requests.insert(mcpOther))).toBe(true);
+    expect(await store.write((tx) => tx.requests.insert(mcpAgain))).toBe(false);
+    expect(await store.write((tx) => tx.requests.insert(native))).toBe(true);
+    expect((await store.write((tx) => tx.requests.findPendingByDedupe('admin', 'deploy-2')))?.record.id).toBe(mcpOther.record.id);
+  });
+
   it('rolls back everything a failed write did, and runs afterCommit only for committed writes', async () => {
     const s = stored();
     const ran: string[] = [];

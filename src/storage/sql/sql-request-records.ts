@@ -65,7 +65,7 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
     get: (id) => one(`SELECT ${COLS} FROM requests WHERE id = ?`, [id]),
 
     findPendingByDedupe: (submitter, dedupeKey) =>
-      one(`SELECT ${COLS} FROM requests WHERE submitter = ? AND dedupe_key = ? AND status = 'pending' AND format = 'handup'`, [submitter, dedupeKey]),
+      one(`SELECT ${COLS} FROM requests WHERE submitter = ? AND dedupe_key = ? AND status = 'pending' AND native_key IS NULL`, [submitter, dedupeKey]),
 
     findByNativeKey: (format, submitter, nativeKey) =>
       one(`SELECT ${COLS} FROM requests WHERE format = ? AND submitter = ? AND native_key = ?`, [format, submitter, nativeKey]),

@@ -1,0 +1,340 @@
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import type { CreateRequestBody, HandupRequest, Option, Risk } from '../requests/request-schema.js';
+import type { FollowUp, FrameContext, Normalized, WireAdapter } from './adapter.js';
+import { codeLanguage } from './code-language.js';
+import { unifiedDiff } from './unified-diff.js';
+
+/**
+ * Claude Code hooks (agents.md §1): the JSON Claude Code sends to a `PreToolUse` or
+ * `PermissionRequest` hook is the frame, and the reply is the hook output Claude Code reads back.
+ * The same JSON reaches the hook endpoint (`POST /v1/formats/claude-code/hook`), which holds the
+ * answer until the request ends; this file only translates.
+ */
+
+export const FORMAT = 'claude-code';
+
+/** The hook events that ask for a decision. */
+export const ASKING_EVENTS = ['PreToolUse', 'PermissionRequest'] as const;
+export type AskingEvent = (typeof ASKING_EVENTS)[number];
+/** Hook events about one tool call that say it no longer waits for a decision here. */
+const TOOL_FOLLOW_UPS = new Set(['PostToolUse', 'PostToolUseFailure', 'PermissionDenied']);
+const TOOL_EVENTS = new Set<string>([...ASKING_EVENTS, ...TOOL_FOLLOW_UPS]);
+
+export const isAskingEvent = (event: string): event is AskingEvent => (ASKING_EVENTS as readonly string[]).includes(event);
+
+// ---- Frames, in Claude Code's own field names (unknown fields are kept, as Claude Code adds them) ----
+
+/** Every hook's input: the common fields, plus the tool fields of tool events. */
+export const ClaudeCodeHookSchema = z
+  .looseObject({
+    session_id: z.string().min(1).max(512),
+    transcript_path: z.string().max(4096).optional(),
+    cwd: z.string().max(4096).optional(),
+    permission_mode: z.string().max(64).optional(),
+    hook_event_name: z.string().min(1).max(64),
+    tool_name: z.string().min(1).max(512).optional(),
+    tool_input: z.record(z.string(), z.unknown()).optional(),
+    tool_use_id: z.string().min(1).max(256).optional(),
+  })
+  .superRefine((f, ctx) => {
+    if (!TOOL_EVENTS.has(f.hook_event_name)) return;
+    if (f.tool_name === undefined) ctx.addIssue({ code: 'custom', message: `a ${f.hook_event_name} hook carries tool_name`, path: ['tool_name'] });
+    if (f.tool_input === undefined) ctx.addIssue({ code: 'custom', message: `a ${f.hook_event_name} hook carries tool_input`, path: ['tool_input'] });
+  });
+export type ClaudeCodeHook = z.infer<typeof ClaudeCodeHookSchema>;
+type ToolHook = ClaudeCodeHook & { tool_name: string; tool_input: Record<string, unknown> };
+
+export interface ClaudeCodeContext {
+  /** The hook event that created the request: its reply is that event's output. */
+  event: AskingEvent;
+  /** The tool input as Claude Code sent it: an approval with edited input answers the whole input. */
+  toolInput: Record<string, unknown>;
+}
+
+const OPTIONS: Option[] = [
+  { id: 'allow', label: 'Allow', outcome: 'approve', style: 'primary' },
+  { id: 'deny', label: 'Deny', outcome: 'deny', style: 'danger' },
+];
+
+// ---- Native key ----
+
+/**
+ * `claude-code:<tool_use_id>`, or, for hooks without one (PermissionRequest), a hash of the session,
+ * tool and input: the same call asked again maps to the same request and gets its decision.
+ */
+function nativeKey(f: ToolHook): string {
+  return f.tool_use_id !== undefined ? `${FORMAT}:${f.tool_use_id}` : inputKey(f);
+}
+
+function inputKey(f: ToolHook): string {
+  const canonical = canonicalize({ session_id: f.session_id, tool_name: f.tool_name, tool_input: f.tool_input }) ?? '';
+  return `${FORMAT}:sha256:${createHash('sha256').update(canonical).digest('hex')}`;
+}
+
+// ---- Tool → record ----
+
+const TITLE_MAX_BYTES = 512;
+const EDIT_TOOLS = new Set(['Edit', 'MultiEdit', 'Write', 'NotebookEdit']);
+
+/** `text` cut to at most `max` UTF-8 bytes at a character boundary, marked with "…" when cut. */
+export function truncateBytes(text: string, max = TITLE_MAX_BYTES): string {
+  if (Buffer.byteLength(text, 'utf8') <= max) return text;
+  let out = '';
+  let bytes = 0;
+  for (const ch of text) {
+    const n = Buffer.byteLength(ch, 'utf8');
+    if (bytes + n > max - 3) break;
+    out += ch;
+    bytes += n;
+  }
+  return `${out}…`;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Windows paths (a drive letter or backslashes) compare case-insensitively with either slash. */
+function isWindowsPath(p: string): boolean {
+  return /^[a-zA-Z]:[\\/]/.test(p) || p.startsWith('\\\\');
+}
+
+/** `file` relative to `cwd` when it lies inside it; null when outside or either is unknown. */
+export function insideCwd(file: string, cwd: string | undefined): string | null {
+  if (!cwd) return null;
+  const win = isWindowsPath(cwd) || isWindowsPath(file);
+  const norm = (p: string) => (win ? p.replace(/\\/g, '/').toLowerCase() : p);
+  const base = norm(cwd).replace(/\/+$/, '');
+  const target = norm(file);
+  if (!target.startsWith(`${base}/`)) return null;
+  const rest = file.slice(base.length + 1);
+  // "a/../../etc" starts with cwd but leaves it.
+  return rest.split(/[\\/]/).includes('..') ? null : rest;
+}
+
+interface Shown {
+  title: string;
+  kind: NonNullable<CreateRequestBody['kind']>;
+  previews: NonNullable<CreateRequestBody['previews']>;
+  risk: Risk;
+}
+
+const jsonPreview = (input: Record<string, unknown>): Shown['previews'][number] => ({ type: 'json', title: 'Tool input', inline: JSON.stringify(input, null, 2) });
+
+/** What the reviewer sees for each tool family (agents.md §1, "Mapping to the record"). */
+function show(f: ToolHook): Shown {
+  const { tool_name: tool, tool_input: input, cwd } = f;
+  if (tool === 'Bash') {
+    const command = str(input.command) ?? '';
+    const firstLine = command.split(/\r?\n/).find((l) => l.trim() !== '')?.trim();
+    return {
+      title: firstLine ? truncateBytes(firstLine) : 'Bash',
+      kind: 'command',
+      previews: [{ type: 'command', command: { shell: command, ...(cwd ? { cwd } : {}) } }],
+      risk: 'medium',
+    };
+  }
+  if (EDIT_TOOLS.has(tool)) {
+    const file = str(input.file_path) ?? str(input.notebook_path);
+    if (file !== undefined) {
+      const relative = insideCwd(file, cwd);
+      const shownPath = relative ?? file;
+      return {
+        title: truncateBytes(`Edit ${shownPath}`),
+        kind: 'edit',
+        previews: editPreviews(tool, input, shownPath),
+        // Edits inside the project are routine; a write outside it is worth a closer look.
+        risk: relative === null ? 'medium' : 'low',
+      };
+    }
+  }
+  if (tool === 'WebFetch' && str(input.url)) {
+    const url = str(input.url)!;
+    return { title: truncateBytes(`Fetch ${url}`), kind: 'custom', previews: [{ type: 'text', title: 'URL', inline: url }], risk: 'low' };
+  }
+  if (tool === 'WebSearch' && str(input.query)) {
+    return { title: tool, kind: 'custom', previews: [{ type: 'text', title: 'Query', inline: str(input.query)! }], risk: 'low' };
+  }
+  if (tool === 'ExitPlanMode' && str(input.plan)) {
+    return { title: tool, kind: 'review', previews: [{ type: 'markdown', title: 'Plan', inline: str(input.plan)! }], risk: 'low' };
+  }
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
+  const title = mcp ? `${mcp[1]}: ${mcp[2]}` : tool;
+  return { title: truncateBytes(title), kind: 'custom', previews: [jsonPreview(input)], risk: 'low' };
+}
+
+/** Edit/MultiEdit: a unified diff of the replaced strings; Write: the new content; else the input. */
+function editPreviews(tool: string, input: Record<string, unknown>, path: string): Shown['previews'] {
+  if (tool === 'Edit' && typeof input.old_string === 'string' && typeof input.new_string === 'string') {
+    return [{ type: 'diff', title: path, inline: unifiedDiff(path, [{ oldText: input.old_string, newText: input.new_string }]) }];
+  }
+  if (tool === 'MultiEdit' && Array.isArray(input.edits)) {
+    const edits = input.edits.filter(
+      (e): e is { old_string: string; new_string: string } => typeof e?.old_string === 'string' && typeof e?.new_string === 'string',
+    );
+    if (edits.length === input.edits.length && edits.length > 0) {
+      return [{ type: 'diff', title: path, inline: unifiedDiff(path, edits.map((e) => ({ oldText: e.old_string, newText: e.new_string }))) }];
+    }
+  }
+  if (tool === 'Write' && typeof input.content === 'string') {
+    return [{ type: 'code', title: path, lang: codeLanguage(path), inline: input.content }];
+  }
+  if (tool === 'NotebookEdit' && typeof input.new_source === 'string') {
+    return [{ type: 'code', title: path, lang: input.cell_type === 'markdown' ? 'markdown' : 'python', inline: input.new_source }];
+  }
+  return [jsonPreview(input)];
+}
+
+function unsupported(event: string): never {
+  throw new AppError(
+    'unsupported_frame',
+    `hook event "${event}" asks nothing of a reviewer; countersign takes PreToolUse and PermissionRequest hooks`,
+  );
+}
+
+function normalize(frame: ClaudeCodeHook, ctx: FrameContext): Normalized<ClaudeCodeContext> {
+  const event = frame.hook_event_name;
+  if (!isAskingEvent(event)) unsupported(event);
+  const f = frame as ToolHook;
+  const shown = show(f);
+  const description = str(f.tool_input.description)?.trim();
+  // repo and branch come from the caller (the hook route reads the work tree; it is I/O).
+  const repo = ctx.query.repo?.trim();
+  const branch = ctx.query.branch?.trim();
+  const key = nativeKey(f);
+  return {
+    request: {
+      title: shown.title,
+      summary: description ? description : null,
+      tool: f.tool_name,
+      kind: shown.kind,
+      risk: shown.risk,
+      source: {
+        agent: 'claude-code',
+        session: f.session_id,
+        ...(f.cwd ? { cwd: f.cwd } : {}),
+        ...(repo ? { repo } : {}),
+        ...(branch ? { branch } : {}),
+      },
+      previews: shown.previews,
+      options: OPTIONS,
+      dedupe_key: key,
+    },
+    nativeKey: key,
+    context: { event, toolInput: f.tool_input },
+  };
+}
+
+// ---- Record → hook output ----
+
+/** What a hook answers while its request is still pending when the wait runs out. */
+export type OnWait = 'ask' | 'deny';
+
+/** Reviewer edits of the tool input: the decision's fields other than question answers. */
+function editedInput(record: HandupRequest, toolInput: Record<string, unknown>): Record<string, unknown> | undefined {
+  const { answers: _answers, ...edits } = record.decision?.fields ?? {};
+  // updatedInput replaces the whole input, so unchanged fields go along.
+  return Object.keys(edits).length ? { ...toolInput, ...edits } : undefined;
+}
+
+type Verdict = { allow: true; reason: string; updatedInput?: Record<string, unknown> } | { allow: false; reason: string } | null;
+
+/** The verdict a record stands for (null: still pending). Expired and cancelled requests never allow. */
+function verdict(record: HandupRequest, toolInput: Record<string, unknown>): Verdict {
+  const d = record.decision;
+  const who = d?.decided_by ?? 'countersign';
+  const feedback = d?.feedback?.trim() ? d.feedback : null;
+  switch (record.status) {
+    case 'pending':
+      return null;
+    case 'approved': {
+      const updatedInput = editedInput(record, toolInput);
+      return { allow: true, reason: `Approved by ${who} in countersign${feedback ? `: ${feedback}` : ''}`, ...(updatedInput ? { updatedInput } : {}) };
+    }
+    case 'denied':
+      return { allow: false, reason: feedback ?? `Denied by ${who}` };
+    case 'expired':
+      return { allow: false, reason: `No decision in countersign before request ${record.id} expired` };
+    case 'cancelled':
+      return { allow: false, reason: `Request ${record.id} was cancelled in countersign` };
+    default:
+      return { allow: false, reason: `Request ${record.id} ended ${record.status} in countersign` };
+  }
+}
+
+/**
+ * The hook output for `event` given the record as it stands (agents.md §1 table). A pending record
+ * answers `ask` (Claude Code prompts locally) or, with `onWait: 'deny'`, a deny; for
+ * PermissionRequest a pending `ask` is `{}`, which leaves Claude Code's own dialog in place.
+ */
+export function hookOutput(record: HandupRequest, event: AskingEvent, toolInput: Record<string, unknown>, onWait: OnWait = 'ask'): Record<string, unknown> {
+  const v = verdict(record, toolInput);
+  if (event === 'PermissionRequest') {
+    if (v === null && onWait === 'ask') return {};
+    const decision =
+      v === null
+        ? { behavior: 'deny', message: `No decision in countersign yet on request ${record.id}` }
+        : v.allow
+          ? { behavior: 'allow', ...(v.updatedInput ? { updatedInput: v.updatedInput } : {}) }
+          : { behavior: 'deny', message: v.reason };
+    return { hookSpecificOutput: { hookEventName: event, decision } };
+  }
+  if (v === null) {
+    const reason =
+      onWait === 'ask'
+        ? `No decision in countersign yet on request ${record.id}; it stays open there`
+        : `No decision in countersign in time on request ${record.id}`;
+    return { hookSpecificOutput: { hookEventName: event, permissionDecision: onWait, permissionDecisionReason: reason } };
+  }
+  return {
+    hookSpecificOutput: {
+      hookEventName: event,
+      permissionDecision: v.allow ? 'allow' : 'deny',
+      permissionDecisionReason: v.reason,
+      ...(v.allow && v.updatedInput ? { updatedInput: v.updatedInput } : {}),
+    },
+  };
+}
+
+function renderReply(record: HandupRequest, context: ClaudeCodeContext): unknown {
+  return hookOutput(record, context.event, context.toolInput);
+}
+
+// ---- Follow-ups ----
+
+/**
+ * Hooks that tell a request no longer waits for a decision here. Each ends it `cancelled`, never
+ * approved or denied: the agent itself sends them, and an agent must never settle its own request.
+ * What happened goes to the audit row.
+ */
+function followUp(frame: ClaudeCodeHook): FollowUp {
+  const event = frame.hook_event_name;
+  if (event === 'SessionEnd') {
+    const reason = str(frame.reason);
+    return { kind: 'resolve-session', session: frame.session_id, status: 'cancelled', feedback: `the Claude Code session ended${reason ? ` (${reason})` : ''}` };
+  }
+  if (!TOOL_FOLLOW_UPS.has(event)) return { kind: 'ignored', reason: `hook event "${event}" changes no request` };
+  const f = frame as ToolHook;
+  const feedback =
+    event === 'PostToolUse'
+      ? 'the tool call went ahead without a decision here (allowed in Claude Code itself)'
+      : event === 'PermissionDenied'
+        ? `Claude Code denied the tool call itself${str(frame.reason) ? `: ${str(frame.reason)}` : ''}`
+        : frame.is_interrupt === true
+          ? 'the tool call was interrupted in Claude Code'
+          : 'the tool call went ahead without a decision here and failed';
+  const key = nativeKey(f);
+  // A request made by a PermissionRequest hook (no tool_use_id) has the input hash as its key.
+  const fallback = f.tool_use_id !== undefined ? { fallbackKeys: [inputKey(f)] } : {};
+  return { kind: 'resolve', nativeKey: key, ...fallback, status: 'cancelled', feedback };
+}
+
+export const claudeCodeAdapter = {
+  format: FORMAT,
+  frameSchema: ClaudeCodeHookSchema,
+  followUpSchema: ClaudeCodeHookSchema,
+  normalize,
+  renderReply,
+  followUp,
+} satisfies WireAdapter<ClaudeCodeHook, ClaudeCodeContext, ClaudeCodeHook>;

@@ -1,0 +1,90 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ClaudeCodeHookSchema, FORMAT, hookOutput, isAskingEvent } from '../../adapters/claude-code.js';
+import type { Deps } from '../../deps.js';
+import { durationMs, parseDuration } from '../../durations.js';
+import { AppError, validationError } from '../../errors.js';
+import { createGitContextReader } from '../../formats/git-context.js';
+import { OnTimeoutSchema, TimeoutTextSchema } from '../../requests/request-schema.js';
+import { ErrorDoc } from '../schemas.js';
+
+/** How long a hook call waits for the decision unless it says otherwise. */
+export const HOOK_WAIT_DEFAULT_MS = 55_000;
+/** The longest a hook call is held (agents.md §1); longer asks are capped. */
+export const HOOK_WAIT_MAX_MS = 10 * 60_000;
+
+const HookQuery = z.strictObject({
+  wait: z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration with a unit, e.g. 55s' }).optional(),
+  on_wait: z.enum(['ask', 'deny']).optional(),
+  timeout: TimeoutTextSchema.optional(),
+  on_timeout: OnTimeoutSchema.optional(),
+  callback_url: z.string().min(1).max(2048).optional(),
+  repo: z.string().min(1).max(1024).optional(),
+  branch: z.string().min(1).max(1024).optional(),
+});
+
+const HookOutputDoc = z
+  .looseObject({ hookSpecificOutput: z.looseObject({ hookEventName: z.string() }).optional() })
+  .describe("Claude Code's hook output: PreToolUse permissionDecision allow / deny / ask, PermissionRequest decision.behavior allow / deny, or {}");
+
+/**
+ * `POST /v1/formats/claude-code/hook` (agents.md §1): Claude Code's hook JSON in, its hook output
+ * out, held until the request ends or `wait` runs out. The same URL takes the follow-up hooks
+ * (PostToolUse, PostToolUseFailure, PermissionDenied, SessionEnd) and answers them `{}`, so one
+ * hook URL serves every event. Whatever the hook answers, the request stays in countersign: a
+ * later decision still reaches history and callbacks.
+ */
+export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { formats, nativeIntake, requests, waiters, rateLimit } = deps;
+  const readGit = createGitContextReader({ now: () => deps.clock.now() });
+
+  r.post(`/v1/formats/${FORMAT}/hook`, {
+    config: { auth: 'submit', validationCode: 'invalid_frame' },
+    schema: {
+      summary: 'Claude Code hook (PreToolUse, PermissionRequest): answers the hook output once decided or when ?wait (default 55s, max 10m) runs out',
+      description:
+        'Query: wait, on_wait (ask | deny: what a still-pending request answers), timeout, on_timeout, callback_url, repo, branch. Follow-up hooks (PostToolUse, PostToolUseFailure, PermissionDenied, SessionEnd) are applied and answered {}.',
+      response: { 200: HookOutputDoc, 400: ErrorDoc, 401: ErrorDoc, 429: ErrorDoc },
+    },
+  }, async (request) => {
+    const query = HookQuery.safeParse(request.query ?? {});
+    if (!query.success) throw validationError('invalid_query', query.error.issues, 'query');
+    const { wait, on_wait: onWait = 'ask', repo, branch, ...overrides } = query.data;
+    const parsed = ClaudeCodeHookSchema.safeParse(request.body);
+    if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
+    const hook = parsed.data;
+    const adapter = formats.native(FORMAT);
+    const principal = request.principal;
+
+    if (!isAskingEvent(hook.hook_event_name)) {
+      const asked = await nativeIntake.readFollowUp(adapter, request.body, {}, principal);
+      try {
+        await nativeIntake.applyFollowUp(adapter, asked, principal);
+      } catch (err) {
+        // A tool call countersign never saw (another matcher, an allow rule in Claude Code): nothing to end.
+        if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+      }
+      return {};
+    }
+
+    const context: Record<string, string> = {};
+    const git = repo === undefined && branch === undefined && hook.cwd ? await readGit(hook.cwd) : null;
+    if (repo ?? git?.repo) context.repo = (repo ?? git?.repo)!;
+    if (branch ?? git?.branch) context.branch = (branch ?? git?.branch)!;
+    const { stored } = await nativeIntake.submit(adapter, request.body, {
+      principal,
+      overrides,
+      context,
+      admit: async () => {
+        if (principal.kind === 'submit') await rateLimit(principal.tokenId, principal.name);
+      },
+    });
+    const id = stored.record.id;
+    const waitMs = wait === undefined ? HOOK_WAIT_DEFAULT_MS : Math.min(durationMs(wait), HOOK_WAIT_MAX_MS);
+    const record =
+      stored.record.status === 'pending' ? await waiters.wait(id, waitMs, async () => (await requests.get(id, principal)).record) : stored.record;
+    return hookOutput(record, hook.hook_event_name, hook.tool_input ?? {}, onWait);
+  });
+}

@@ -1,0 +1,97 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { createMcpServer } from './mcp-server.js';
+
+const SESSION_HEADER = 'mcp-session-id';
+const SESSION_PREFIX = 'cs1.';
+const CLIENT_NAME_MAX = 256;
+
+/**
+ * The transport runs stateless (no server-side sessions), so any daemon behind a load balancer
+ * answers any call and a restart loses nothing. The one thing a session would remember is the
+ * client's name from `initialize` (the default `source.agent`): it travels in the session id the
+ * client echoes on every later call instead. It is the client's own claim either way.
+ */
+export function sessionIdFor(clientName: string): string {
+  return SESSION_PREFIX + Buffer.from(JSON.stringify({ name: clientName.slice(0, CLIENT_NAME_MAX) })).toString('base64url');
+}
+
+export function clientNameFrom(sessionId: string | undefined): string | null {
+  if (!sessionId?.startsWith(SESSION_PREFIX)) return null;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(sessionId.slice(SESSION_PREFIX.length), 'base64url').toString('utf8'));
+    const name = (value as { name?: unknown } | null)?.name;
+    return typeof name === 'string' && name.trim() ? name.slice(0, CLIENT_NAME_MAX) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `clientInfo.name` of an `initialize` request in the body (a single message or a batch). */
+function initializingClient(body: unknown): string | null {
+  for (const m of Array.isArray(body) ? body : [body]) {
+    const msg = m as { method?: unknown; params?: { clientInfo?: { name?: unknown } } } | null;
+    const name = msg?.method === 'initialize' ? msg.params?.clientInfo?.name : undefined;
+    if (typeof name === 'string' && name.trim()) return name;
+  }
+  return null;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * `/mcp`: the MCP server over the Streamable HTTP transport of the official SDK (agents.md §2),
+ * behind the same bearer auth as every route (submit or admin; 401 without). POST carries every
+ * JSON-RPC message; there is no server-to-client stream to open (GET) nor session to end (DELETE)
+ * in stateless mode, so those are 405.
+ */
+export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
+  app.post('/mcp', { config: { auth: 'submit', validationCode: 'invalid_request' }, schema: { summary: 'MCP (Streamable HTTP, stateless): JSON-RPC messages in, JSON or SSE out', hide: true } as object }, async (request, reply) => {
+    const initializing = initializingClient(request.body);
+    const clientName = initializing ?? clientNameFrom(header(request, SESSION_HEADER));
+    const server = createMcpServer({
+      requests: deps.requests,
+      waiters: deps.waiters,
+      rateLimit: deps.rateLimit,
+      config: deps.config,
+      clock: deps.clock,
+      version: deps.version,
+      principal: request.principal,
+      clientName,
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    if (initializing) reply.raw.setHeader(SESSION_HEADER, sessionIdFor(initializing));
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch (err) {
+      request.log.error({ err }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null }));
+      }
+    }
+  });
+
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: '/mcp',
+      config: { auth: 'submit' },
+      schema: { hide: true } as object,
+      handler: async (_request, reply) => {
+        void reply.header('allow', 'POST');
+        throw new AppError('method_not_allowed', `${method} /mcp is not used: this MCP server is stateless, send every message with POST`);
+      },
+    });
+  }
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { claudeCodeAdapter, hookOutput, insideCwd, truncateBytes } from '../../src/adapters/claude-code.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGitContextReader, repoFromConfig, repoFromUrl } from '../../src/formats/git-context.js';
+import { CreateRequestSchema } from '../../src/requests/request-schema.js';
+
+/** Edges of the claude-code mapping beyond the golden fixtures. */
+
+const hook = (tool: string, input: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  claudeCodeAdapter.frameSchema.parse({ session_id: 's', cwd: '/home/dev/web', hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input, tool_use_id: 'toolu_1', ...extra });
+const normalize = (frame: ReturnType<typeof hook>, query: Record<string, string> = {}) => claudeCodeAdapter.normalize(frame, { query });
+
+describe('claude-code mapping', () => {
+  it('cuts a Bash title to 512 bytes at a character boundary, and the request still fits handup', () => {
+    const command = `echo ${'é'.repeat(400)}`;
+    const { request } = normalize(hook('Bash', { command }));
+    expect(Buffer.byteLength(request.title, 'utf8')).toBeLessThanOrEqual(512);
+    expect(request.title.endsWith('…')).toBe(true);
+    expect(request.title).not.toContain('\uFFFD');
+    expect(CreateRequestSchema.safeParse(request).success).toBe(true);
+    expect(truncateBytes('short')).toBe('short');
+  });
+
+  it('treats only paths inside cwd as inside: no prefix tricks, no .., Windows paths in either case', () => {
+    expect(insideCwd('/home/dev/web/src/a.ts', '/home/dev/web')).toBe('src/a.ts');
+    expect(insideCwd('/home/dev/web2/a.ts', '/home/dev/web')).toBeNull();
+    expect(insideCwd('/home/dev/web/../../etc/passwd', '/home/dev/web')).toBeNull();
+    expect(insideCwd('C:\\Users\\dev\\web\\src\\a.ts', 'c:\\users\\dev\\web')).toBe('src\\a.ts');
+    expect(insideCwd('/a', undefined)).toBeNull();
+    expect(normalize(hook('Edit', { file_path: '/home/dev/web/../../etc/hosts', old_string: 'a', new_string: 'b' })).request.risk).toBe('medium');
+  });
+
+  it('shows NotebookEdit cells and ExitPlanMode plans readably; an unknown tool as JSON', () => {
+    const nb = normalize(hook('NotebookEdit', { notebook_path: '/home/dev/web/a.ipynb', new_source: 'print(1)', cell_type: 'code' })).request;
+    expect(nb).toMatchObject({ title: 'Edit a.ipynb', kind: 'edit', previews: [{ type: 'code', lang: 'python', inline: 'print(1)' }] });
+    const plan = normalize(hook('ExitPlanMode', { plan: '## Plan\n1. Do it' })).request;
+    expect(plan).toMatchObject({ kind: 'review', previews: [{ type: 'markdown', inline: '## Plan\n1. Do it' }] });
+    const other = normalize(hook('Agent', { prompt: 'Find endpoints', description: 'Explore' })).request;
+    expect(other).toMatchObject({ title: 'Agent', kind: 'custom', summary: 'Explore', previews: [{ type: 'json' }] });
+  });
+
+  it('takes repo and branch from the caller, never from the frame', () => {
+    const { request } = normalize(hook('Bash', { command: 'ls' }, { repo: 'evil/override' }), { repo: 'acme/web', branch: 'main' });
+    expect(request.source).toMatchObject({ repo: 'acme/web', branch: 'main' });
+  });
+
+  it('answers a pending request by on_wait, and never allows an expired one whatever on_timeout said', () => {
+    const { request, context } = normalize(hook('Bash', { command: 'ls' }));
+    const base = { ...request, id: 'R1', status: 'pending', decision: null } as any;
+    expect(hookOutput(base, 'PreToolUse', context.toolInput).hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
+    expect(hookOutput(base, 'PreToolUse', context.toolInput, 'deny').hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    expect(hookOutput(base, 'PermissionRequest', context.toolInput)).toEqual({});
+    expect(hookOutput(base, 'PermissionRequest', context.toolInput, 'deny')).toMatchObject({ hookSpecificOutput: { decision: { behavior: 'deny' } } });
+    const approvedByTimeout = { ...base, status: 'expired', decision: { option: 'allow', outcome: 'approve', decided_by: 'timeout', feedback: null, fields: null } };
+    expect(hookOutput(approvedByTimeout, 'PreToolUse', context.toolInput).hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    expect(hookOutput(approvedByTimeout, 'PermissionRequest', context.toolInput)).toMatchObject({ hookSpecificOutput: { decision: { behavior: 'deny' } } });
+  });
+});
+
+describe('git remote → repo', () => {
+  it('reads owner/name from the usual remote URL forms, dropping credentials and host', () => {
+    expect(repoFromUrl('git@github.com:acme/web.git')).toBe('acme/web');
+    expect(repoFromUrl('https://bot:s3cret@github.com/acme/web.git')).toBe('acme/web');
+    expect(repoFromUrl('ssh://git@gitlab.example.com:2222/group/sub/project.git')).toBe('group/sub/project');
+    expect(repoFromUrl('/srv/git/web.git')).toBe('srv/git/web');
+    expect(repoFromConfig('[remote "upstream"]\n\turl = git@github.com:up/web.git\n[remote "origin"]\n\turl = git@github.com:me/web.git\n')).toBe('me/web');
+    expect(repoFromConfig('[core]\n\tbare = false\n')).toBeNull();
+  });
+});
+
+describe('git context cache', () => {
+  it('serves a work tree from memory for ttlMs, then reads it again (a branch switch shows)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'countersign-gitcache-'));
+    try {
+      mkdirSync(join(root, '.git'));
+      writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+      let now = 0;
+      const read = createGitContextReader({ now: () => now, ttlMs: 10_000 });
+      expect(await read(root)).toEqual({ repo: root, branch: 'main' });
+      writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/topic\n');
+      now = 9_999;
+      expect((await read(root))?.branch).toBe('main');
+      now = 10_000;
+      expect((await read(root))?.branch).toBe('topic');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

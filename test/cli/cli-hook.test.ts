@@ -1,0 +1,189 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli-process.js';
+import { decide } from '../helpers/request-api.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { connectWs, type WsClient } from '../helpers/ws-client.js';
+
+/**
+ * `countersign hook claude-code` run as Claude Code runs a command hook (a child process, the hook
+ * JSON on stdin), with the daemon up and down; and `countersign integrate claude-code`.
+ */
+
+const frame = (extra: Record<string, unknown> = {}) => ({
+  session_id: 'sess-cli',
+  transcript_path: '/home/dev/.claude/projects/x/sess-cli.jsonl',
+  cwd: '/home/dev/src/web',
+  permission_mode: 'default',
+  hook_event_name: 'PreToolUse',
+  tool_name: 'Bash',
+  tool_input: { command: 'terraform apply', description: 'Apply the plan' },
+  tool_use_id: 'toolu_cli_1',
+  ...extra,
+});
+const DOWN = 'http://127.0.0.1:1';
+
+describe('countersign hook claude-code', { timeout: 120_000 }, () => {
+  let t: TestServer | undefined;
+  const sockets: WsClient[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.socket.terminate();
+    await t?.close();
+    t = undefined;
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  const hook = (env: Record<string, string>, input: string, args: string[] = []) => runCli(['hook', 'claude-code', ...args], { env, input });
+
+  it('with the daemon up: sends the hook JSON with the local repo and branch, waits for the decision, prints the hook output, exits 0', async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('cli-laptop');
+    const events = await connectWs(`${t.wsUrl}/v1/events`, t.adminToken);
+    sockets.push(events);
+    await expect.poll(() => t!.server.deps.hub.size()).toBeGreaterThan(0);
+    const root = mkdtempSync(join(tmpdir(), 'countersign-hook-git-'));
+    dirs.push(root);
+    mkdirSync(join(root, '.git'));
+    writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/infra\n');
+    writeFileSync(join(root, '.git', 'config'), '[remote "origin"]\n\turl = git@github.com:acme/infra.git\n');
+
+    const running = hook({ COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: agent.token }, JSON.stringify(frame({ cwd: root })), ['--wait', '2m']);
+    const created = await events.nextMatching((m) => m.type === 'request.created');
+    expect(created.request.source).toMatchObject({ agent: 'claude-code', integration: 'cli-laptop', repo: 'acme/infra', branch: 'infra', cwd: root });
+    expect((await decide(t.api, created.request, 'allow', { feedback: 'plan looks right' })).status).toBe(200);
+    const r = await running;
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'Approved by admin in countersign: plan looks right' },
+    });
+
+    // A follow-up hook through the same command: nothing to decide, prints {}.
+    const post = await hook({ COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: agent.token }, JSON.stringify(frame({ hook_event_name: 'PostToolUse', tool_response: {} })));
+    expect([post.code, post.stdout.trim(), post.stderr]).toEqual([0, '{}', '']);
+  });
+
+  it('with the daemon down: answers per --on-error (ask by default, never allow unless told), exits 0', async () => {
+    const env = { COUNTERSIGN_URL: DOWN, COUNTERSIGN_TOKEN: 'whatever' };
+    const asked = await hook(env, JSON.stringify(frame()));
+    expect(asked.code).toBe(0);
+    expect(asked.stderr).toContain('unreachable');
+    expect(JSON.parse(asked.stdout).hookSpecificOutput).toMatchObject({ hookEventName: 'PreToolUse', permissionDecision: 'ask' });
+
+    const denied = await hook(env, JSON.stringify(frame()), ['--on-error', 'deny']);
+    expect(denied.code).toBe(0);
+    expect(JSON.parse(denied.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: expect.stringContaining('unreachable') });
+
+    const dialog = await hook(env, JSON.stringify(frame({ hook_event_name: 'PermissionRequest', tool_use_id: undefined })));
+    expect([dialog.code, dialog.stdout.trim()]).toEqual([0, '{}']);
+    const dialogDenied = await hook(env, JSON.stringify(frame({ hook_event_name: 'PermissionRequest' })), ['--on-error', 'deny']);
+    expect(JSON.parse(dialogDenied.stdout)).toMatchObject({ hookSpecificOutput: { decision: { behavior: 'deny' } } });
+
+    const allowed = await hook(env, JSON.stringify(frame()), ['--on-error', 'allow']);
+    expect(JSON.parse(allowed.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
+
+    const garbage = await hook(env, 'not json');
+    expect([garbage.code, garbage.stdout.trim()]).toEqual([0, '{}']);
+    expect(garbage.stderr).toContain('not a JSON object');
+
+    const usage = await hook(env, JSON.stringify(frame()), ['--on-error', 'maybe']);
+    expect(usage.code).toBe(4);
+    expect(usage.stderr).toContain('--on-error');
+  });
+
+  it('a refused call (revoked token, malformed hook) falls back too, naming the reason; nothing is stored', async () => {
+    t = await startTestServer();
+    const revoked = await t.submitClient('old');
+    expect((await t.api.delete('/v1/tokens/old')).status).toBe(200);
+    const r = await hook({ COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: revoked.token }, JSON.stringify(frame()));
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('unauthorized');
+    expect(JSON.parse(r.stdout).hookSpecificOutput.permissionDecision).toBe('ask');
+    const bad = await hook({ COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken }, JSON.stringify(frame({ tool_input: 'rm -rf /' })));
+    expect(bad.stderr).toContain('invalid_frame');
+    expect(JSON.parse(bad.stdout).hookSpecificOutput.permissionDecision).toBe('ask');
+    expect(await t.count('requests')).toBe(0);
+  });
+});
+
+describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
+  let t: TestServer | undefined;
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('prints the HTTP hooks block (token from the environment, never in the file) or the command form', async () => {
+    const http = await runCli(['integrate', 'claude-code', '--url', 'http://127.0.0.1:7470'], { env: {} });
+    expect(http.code, http.stderr).toBe(0);
+    const block = JSON.parse(http.stdout);
+    expect(block.hooks.PreToolUse).toEqual([
+      {
+        matcher: 'Bash|Edit|Write',
+        hooks: [{ type: 'http', url: 'http://127.0.0.1:7470/v1/formats/claude-code/hook?wait=55s', timeout: 65, headers: { Authorization: 'Bearer $COUNTERSIGN_TOKEN' }, allowedEnvVars: ['COUNTERSIGN_TOKEN'] }],
+      },
+    ]);
+    expect(Object.keys(block.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd']);
+    expect(block.hooks.SessionEnd[0].hooks[0].url).toBe('http://127.0.0.1:7470/v1/formats/claude-code/hook');
+
+    const command = await runCli(['integrate', 'claude-code', '--command', '--matcher', 'Bash', '--event', 'permission-request', '--wait', '2m', '--no-follow-ups'], { env: {} });
+    expect(command.code, command.stderr).toBe(0);
+    expect(JSON.parse(command.stdout)).toEqual({
+      hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'countersign hook claude-code --wait 120s', timeout: 130 }] }] },
+    });
+
+    for (const args of [['--http', '--command'], ['--event', 'stop'], ['--wait', '11m'], ['--matcher', ' ']]) {
+      const bad = await runCli(['integrate', 'claude-code', ...args], { env: {} });
+      expect(bad.code, args.join(' ')).toBe(4);
+      expect(bad.stderr).toContain('usage');
+    }
+  });
+
+  it('--write merges into an existing settings file keeping everything else, and a re-run replaces its own hooks', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-integrate-'));
+    dirs.push(dir);
+    const file = join(dir, '.claude', 'settings.json');
+    mkdirSync(join(dir, '.claude'));
+    const theirs = { type: 'command', command: 'npm run lint' };
+    writeFileSync(file, JSON.stringify({ model: 'opus', permissions: { allow: ['Bash(git status)'] }, hooks: { PostToolUse: [{ matcher: 'Edit', hooks: [theirs] }] } }));
+
+    const first = await runCli(['integrate', 'claude-code', '--write', '.claude/settings.json'], { env: {}, cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+    const again = await runCli(['integrate', 'claude-code', '--command', '--write', '.claude/settings.json'], { env: {}, cwd: dir });
+    expect(again.code, again.stderr).toBe(0);
+    const settings = JSON.parse(readFileSync(file, 'utf8'));
+    expect(settings.model).toBe('opus');
+    expect(settings.permissions).toEqual({ allow: ['Bash(git status)'] });
+    expect(settings.hooks.PostToolUse).toEqual([
+      { matcher: 'Edit', hooks: [theirs] },
+      { matcher: 'Bash|Edit|Write', hooks: [{ type: 'command', command: 'countersign hook claude-code', timeout: 30 }] },
+    ]);
+    expect(settings.hooks.PreToolUse).toEqual([{ matcher: 'Bash|Edit|Write', hooks: [{ type: 'command', command: 'countersign hook claude-code --wait 55s', timeout: 65 }] }]);
+
+    // A broken settings file is left alone.
+    writeFileSync(file, '{"model": ');
+    const broken = await runCli(['integrate', 'claude-code', '--write', file], { env: {} });
+    expect(broken.code).toBe(4);
+    expect(broken.stderr).toContain('not valid JSON');
+    expect(readFileSync(file, 'utf8')).toBe('{"model": ');
+  });
+
+  it('--token-name creates a submit token with the admin token and prints it once on stderr; the hook works with it', async () => {
+    t = await startTestServer();
+    const r = await runCli(['integrate', 'claude-code', '--token-name', 'claude-laptop'], { env: { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken } });
+    expect(r.code, r.stderr).toBe(0);
+    const token = /export COUNTERSIGN_TOKEN=(\S+)/.exec(r.stderr)?.[1];
+    expect(token).toBeDefined();
+    expect(r.stdout).not.toContain(token!);
+    expect(JSON.parse(r.stdout).hooks.PreToolUse[0].hooks[0].url).toBe(`${t.url}/v1/formats/claude-code/hook?wait=55s`);
+    const res = await fetch(`${t.url}/v1/formats/claude-code/hook?wait=1ms`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(frame()) });
+    expect(res.status).toBe(200);
+    const [row] = (await t.api.get('/v1/requests')).body;
+    expect(row.source.integration).toBe('claude-laptop');
+  });
+});
