@@ -129,7 +129,8 @@ describe('POST /v1/formats/claude-code/hook', () => {
     const body = JSON.parse(delivery!.body);
     expect(body).toMatchObject({ type: 'request.decided', format: 'claude-code', data: { request: { id: first.record.id, status: 'approved' } } });
     expect(body.reply.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow', permissionDecisionReason: 'Approved by admin in countersign: go ahead' });
-    const retried = await agent.api.post(HOOK, bashFrame('toolu_late'));
+    // The same hook (same URL, so the same callback_url) retried: a replay of the same request.
+    const retried = await agent.api.post(`${HOOK}?callback_url=${encodeURIComponent('http://127.0.0.1:9/hook-done')}`, bashFrame('toolu_late'));
     expect(retried.body).toEqual(body.reply);
   });
 
@@ -175,7 +176,7 @@ describe('POST /v1/formats/claude-code/hook', () => {
     const after = await show(t.api, created.body.request.id);
     expect(after).toMatchObject({ status: 'cancelled', decision: null });
     const audit = (await t.api.get(`/v1/requests/${after.id}/audit`)).body;
-    expect(audit.at(-1)).toMatchObject({ event: 'cancelled', actor: 'upstream', details: { feedback: expect.stringContaining('went ahead') } });
+    expect(audit.at(-1)).toMatchObject({ event: 'cancelled', actor: 'upstream:laptop', details: { feedback: expect.stringContaining('went ahead') } });
 
     for (const frame of [
       { ...post, tool_use_id: 'toolu_never_seen' },

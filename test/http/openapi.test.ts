@@ -113,7 +113,7 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
   it('the native-format routes: the format, the frame body, the query', () => {
     const submit = op('/v1/formats/{format}/requests', 'post');
     const params = Object.fromEntries(submit.parameters.map((p: any) => [`${p.in} ${p.name}`, p]));
-    expect(params['path format'].schema.enum).toEqual(['ask', 'paperclip', 'roll', 'alp']);
+    expect(params['path format'].schema.enum).toEqual(['ask', 'paperclip', 'roll', 'alp', 'claude-code']);
     for (const q of ['timeout', 'on_timeout', 'callback_url', 'wait']) expect(params, q).toHaveProperty(`query ${q}`);
     expect(params['query on_timeout'].schema.enum).toEqual(['deny', 'approve', 'expire']);
     expect(submit.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/NativeFrameInput');
