@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from './durations.js';
+import { HookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
 
 /**
  * The whole configuration, validated by one schema. Defaults live in `config/default.json`
@@ -23,6 +24,8 @@ const nonNegativeInt = numeric(z.number().int().min(0));
 
 export const ConfigSchema = z.strictObject({
   host: z.string().min(1),
+  // Where people reach this daemon (links in notifications); unset: the local inbox URL.
+  public_url: PublicUrlSchema,
   port,
   data_dir: z.string().min(1),
   // Any non-empty secret is accepted; `serve` warns when it is shorter than 16 characters.
@@ -61,9 +64,21 @@ export const ConfigSchema = z.strictObject({
     roll: z.strictObject({ default_timeout: durationOrNone }),
     alp: z.strictObject({ default_timeout: durationOrNone }),
   }),
+  notifications: NotificationsSchema,
+  hooks: z.array(HookSchema),
+}).superRefine((c, ctx) => {
+  const seen = new Set<string>();
+  c.hooks.forEach((h, i) => {
+    if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: ['hooks', i, 'name'], message: `duplicate hook name "${h.name}"` });
+    seen.add(h.name);
+    // A link must reach this daemon from wherever the notification is read.
+    if (h.decision_links && c.notifications.decision_links && !c.public_url) {
+      ctx.addIssue({ code: 'custom', path: ['hooks', i, 'decision_links'], message: 'needs public_url (the address people reach this daemon at)' });
+    }
+  });
 });
 
-export type Config = z.infer<typeof ConfigSchema>;
+export type Config = Omit<z.infer<typeof ConfigSchema>, 'hooks'> & { hooks: HookConfig[] };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -106,8 +121,15 @@ export function loadConfig({ file, env = process.env, overrides }: LoadConfigOpt
     });
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
-  const config = result.data;
+  const config: Config = result.data;
   config.data_dir = resolve(config.data_dir);
+  config.hooks = config.hooks.map((hook, i) => {
+    if (!hook.secret_env) return hook;
+    // Like callbacks: a hook configured to sign never sends unsigned because a variable is missing.
+    const secret = env[hook.secret_env];
+    if (!secret) throw new ConfigError(`invalid configuration:\n  hooks.${i}.secret_env: the environment variable ${hook.secret_env} is not set or empty`);
+    return { ...hook, secret };
+  });
   return deepFreeze(config);
 }
 
@@ -118,6 +140,8 @@ export function envKeys(): Array<{ path: string[]; envName: string; isList: bool
     for (const [key, schema] of Object.entries(shape)) {
       const path = [...prefix, key];
       if (schema instanceof z.ZodObject) walk(schema.shape as Record<string, z.ZodType>, path);
+      // Lists of objects (hooks) have no sensible comma-separated form: the config file only.
+      else if (schema instanceof z.ZodArray && schema.element instanceof z.ZodObject) continue;
       else out.push({ path, envName: `COUNTERSIGN_${path.join('_').toUpperCase()}`, isList: schema instanceof z.ZodArray });
     }
   };
@@ -130,6 +154,21 @@ export function clientEnv(env: Env = process.env): { url: string | undefined; to
   // An empty variable counts as unset, as it does for the daemon's own settings.
   const get = (name: string) => env[name]?.trim() || undefined;
   return { url: get('COUNTERSIGN_URL'), token: get('COUNTERSIGN_TOKEN') ?? get('COUNTERSIGN_ADMIN_TOKEN'), dataDir: get('COUNTERSIGN_DATA_DIR') };
+}
+
+/**
+ * The environment an `exec` hook program runs with: the daemon's, less its own secrets (every
+ * COUNTERSIGN_* variable and each hook's secret_env), so a notification program never sees the
+ * admin token or a signing key.
+ */
+export function hookProgramEnv(config: Readonly<Config>, env: Env = process.env): Record<string, string> {
+  const secretNames = new Set(config.hooks.flatMap((h) => (h.secret_env ? [h.secret_env] : [])));
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || k.startsWith('COUNTERSIGN_') || secretNames.has(k)) continue;
+    out[k] = v;
+  }
+  return out;
 }
 
 function readConfigFile(path: string): unknown {

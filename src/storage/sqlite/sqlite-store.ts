@@ -57,6 +57,10 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       tokens: written.tokens,
       blobs: written.blobs,
       counters: written.counters,
+      mutes: written.mutes,
+      bursts: written.bursts,
+      notices: written.notices,
+      keys: written.keys,
       // No other daemon shares this file: nobody to tell.
       announce: () => {},
       afterCommit: (cb) => void write.after.push(cb),
@@ -70,6 +74,10 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     deliveries: read.deliveries,
     tokens: read.tokens,
     blobs: read.blobs,
+    mutes: read.mutes,
+    bursts: read.bursts,
+    notices: read.notices,
+    keys: read.keys,
     nodes: {
       beat: (node) => queue.write(() => written.nodes.beat(node)),
       live: read.nodes.live,
