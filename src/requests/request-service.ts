@@ -29,6 +29,22 @@ export interface TerminalTransition {
  */
 export type TerminalHook = (transition: TerminalTransition, tx: WriteTx) => Promise<void>;
 
+/** How a request ends on arrival (before anyone sees it): a mute dismissing a notice. */
+export interface ArrivalDecision {
+  status: Exclude<Status, 'pending'>;
+  decision: Decision;
+  actor: string;
+  details?: unknown;
+}
+
+/**
+ * Runs inside the create transaction, after the insert, in order: an arrival hook may end the
+ * request there and then (returning how); a created hook sees the request as it was stored
+ * (final status) and writes what must commit with it (the notification outbox).
+ */
+export type ArrivalHook = (stored: StoredRequest, tx: WriteTx, at: number) => Promise<ArrivalDecision | null>;
+export type CreatedHook = (stored: StoredRequest, tx: WriteTx, at: number) => Promise<void>;
+
 export interface NativeOrigin {
   /** Permanent key derived from native ids; a re-sent frame maps to the same record. */
   key: string;
@@ -56,11 +72,13 @@ export interface RequestServiceDeps {
   clock: Clock;
   events: RequestEvents;
   terminalHooks?: TerminalHook[];
+  arrivalHooks?: ArrivalHook[];
+  createdHooks?: CreatedHook[];
 }
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ store, clock, events, terminalHooks = [] }: RequestServiceDeps) {
+export function createRequestService({ store, clock, events, terminalHooks = [], arrivalHooks = [], createdHooks = [] }: RequestServiceDeps) {
   function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
     // Someone else's request is indistinguishable from a missing one (product.md §5).
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
@@ -98,6 +116,16 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
     if (updated.nativeReply !== stored.nativeReply) await tx.requests.setNativeReply(record.id, updated.nativeReply);
     emit(tx, type, updated);
     return updated;
+  }
+
+  async function applyDecision(tx: WriteTx, stored: StoredRequest, body: DecisionBody, by: string, extra?: Record<string, unknown>) {
+    pendingOrThrow(stored);
+    const at = clock.now();
+    const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
+    const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
+    if (next.decision.feedback) details.feedback = next.decision.feedback;
+    if (next.decision.scope) details.scope = next.decision.scope;
+    return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details: { ...details, ...extra } }, at);
   }
 
   function pendingOrThrow(stored: StoredRequest) {
@@ -161,8 +189,19 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
         }
         const notes = native?.notes?.length ? { notes: native.notes } : {};
         await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
-        emit(tx, 'request.created', stored);
-        return { stored, created: true };
+        // Listeners hear `request.created` with the final status, before the decision event.
+        let final = stored;
+        tx.announce({ type: 'request.created', requestId: record.id });
+        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format }));
+        for (const hook of arrivalHooks) {
+          const ended = await hook(stored, tx, now);
+          if (!ended) continue;
+          const details = { option: ended.decision.option, outcome: ended.decision.outcome, ...(ended.details as object | undefined) };
+          final = await finish(tx, stored, ended, 'request.decided', { event: 'decided', actor: ended.actor, details }, now);
+          break;
+        }
+        for (const hook of createdHooks) await hook(final, tx, now);
+        return { stored: final, created: true };
       });
     },
 
@@ -171,16 +210,18 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
     },
 
     decide(id: string, body: DecisionBody, principal: Principal): Promise<StoredRequest> {
+      return store.write(async (tx) => applyDecision(tx, ownedOrMissing(await tx.requests.get(id), id, principal), body, actorName(principal)));
+    },
+
+    /**
+     * Decides on behalf of someone who is not an API caller (a decision link: `link:<hook>`),
+     * through the same checks and the same transaction shape; `details` join the audit row.
+     */
+    decideAs(id: string, body: DecisionBody, actor: string, details?: Record<string, unknown>): Promise<StoredRequest> {
       return store.write(async (tx) => {
-        const stored = ownedOrMissing(await tx.requests.get(id), id, principal);
-        pendingOrThrow(stored);
-        const at = clock.now();
-        const by = actorName(principal);
-        const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
-        const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
-        if (next.decision.feedback) details.feedback = next.decision.feedback;
-        if (next.decision.scope) details.scope = next.decision.scope;
-        return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details }, at);
+        const stored = await tx.requests.get(id);
+        if (!stored) throw new AppError('not_found', `request ${id} not found`);
+        return applyDecision(tx, stored, body, actor, details);
       });
     },
 
