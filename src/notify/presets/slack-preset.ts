@@ -25,5 +25,6 @@ export function renderSlack(n: NoticeText): unknown {
   }));
   buttons.push({ type: 'button', action_id: 'countersign-open', text: { type: 'plain_text', text: 'Open in countersign' }, url: n.url });
   blocks.push({ type: 'actions', elements: buttons });
-  return { text: `${n.line} (${n.agent}, ${n.risk} risk) ${n.url}`, blocks };
+  // `text` is mrkdwn too (it is the notification line): escaped like the blocks.
+  return { text: `${esc(n.line)} (${esc(n.agent)}, ${n.risk} risk) ${n.url}`, blocks };
 }
