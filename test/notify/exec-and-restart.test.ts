@@ -49,7 +49,7 @@ describe('exec hooks and durable hook delivery', () => {
     );
     cleanups.push(() => t.close());
     const r = await createRequest(t.api, COMMAND);
-    let [d] = await waitForHookDeliveries(t.api, 'desktop', (list) => list[0]?.state === 'pending' && list[0].attempts[0]?.error_class != null);
+    let [d] = await waitForHookDeliveries(t.api, 'desktop', (list) => list[0]?.state === 'pending' && list[0].last_error !== null);
     expect(d).toMatchObject({ type: 'request.created', url: `exec:${process.execPath}`, last_error: 'the program exited with status 3' });
     expect(d.attempts[0]).toMatchObject({ n: 1, status: 3, error_class: 'exit_status' });
     expect(d.next_attempt_at).toBe(r.created_at + 5_000);
@@ -90,7 +90,7 @@ describe('exec hooks and durable hook delivery', () => {
     const dataDir = first.dataDir;
     const r = await createRequest(first.api, COMMAND);
     await receiver.waitFor(1);
-    const [pending] = await waitForHookDeliveries(first.api, 'sink', (list) => list[0]?.state === 'pending' && list[0].attempts[0]?.status != null);
+    const [pending] = await waitForHookDeliveries(first.api, 'sink', (list) => list[0]?.state === 'pending' && list[0].last_error !== null);
     expect(pending.next_attempt_at).toBe(r.created_at + 5_000);
     await first.server.close();
 
