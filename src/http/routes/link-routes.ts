@@ -32,16 +32,17 @@ export function registerLinkRoutes(app: FastifyInstance, deps: Deps) {
     });
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, _body, done) => done(null, {}));
 
-    scope.get<{ Params: { token: string } }>('/d/:token', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {
-      const { token } = request.params;
+    // A wildcard, not `:token`: tokens are longer than a path parameter may be (100 characters).
+    scope.get<{ Params: { '*': string } }>('/d/*', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {
+      const token = request.params['*'];
       return send(reply, await deps.links.inspect(token, request.ip), token);
     });
 
-    scope.post<{ Params: { token: string }; Body: Record<string, string> | undefined }>(
-      '/d/:token',
+    scope.post<{ Params: { '*': string }; Body: Record<string, string> | undefined }>(
+      '/d/*',
       { config: { auth: 'public' }, bodyLimit: FORM_LIMIT, schema: { hide: true } },
       async (request, reply) => {
-        const { token } = request.params;
+        const token = request.params['*'];
         const form = request.body ?? {};
         // The form repeats the token; a different one is not this link's form.
         if (form.token !== undefined && form.token !== token) return send(reply, { state: 'unknown', status: 404 }, token);
