@@ -114,7 +114,11 @@ export function loadConfig({ file, env = process.env, overrides }: LoadConfigOpt
   if (overrides) merged = deepMerge(merged, overrides as Record<string, unknown>);
   const result = ConfigSchema.safeParse(merged);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => {
+    // An unknown key is named itself (`hooks.0.colour: unknown key`), not as its parent's problem.
+    const issues = result.error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys' ? issue.keys.map((k) => ({ path: [...issue.path, k], message: 'unknown key' })) : [issue],
+    );
+    const lines = issues.map((issue) => {
       const key = issue.path.join('.') || '(root)';
       const via = [...fromEnv].find(([k]) => key === k || key.startsWith(`${k}.`))?.[1];
       return `${key}: ${issue.message}${via ? ` (from ${via})` : ''}`;
