@@ -9,7 +9,10 @@ import { CliError } from './cli-error.js';
 import type { CliContext } from './cli-context.js';
 import { answerCommand, approveCommand, denyCommand } from './decide-commands.js';
 import { EXIT_ERROR, EXIT_OK } from './exit-codes.js';
+import { hooksCommand } from './hooks-command.js';
+import { linksCommand } from './links-command.js';
 import { listCommand } from './list-command.js';
+import { muteCommand, unmuteCommand } from './mute-command.js';
 import { serve } from './serve.js';
 import { showCommand } from './show-command.js';
 import { tokensCommand } from './tokens-command.js';
@@ -28,6 +31,10 @@ const COMMANDS: Record<string, Command> = {
   answer: answerCommand,
   cancel: cancelCommand,
   tokens: tokensCommand,
+  hooks: hooksCommand,
+  mute: muteCommand,
+  unmute: unmuteCommand,
+  links: linksCommand,
 };
 
 /** The real process around a command: stdio, files, where we run, and the client env. */

@@ -26,6 +26,14 @@ submit tokens (admin):
   tokens list
   tokens revoke NAME
 
+notifications (admin):
+  hooks list                            hooks with their last delivery
+  hooks test NAME [--event TYPE]        send a sample event now (exit 4 if it fails)
+  mute --agent A [--session S] [--for 1h] [--dismiss-notices]   (--all: every source)
+  mute list
+  unmute ID
+  links rotate                          revoke every decision link sent so far
+
 every client command takes:
   --url URL      daemon address (else COUNTERSIGN_URL, else http://127.0.0.1:7470)
   --token TOKEN  bearer token (else COUNTERSIGN_TOKEN, else COUNTERSIGN_ADMIN_TOKEN,
