@@ -100,6 +100,36 @@ describe.skipIf(SKIP)('decision-link page (Chromium)', () => {
     expect((await show(t.api, r.id)).decision).toMatchObject({ outcome: 'deny', feedback: 'Not on a Friday.', decided_by: 'link:team' });
   });
 
+  it('the inbox Hooks view lists hooks with their deliveries and mutes; a mute is removed there; #/requests/<id> opens a request', async () => {
+    const { r } = await linksOf(COMMAND);
+    const mute = (await t.api.post('/v1/mutes', { agent: 'noisy-bot', for: '1h' })).body;
+    await page.goto(t.url);
+    await page.locator('#token').fill(t.adminToken);
+    await page.locator('#signin-button').click();
+    await page.locator('#conn[data-state="live"]').waitFor();
+
+    await page.locator('[data-tab="hooks"]').click();
+    const card = page.locator('.hook-card[data-hook="team"]');
+    await card.waitFor();
+    await card.locator('.chip', { hasText: 'decision links' }).waitFor();
+    await card.locator('.delivery', { hasText: 'request.created' }).waitFor();
+    expect(await card.locator('.delivery a').textContent()).toBe(r.id);
+    const row = page.locator(`.mute-row[data-id="${mute.id}"]`);
+    await row.locator('.mute-who', { hasText: 'agent noisy-bot' }).waitFor();
+    await row.locator('button', { hasText: 'Remove' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await t.api.get('/v1/mutes')).body).toEqual([]);
+
+    // A mute made elsewhere shows up live (mutes.changed on the event stream).
+    await t.api.post('/v1/mutes', { session: 'night-batch' });
+    await page.locator('.mute-row .mute-who', { hasText: 'session night-batch' }).waitFor();
+
+    // The inbox link in every notification.
+    await page.goto(`${t.url}/#/requests/${r.id}`);
+    await page.waitForURL(`${t.url}/#/pending/${r.id}`);
+    await page.locator('#detail .detail-title', { hasText: 'Deploy staging' }).waitFor();
+  });
+
   it('a forged link shows "not found" and decides nothing', async () => {
     const { r, links } = await linksOf(COMMAND);
     const forged = links.approve!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
