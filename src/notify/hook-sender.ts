@@ -56,7 +56,16 @@ export function createHookSender({ clock, userAgent, defaultTimeoutMs, env, mono
     };
     const deadline = clock.setTimer(() => controller.abort(TIMEOUT), limit);
     try {
-      const res = await request(hookPostUrl(hook), { method: 'POST', headers, body: m.body, dispatcher: agent, signal: controller.signal });
+      const res = await request(hookPostUrl(hook), {
+        method: 'POST',
+        headers,
+        body: m.body,
+        dispatcher: agent,
+        signal: controller.signal,
+        // The hook's own limit, which may be longer than the agent's default.
+        headersTimeout: limit,
+        bodyTimeout: limit,
+      });
       const latencyMs = monotonic() - started;
       const retryAfter = res.headers['retry-after'];
       const outcome = classifyStatus(res.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());

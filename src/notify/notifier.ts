@@ -115,6 +115,8 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
     const hook = byName.get(w.hook);
     const latest = w.latestRequestId ? await tx.requests.get(w.latestRequestId) : undefined;
     if (!hook || !latest) return false;
+    // Muted since the window opened: the held notifications stay unsent, summary included.
+    if (mutedBy(await tx.mutes.active(at), latest.record.source)) return false;
     const env = summaryEnvelope({
       id: newId(at),
       at,
