@@ -44,7 +44,8 @@ describe.skipIf(!TEST_POSTGRES_URL)('notifications across daemons (PostgreSQL)',
   it('a reminder goes out once whichever daemon fires; a link made on one is used once on the other', async () => {
     const { a, b, clocks, receiver } = await twoDaemons();
     const r = await createRequest(a.api, COMMAND);
-    await receiver.waitFor(1);
+    // Settled before the clocks move: an attempt in flight would otherwise see its deadline pass.
+    await waitForHookDeliveries(a.api, 'sink', (d) => d.length === 1 && settledAll(d));
     for (const clock of clocks) clock.advance(10 * 60_000);
     await Promise.all([a.server.settled(), b.server.settled()]);
     await waitForHookDeliveries(b.api, 'sink', (d) => d.length === 2 && settledAll(d));

@@ -45,6 +45,8 @@ describe('quiet: bursts and mutes', () => {
     // Another source has its own window.
     const other = await createRequest(t!.api, from('claude', 's-9', 1));
     await waitForHookDeliveries(t!.api, 'sink', (d) => d.length === 4 && settledAll(d));
+    // Settled before the clock moves: an attempt in flight would otherwise see its deadline pass.
+    await waitForHookDeliveries(t!.api, 'chat', (d) => d.length === 4 && settledAll(d));
     expect(bodies('/sink').map((b) => b.data.request.title)).toEqual(['codex request 1', 'codex request 2', 'codex request 3', 'claude request 1']);
 
     clock.advance(59_999);
@@ -109,6 +111,7 @@ describe('quiet: bursts and mutes', () => {
     await createRequest(t!.api, from('codex', 's-1', 1));
     await createRequest(t!.api, from('codex', 's-2', 1));
     await waitForHookDeliveries(t!.api, 'sink', (d) => d.length === 1 && settledAll(d));
+    await waitForHookDeliveries(t!.api, 'chat', (d) => d.length === 1 && settledAll(d));
     expect(bodies('/sink')[0].data.request.source.session).toBe('s-2');
     clock.advance(3_600_000);
     expect((await t!.api.get('/v1/mutes')).body).toEqual([]);
