@@ -16,6 +16,10 @@ import { registerDeliveryRoutes } from './http/routes/delivery-routes.js';
 import { registerFormatRoutes } from './http/routes/format-routes.js';
 import { registerHealthRoutes } from './http/routes/health-routes.js';
 import { registerHistoryRoutes } from './http/routes/history-routes.js';
+import { registerHookRoutes } from './http/routes/hook-routes.js';
+import { registerLinkKeyRoutes } from './http/routes/link-key-routes.js';
+import { registerLinkRoutes } from './http/routes/link-routes.js';
+import { registerMuteRoutes } from './http/routes/mute-routes.js';
 import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
 import { registerMcpRoute } from './mcp/mcp-route.js';
@@ -77,6 +81,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerClaudeCodeHookRoute(app, deps);
   registerMcpRoute(app, deps);
   registerSessionRoutes(app, deps);
+  registerHookRoutes(app, deps);
+  registerMuteRoutes(app, deps);
+  registerLinkKeyRoutes(app, deps);
+  registerLinkRoutes(app, deps);
   registerPageRoutes(app);
 
   return app;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
 import { closestMatch } from './closest-match.js';
 import { parseDuration } from './durations.js';
+import { HookSchema, NotificationsSchema, type HookConfig } from './notify/hook-config.js';
 
 export { clientEnv };
 
@@ -94,9 +95,21 @@ export const ConfigSchema = z.strictObject({
     session_idle_timeout: duration,
     session_max_age: duration,
   }),
+  notifications: NotificationsSchema,
+  hooks: z.array(HookSchema),
+}).superRefine((c, ctx) => {
+  const seen = new Set<string>();
+  c.hooks.forEach((h, i) => {
+    if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: ['hooks', i, 'name'], message: `duplicate hook name "${h.name}"` });
+    seen.add(h.name);
+    // A link must reach this daemon from wherever the notification is read.
+    if (h.decision_links && c.notifications.decision_links && !c.public_url) {
+      ctx.addIssue({ code: 'custom', path: ['hooks', i, 'decision_links'], message: 'needs public_url (the address people reach this daemon at)' });
+    }
+  });
 });
 
-export type Config = z.infer<typeof ConfigSchema>;
+export type Config = Omit<z.infer<typeof ConfigSchema>, 'hooks'> & { hooks: HookConfig[] };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -144,8 +157,15 @@ export function loadConfig({ file, env = process.env, overrides }: LoadConfigOpt
     }
   }
   if (lines.length > 0) throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
-  const config = result.data!;
+  const config: Config = result.data!;
   config.data_dir = resolve(config.data_dir);
+  config.hooks = config.hooks.map((hook, i) => {
+    if (!hook.secret_env) return hook;
+    // Like callbacks: a hook configured to sign never sends unsigned because a variable is missing.
+    const secret = env[hook.secret_env];
+    if (!secret) throw new ConfigError(`invalid configuration:\n  hooks.${i}.secret_env: the environment variable ${hook.secret_env} is not set or empty`);
+    return { ...hook, secret };
+  });
   return deepFreeze(config);
 }
 
@@ -228,6 +248,8 @@ export function envKeys(): Array<{ path: string[]; envName: string; isList: bool
     for (const [key, schema] of Object.entries(shape)) {
       const path = [...prefix, key];
       if (schema instanceof z.ZodObject) walk(schema.shape as Record<string, z.ZodType>, path);
+      // Lists of objects (hooks) have no sensible comma-separated form: the config file only.
+      else if (schema instanceof z.ZodArray && schema.element instanceof z.ZodObject) continue;
       else out.push({ path, envName: `COUNTERSIGN_${path.join('_').toUpperCase()}`, isList: schema instanceof z.ZodArray });
     }
   };
@@ -235,6 +257,16 @@ export function envKeys(): Array<{ path: string[]; envName: string; isList: bool
   return out;
 }
 
+
+export function hookProgramEnv(config: Readonly<Config>, env: Env = process.env): Record<string, string> {
+  const secretNames = new Set(config.hooks.flatMap((h) => (h.secret_env ? [h.secret_env] : [])));
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || k.startsWith('COUNTERSIGN_') || secretNames.has(k)) continue;
+    out[k] = v;
+  }
+  return out;
+}
 
 function readConfigFile(path: string): unknown {
   let text: string;

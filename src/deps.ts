@@ -9,6 +9,11 @@ import type { ClusterView } from './cluster/cluster-view.js';
 import type { Config } from './config.js';
 import type { FormatCatalog } from './formats/format-catalog.js';
 import type { NativeIntake } from './formats/native-intake.js';
+import type { HookSender } from './notify/hook-sender.js';
+import type { LinkService } from './notify/link-service.js';
+import type { MuteService } from './notify/mute-service.js';
+import type { Notifier } from './notify/notifier.js';
+import type { NotifyEvents } from './notify/notify-events.js';
 import type { RequestEvents } from './requests/request-events.js';
 import type { RequestService } from './requests/request-service.js';
 import type { Waiters } from './requests/waiters.js';
@@ -40,4 +45,11 @@ export interface Deps {
   nativeIntake: NativeIntake;
   /** This daemon and the others on the store. */
   cluster: ClusterView;
+  /** Notifications (notify.md): the hooks' outbox writer, its events, mutes and decision links. */
+  notify: NotifyEvents;
+  notifier: Notifier;
+  mutes: MuteService;
+  links: LinkService;
+  /** One attempt of one hook message (the delivery worker, and hook tests). */
+  hookSender: HookSender;
 }

@@ -16,7 +16,7 @@ import { createCallbackOutboxHook } from './callbacks/callback-outbox-hook.js';
 import { systemClock, type Clock } from './clock.js';
 import { createClusterView } from './cluster/cluster-view.js';
 import { relayRemoteChanges } from './cluster/remote-change-relay.js';
-import type { Config } from './config.js';
+import { hookProgramEnv, type Config } from './config.js';
 import type { Deps } from './deps.js';
 import { durationMs } from './durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
@@ -25,6 +25,13 @@ import { createNativeDecisionCheck } from './formats/native-decision-check.js';
 import { createNativeReplyHook } from './formats/native-reply-hook.js';
 import { newId } from './ids.js';
 import { createLogger } from './logger.js';
+import { createLinkService } from './notify/link-service.js';
+import { createMuteArrivalHook } from './notify/mute-arrival-hook.js';
+import { createMuteService } from './notify/mute-service.js';
+import { createHookSender } from './notify/hook-sender.js';
+import { createNoticeScheduler } from './notify/notice-scheduler.js';
+import { createNotifier } from './notify/notifier.js';
+import { NotifyEvents } from './notify/notify-events.js';
 import { createExpiryScheduler } from './requests/expiry-scheduler.js';
 import { RequestEvents } from './requests/request-events.js';
 import { createRequestService } from './requests/request-service.js';
@@ -69,7 +76,9 @@ export function createDeps(
 ): Deps {
   const logger = log ?? createLogger(config.log_level);
   const events = new RequestEvents();
+  const notify = new NotifyEvents();
   const formats = createFormatCatalog(adapters);
+  const notifier = createNotifier({ config, events: notify, log: logger.child({ module: 'notify' }) });
   const requests = createRequestService({
     store,
     clock,
@@ -78,8 +87,11 @@ export function createDeps(
       // First: later hooks (the callback outbox) read the reply it leaves on `stored.nativeReply`.
       createNativeReplyHook({ formats, log: logger.child({ module: 'replies' }) }),
       createCallbackOutboxHook(),
+      notifier.onTerminal,
     ],
     decisionChecks: [createNativeDecisionCheck({ formats })],
+    arrivalHooks: [createMuteArrivalHook()],
+    createdHooks: [notifier.onCreated],
   });
   const rateLimit = createRateLimit({ rates: store.rates, clock, perMinute: config.requests.max_per_minute });
   const webSessions = createWebSessionService({
@@ -105,6 +117,7 @@ export function createDeps(
     blobs: createBlobStore({ store, clock, quotaBytes: config.blobs.quota_per_token }),
     hub: createEventsHub({
       events,
+      notify,
       log: logger.child({ module: 'events' }),
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,
@@ -120,6 +133,11 @@ export function createDeps(
       version: VERSION,
       heartbeatMs: durationMs(config.cluster.heartbeat_interval),
     }),
+    notify,
+    notifier,
+    mutes: createMuteService({ store, clock, events: notify }),
+    links: createLinkService({ store, requests, clock, config }),
+    hookSender: createHookSender({ clock, userAgent: `countersign/${VERSION}`, defaultTimeoutMs: durationMs(config.callbacks.timeout), env: hookProgramEnv(config) }),
   };
 }
 
@@ -151,6 +169,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     config: config.callbacks,
     log: log.child({ module: 'callbacks' }),
     userAgent: `countersign/${deps.version}`,
+    hooks: { get: deps.notifier.hook, all: deps.notifier.hooks, events: deps.notify, sender: deps.hookSender },
     ...options.callbacks,
   });
   const blobSweeper = createBlobSweeper({
@@ -159,12 +178,14 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     retentionMs: durationMs(config.blobs.retention),
     log: deps.log.child({ module: 'blobs' }),
   });
+  const notices = createNoticeScheduler({ store, notifier: deps.notifier, events: deps.notify, clock, log: log.child({ module: 'notify' }) });
   const app = await buildApp(deps);
   await deps.cluster.start();
-  const stopRelay = relayRemoteChanges({ store, events: deps.events, log: log.child({ module: 'cluster' }) });
+  const stopRelay = relayRemoteChanges({ store, events: deps.events, notify: deps.notify, log: log.child({ module: 'cluster' }) });
   await callbacks.start();
   await scheduler.start();
   await blobSweeper.start();
+  await notices.start();
 
   let url = '';
   if (options.listen !== false) {
@@ -173,6 +194,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
+    deps.notifier.setLocalUrl(url);
   }
 
   let closing: Promise<void> | null = null;
@@ -182,15 +204,20 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     url,
     adminToken: admin.token,
     adminTokenGenerated: admin.generated,
-    settled: () => scheduler.idle(),
+    settled: async () => {
+      await scheduler.idle();
+      await notices.idle();
+    },
     close() {
       closing ??= (async () => {
         scheduler.stop();
+        notices.stop();
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
         // Stopped first, before any await: the grace for attempts in flight starts now.
         const callbacksStopped = callbacks.stop();
         await blobSweeper.stop();
         await callbacksStopped;
+        await deps.hookSender.close();
         stopRelay();
         // Long-polls are answered with the still-pending record, reviewers told we are going away.
         deps.waiters.releaseAll();
@@ -201,6 +228,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
         await app.close();
         clearTimeout(cut);
         await scheduler.idle();
+        await notices.idle();
         await deps.cluster.stop();
         await store.close();
       })();

@@ -3,6 +3,7 @@ import { $, h, replace, toast } from './dom.js';
 import { createDetailView } from './detail-view.js';
 import { STATUS_LABEL } from './format.js';
 import { createHistoryView } from './history-view.js';
+import { createHooksView } from './hooks-view.js';
 import { installShortcuts, SHORTCUTS } from './keyboard.js';
 import { createListView } from './list-view.js';
 import { createLive } from './live.js';
@@ -24,6 +25,7 @@ const nextAfter = new Map();
 const store = createPendingStore();
 const listView = createListView({ store });
 const historyView = createHistoryView();
+const hooksView = createHooksView();
 const detail = createDetailView($('#detail'), {
   onSend: (id) => {
     decidedHere.add(id);
@@ -43,7 +45,8 @@ let historyLoaded = false;
 // ---- routing ----
 
 function parseHash() {
-  const m = /^#\/(pending|history)(?:\/([^/]+))?$/.exec(location.hash);
+  if (location.hash === '#/hooks') return { view: 'hooks', id: null };
+  const m = /^#\/(pending|history|requests)(?:\/([^/]+))?$/.exec(location.hash);
   if (!m) return { view: 'pending', id: null };
   try {
     return { view: m[1], id: m[2] ? decodeURIComponent(m[2]) : null };
@@ -66,11 +69,15 @@ async function applyRoute() {
   if (!signedIn) return;
   const previous = route;
   route = parseHash();
+  // Notification links (`#/requests/<id>`) open the request where it lives: pending or history.
+  if (route.view === 'requests') return openLinked(route.id);
   document.body.dataset.view = route.view;
   document.body.dataset.pane = route.id ? 'detail' : 'list';
   for (const tab of document.querySelectorAll('[data-tab]')) tab.setAttribute('aria-current', tab.dataset.tab === route.view ? 'page' : 'false');
   $('#pending-view').hidden = route.view !== 'pending';
   $('#history-view').hidden = route.view !== 'history';
+  $('#hooks-view').hidden = route.view !== 'hooks';
+  if (route.view === 'hooks') void hooksView.load();
   if (route.view === 'history' && (!historyLoaded || previous.view !== 'history')) {
     historyLoaded = true;
     void historyView.load();
@@ -78,6 +85,18 @@ async function applyRoute() {
   listView.select(route.view === 'pending' ? route.id : null);
   historyView.select(route.view === 'history' ? route.id : null);
   if (route.id !== detail.id || route.view !== previous.view) await showDetail(route);
+}
+
+async function openLinked(id) {
+  if (!id) return navigate('pending');
+  let record;
+  try {
+    record = await api('GET', requestPath(id));
+  } catch (err) {
+    if (err.status !== 401) toast(`Cannot open request ${id}: ${err.message}`, 'error');
+    return navigate('pending');
+  }
+  location.replace(`#/${record.status === 'pending' ? 'pending' : 'history'}/${encodeURIComponent(id)}`);
 }
 
 async function showDetail({ view, id }) {
@@ -124,6 +143,10 @@ async function resync() {
 }
 
 function onEvent(message) {
+  if (message?.type === 'mutes.changed') {
+    if (route.view === 'hooks') void hooksView.load();
+    return;
+  }
   const r = message?.request;
   if (!r) return;
   const wasQueued = store.has(r.id);

@@ -5,11 +5,15 @@ import type { Clock, TimerHandle } from '../clock.js';
 import type { Config } from '../config.js';
 import { durationMs } from '../durations.js';
 import type { RequestEvents } from '../requests/request-events.js';
+import type { HookConfig } from '../notify/hook-config.js';
+import type { HookSender } from '../notify/hook-sender.js';
+import type { NotifyEvents } from '../notify/notify-events.js';
 import type { LeasedDelivery } from '../storage/delivery-outbox.js';
 import type { Store } from '../storage/store.js';
 import { checkCallbackUrl } from './callback-url-policy.js';
+import { classifyError, SHUTDOWN, TIMEOUT } from './attempt-errors.js';
 import { classifyStatus, planRetry, type AttemptOutcome, type FailReason } from './retry-policy.js';
-import { BlockedAddressError, createSafeDispatcher, type Dial, type Resolver } from './safe-dispatcher.js';
+import { createSafeDispatcher, type Dial, type Resolver } from './safe-dispatcher.js';
 import { standardWebhooksKey, webhookHeaders } from './webhook-signature.js';
 
 /** What tests (and embedders) may replace: the network beyond this machine and randomness. */
@@ -35,6 +39,13 @@ export interface CallbackDispatcherDeps extends CallbackDispatcherOverrides {
   config: Readonly<Config['callbacks']>;
   log: Logger;
   userAgent: string;
+  /** Hook deliveries (notify.md): the hooks by name, read at each attempt, and the queue signal. */
+  hooks?: {
+    get(name: string): HookConfig | undefined;
+    all(): readonly HookConfig[];
+    events: NotifyEvents;
+    sender: HookSender;
+  };
 }
 
 // Deliveries in flight at once, so one slow receiver does not hold up everyone else's.
@@ -48,8 +59,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 const RESPONSE_DRAIN_LIMIT = 64 * 1024;
 const ACTOR = 'callbacks';
 
-const TIMEOUT = new Error('attempt deadline reached');
-const SHUTDOWN = new Error('shutting down');
 
 /**
  * The callback worker (product.md §6), one per daemon. It leases due outbox rows, POSTs each
@@ -75,6 +84,8 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
     ...(deps.resolve ? { resolve: deps.resolve } : {}),
     ...(deps.dial ? { dial: deps.dial } : {}),
   });
+  // A lease outlives the longest attempt any row can make.
+  const longestAttemptMs = Math.max(timeoutMs, ...(deps.hooks?.all() ?? []).map((h) => deps.hooks!.sender.timeoutOf(h)));
 
   let stopped = true;
   let closed = false;
@@ -114,7 +125,7 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
           pumpAgain = false;
           while (inFlight.size < CONCURRENCY && !stopped) {
             const now = clock.now();
-            const leased = await store.write((tx) => tx.deliveries.leaseDue(now, now + timeoutMs + LEASE_MARGIN_MS, node));
+            const leased = await store.write((tx) => tx.deliveries.leaseDue(now, now + longestAttemptMs + LEASE_MARGIN_MS, node));
             if (!leased) break;
             run(leased);
           }
@@ -170,6 +181,7 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
     if (now > leased.createdAt + maxAgeMs) {
       return { outcome: { kind: 'fail', status: null, errorClass: 'max_age', error: 'not sent: older than callbacks.max_age', reason: 'max_age' }, latencyMs: 0 };
     }
+    if (leased.hook !== null) return hookAttempt(leased, leased.hook, controller);
     try {
       // The allowlist may have changed since the request was created.
       checkCallbackUrl(leased.url, config.allowlist);
@@ -197,20 +209,33 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
     }
   }
 
+  /** One attempt of a hook delivery (the hook is read from the config now: a removed hook fails the row). */
+  async function hookAttempt(leased: LeasedDelivery, name: string, controller: AbortController): Promise<{ outcome: AttemptOutcome; latencyMs: number }> {
+    const hook = deps.hooks?.get(name);
+    if (!hook) {
+      return { outcome: { kind: 'fail', status: null, errorClass: 'hook_removed', error: `not sent: hook "${name}" is no longer configured`, reason: 'hook_removed' }, latencyMs: 0 };
+    }
+    return deps.hooks!.sender.send(hook, { id: leased.id, type: leased.type, requestId: leased.requestId, body: leased.body }, controller);
+  }
+
   function finalize(leased: LeasedDelivery, outcome: AttemptOutcome, latencyMs: number): Promise<void> {
     const { id, requestId, type, attempt: n } = leased;
     return store.write(async (tx) => {
       const { deliveries } = tx;
       const now = clock.now();
+      // Hook deliveries are listed per hook (GET /v1/hooks/{name}/deliveries), not in the request's audit trail.
+      const hook = leased.hook;
       const fail = async (reason: FailReason, status: number | null, error: string) => {
         if (!(await deliveries.finish(id, 'failed', now, error))) return;
-        await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
-        tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status }, 'callback delivery failed'));
+        if (hook === null) await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
+        tx.afterCommit(() =>
+          log.warn({ delivery_id: id, request_id: requestId, reason, status, ...(hook !== null ? { hook } : {}) }, hook === null ? 'callback delivery failed' : 'hook delivery failed'),
+        );
       };
       switch (outcome.kind) {
         case 'delivered':
           await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
-          if (await deliveries.finish(id, 'delivered', now, null)) {
+          if ((await deliveries.finish(id, 'delivered', now, null)) && hook === null) {
             await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
           }
           return;
@@ -250,9 +275,17 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
       if (closed) throw new Error('a stopped callback dispatcher cannot be started again');
       stopped = false;
       await takeOver();
-      unsubscribe = events.on((e) => {
+      const offRequests = events.on((e) => {
         if (e.type !== 'request.created' && e.request.callback_url) wake();
       });
+      // Hook rows queued here (after commit) or on another daemon (through the store).
+      const offHooks = deps.hooks?.events.on((e) => {
+        if (e.type === 'deliveries.queued') wake();
+      });
+      unsubscribe = () => {
+        offRequests();
+        offHooks?.();
+      };
       takeoverTimer = setInterval(() => {
         takeOver()
           .then((n) => n > 0 && pump())
@@ -290,21 +323,3 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
 }
 
 export type CallbackDispatcher = ReturnType<typeof createCallbackDispatcher>;
-
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
-const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA', 'EAI_NONAME']);
-
-/** Maps a thrown error (possibly wrapped in `cause`s) to what the attempt means. */
-function classifyError(err: unknown, signal: AbortSignal): AttemptOutcome {
-  if (signal.aborted && signal.reason === SHUTDOWN) return { kind: 'interrupted', error: 'the daemon stopped before the attempt finished' };
-  if (signal.aborted && signal.reason === TIMEOUT) return { kind: 'retry', status: null, errorClass: 'timeout', error: 'no response before callbacks.timeout', retryAfterMs: null };
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof BlockedAddressError) return { kind: 'fail', status: null, errorClass: 'address_not_allowed', error: e.message, reason: 'address_not_allowed' };
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return { kind: 'retry', status: null, errorClass: 'timeout', error: e.message, retryAfterMs: null };
-    if (typeof code === 'string' && DNS_CODES.has(code)) return { kind: 'retry', status: null, errorClass: 'dns', error: e.message, retryAfterMs: null };
-  }
-  const e = err as { message?: unknown; code?: unknown };
-  const message = typeof e?.message === 'string' && e.message ? e.message : String(err);
-  return { kind: 'retry', status: null, errorClass: 'network', error: typeof e?.code === 'string' ? `${e.code}: ${message}` : message, retryAfterMs: null };
-}

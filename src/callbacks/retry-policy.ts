@@ -13,7 +13,8 @@ export type FailReason =
   | 'url_not_allowed' // the callback_url no longer passes the allowlist/URL rules
   | 'address_not_allowed' // the address dialled is not allowed (SSRF defence)
   | 'retries_exhausted'
-  | 'max_age';
+  | 'max_age'
+  | 'hook_removed'; // the hook a queued delivery was for is no longer in the config
 
 export type AttemptOutcome =
   | { kind: 'delivered'; status: number }

@@ -39,6 +39,15 @@ function describeParseError(err: Error & { code?: string }, options: Options): s
   return err.message;
 }
 
+/** Runs a command's own `parseArgs` call, turning its complaint into a usage error naming the command. */
+export function parseOrUsage<T>(command: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw usageError(`${command}: ${describeParseError(err as Error & { code?: string }, {})}`);
+  }
+}
+
 /** Exactly the positionals a command takes, named in the message when they are wrong. */
 export function expectPositionals(command: string, positionals: string[], names: string[]): string[] {
   if (positionals.length < names.length) throw usageError(`${command}: missing ${names.slice(positionals.length).map((n) => n.toUpperCase()).join(' ')}`);

@@ -28,6 +28,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   tokens: async () => (await import('./tokens-command.js')).tokensCommand,
   hook: async () => (await import('./hook-command.js')).hookCommand,
   integrate: async () => (await import('./integrate-command.js')).integrateCommand,
+  hooks: async () => (await import('./hooks-command.js')).hooksCommand,
+  mute: async () => (await import('./mute-command.js')).muteCommand,
+  unmute: async () => (await import('./mute-command.js')).unmuteCommand,
+  links: async () => (await import('./links-command.js')).linksCommand,
 };
 
 /** The real process around a command: stdio, files, where we run, and the client env. */

@@ -129,6 +129,32 @@ daemon, or merges it into FILE keeping everything else there.
   --write FILE         merge into FILE instead of printing
 
 ${CLIENT_OPTIONS}`,
+  hooks: `usage: countersign hooks list
+       countersign hooks test NAME [--event TYPE]
+
+The notification hooks of the daemon's configuration (admin token required): list shows each
+with its last delivery; test sends NAME a sample event now and exits 4 if the attempt fails.
+
+${CLIENT_OPTIONS}`,
+  mute: `usage: countersign mute --agent A [--session S] [--for 1h] [--dismiss-notices]
+       countersign mute --all [--for 1h]
+       countersign mute list
+
+Silences notifications from a source (admin token required), until --for runs out or it is
+removed with unmute. --dismiss-notices also dismisses the source's info requests on arrival.
+
+${CLIENT_OPTIONS}`,
+  unmute: `usage: countersign unmute ID
+
+Removes a mute (admin token required).
+
+${CLIENT_OPTIONS}`,
+  links: `usage: countersign links rotate
+
+Replaces the key decision links are signed with (admin token required): every link already
+sent stops working.
+
+${CLIENT_OPTIONS}`,
 };
 
 /** `list` is `ls`. */
@@ -170,6 +196,14 @@ agent integrations:
       [--token-name NAME] [--write FILE]
                                         print the .claude/settings.json hooks block, or merge it
                                         into FILE; --token-name creates a submit token (admin)
+
+notifications (admin):
+  hooks list                            hooks with their last delivery
+  hooks test NAME [--event TYPE]        send a sample event now (exit 4 if it fails)
+  mute --agent A [--session S] [--for 1h] [--dismiss-notices]   (--all: every source)
+  mute list
+  unmute ID
+  links rotate                          revoke every decision link sent so far
 
   countersign <command> --help          one command in detail
   countersign --version                 the version

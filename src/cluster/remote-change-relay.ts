@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { NotifyEvents } from '../notify/notify-events.js';
 import type { RequestEvents, RequestEventType } from '../requests/request-events.js';
 import type { Change, Store } from '../storage/store.js';
 
@@ -9,9 +10,10 @@ const REQUEST_EVENTS = new Set<string>(['request.created', 'request.decided', 'r
  * subscribers, bridge sockets and the workers here hear of them as if they happened here
  * (`remote: true`). Changes are handled one at a time, in the order the store hands them over.
  */
-export function relayRemoteChanges({ store, events, log }: { store: Store; events: RequestEvents; log: Logger }): () => void {
+export function relayRemoteChanges({ store, events, notify, log }: { store: Store; events: RequestEvents; notify?: NotifyEvents; log: Logger }): () => void {
   let chain = Promise.resolve();
   const handle = async (change: Change) => {
+    if (notify && (await relayNotifyChange(store, notify, change))) return;
     if (!REQUEST_EVENTS.has(change.type) || !change.requestId) return;
     const stored = await store.requests.get(change.requestId);
     if (!stored) return;
@@ -20,4 +22,25 @@ export function relayRemoteChanges({ store, events, log }: { store: Store; event
   return store.onRemoteChange((change) => {
     chain = chain.then(() => handle(change)).catch((err: unknown) => log.warn({ err: (err as Error).message, change }, 'cannot relay a change from another daemon'));
   });
+}
+
+/** Notification topics (notify.md): mutes, queued deliveries and notices, reminders and expiring notices. */
+async function relayNotifyChange(store: Store, notify: NotifyEvents, change: Change): Promise<boolean> {
+  switch (change.type) {
+    case 'mutes.changed':
+    case 'deliveries.queued':
+      notify.emit({ type: change.type });
+      return true;
+    case 'notices.scheduled':
+      notify.emit({ type: 'notices.scheduled', at: null });
+      return true;
+    case 'request.reminder':
+    case 'request.expiring': {
+      const stored = change.requestId ? await store.requests.get(change.requestId) : undefined;
+      if (stored) notify.emit({ type: change.type, request: stored.record, format: stored.format });
+      return true;
+    }
+    default:
+      return false;
+  }
 }

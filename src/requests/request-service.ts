@@ -46,6 +46,22 @@ export interface Supersede {
   details?: Record<string, unknown>;
 }
 
+/** How a request ends on arrival (before anyone sees it): a mute dismissing a notice. */
+export interface ArrivalDecision {
+  status: Exclude<Status, 'pending'>;
+  decision: Decision;
+  actor: string;
+  details?: unknown;
+}
+
+/**
+ * Runs inside the create transaction, after the insert, in order: an arrival hook may end the
+ * request there and then (returning how); a created hook sees the request as it was stored
+ * (final status) and writes what must commit with it (the notification outbox).
+ */
+export type ArrivalHook = (stored: StoredRequest, tx: WriteTx, at: number) => Promise<ArrivalDecision | null>;
+export type CreatedHook = (stored: StoredRequest, tx: WriteTx, at: number) => Promise<void>;
+
 export interface NativeOrigin {
   /** Permanent key derived from native ids; a re-sent frame maps to the same record. */
   key: string;
@@ -75,11 +91,13 @@ export interface RequestServiceDeps {
   events: RequestEvents;
   terminalHooks?: TerminalHook[];
   decisionChecks?: DecisionCheck[];
+  arrivalHooks?: ArrivalHook[];
+  createdHooks?: CreatedHook[];
 }
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ store, clock, events, terminalHooks = [], decisionChecks = [] }: RequestServiceDeps) {
+export function createRequestService({ store, clock, events, terminalHooks = [], decisionChecks = [], arrivalHooks = [], createdHooks = [] }: RequestServiceDeps) {
   function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
     // Someone else's request is indistinguishable from a missing one (product.md §5).
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
@@ -117,6 +135,17 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
     if (updated.nativeReply !== stored.nativeReply) await tx.requests.setNativeReply(record.id, updated.nativeReply);
     emit(tx, type, updated);
     return updated;
+  }
+
+  async function applyDecision(tx: WriteTx, stored: StoredRequest, body: DecisionBody, by: string, extra?: Record<string, unknown>) {
+    pendingOrThrow(stored);
+    const at = clock.now();
+    const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
+    for (const check of decisionChecks) check({ ...stored, record: { ...stored.record, ...next } });
+    const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
+    if (next.decision.feedback) details.feedback = next.decision.feedback;
+    if (next.decision.scope) details.scope = next.decision.scope;
+    return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details: { ...details, ...extra } }, at);
   }
 
   function pendingOrThrow(stored: StoredRequest) {
@@ -192,7 +221,18 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
         await tx.blobs.addRefs(record.id, previewBlobs(record.previews));
         const notes = native?.notes?.length ? { notes: native.notes } : {};
         await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
-        emit(tx, 'request.created', stored);
+        // Listeners hear `request.created` with the final status, before the decision event.
+        let final = stored;
+        tx.announce({ type: 'request.created', requestId: record.id });
+        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format }));
+        for (const hook of arrivalHooks) {
+          const ended = await hook(stored, tx, now);
+          if (!ended) continue;
+          const details = { option: ended.decision.option, outcome: ended.decision.outcome, ...(ended.details as object | undefined) };
+          final = await finish(tx, stored, ended, 'request.decided', { event: 'decided', actor: ended.actor, details }, now);
+          break;
+        }
+        for (const hook of createdHooks) await hook(final, tx, now);
         if (supersede && record.source.session !== null) {
           for (const older of await tx.requests.findPendingBySession(format, submitter, record.source.session)) {
             if (older.record.id === record.id || !supersede.matches(older)) continue;
@@ -200,7 +240,7 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
             await finish(tx, older, { status: 'cancelled', decision: null }, 'request.cancelled', audit, now);
           }
         }
-        return { stored, created: true };
+        return { stored: final, created: true };
       });
     },
 
@@ -209,17 +249,18 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
     },
 
     decide(id: string, body: DecisionBody, principal: Principal): Promise<StoredRequest> {
+      return store.write(async (tx) => applyDecision(tx, ownedOrMissing(await tx.requests.get(id), id, principal), body, actorName(principal)));
+    },
+
+    /**
+     * Decides on behalf of someone who is not an API caller (a decision link: `link:<hook>`),
+     * through the same checks and the same transaction shape; `details` join the audit row.
+     */
+    decideAs(id: string, body: DecisionBody, actor: string, details?: Record<string, unknown>): Promise<StoredRequest> {
       return store.write(async (tx) => {
-        const stored = ownedOrMissing(await tx.requests.get(id), id, principal);
-        pendingOrThrow(stored);
-        const at = clock.now();
-        const by = actorName(principal);
-        const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
-        for (const check of decisionChecks) check({ ...stored, record: { ...stored.record, ...next } });
-        const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
-        if (next.decision.feedback) details.feedback = next.decision.feedback;
-        if (next.decision.scope) details.scope = next.decision.scope;
-        return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details }, at);
+        const stored = await tx.requests.get(id);
+        if (!stored) throw new AppError('not_found', `request ${id} not found`);
+        return applyDecision(tx, stored, body, actor, details);
       });
     },
 

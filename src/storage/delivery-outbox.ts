@@ -1,4 +1,7 @@
-/** The callback outbox: one delivery per terminal transition of a request with a callback_url. */
+/**
+ * The delivery outbox: one delivery per terminal transition of a request with a callback_url,
+ * and one per notification to a hook (notify.md §1), with the same leases, retries and records.
+ */
 
 export type DeliveryState = 'pending' | 'leased' | 'delivered' | 'failed';
 
@@ -11,12 +14,18 @@ export type AttemptErrorClass =
   | 'address_not_allowed'
   | 'url_not_allowed'
   | 'max_age'
-  | 'interrupted';
+  | 'interrupted'
+  | 'exit_status'
+  | 'hook_removed'
+  | 'render';
 
 export interface NewDelivery {
   id: string;
   requestId: string;
   type: string;
+  /** The hook this delivery is for; null or absent: the request's callback_url. */
+  hook?: string | null;
+  /** Where it goes: the callback_url, or for a hook a description without secrets (the hook's target is read from the config at each attempt). */
   url: string;
   body: string;
   createdAt: number;
@@ -24,6 +33,7 @@ export interface NewDelivery {
 
 /** A row handed to a worker by `leaseDue`: everything one attempt needs. */
 export interface LeasedDelivery extends NewDelivery {
+  hook: string | null;
   /** This attempt's number (1-based). */
   attempt: number;
 }
@@ -62,7 +72,10 @@ export interface DeliveryReads {
   nextDue(): Promise<number | null>;
   /** The earliest `lease_until` of a leased delivery, or null (when an abandoned lease may be taken over). */
   nextLeaseEnd(): Promise<number | null>;
+  /** A request's callback deliveries, oldest first. */
   listForRequest(requestId: string): Promise<DeliveryView[]>;
+  /** A hook's deliveries, newest first. */
+  listForHook(hook: string, limit: number): Promise<DeliveryView[]>;
 }
 
 export interface DeliveryOutbox extends DeliveryReads {

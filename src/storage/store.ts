@@ -1,8 +1,12 @@
 import type { BlobReads, BlobRecords } from './blob-records.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import type { Counters } from './counters.js';
+import type { DaemonKeyReads, DaemonKeys } from './daemon-keys.js';
 import type { DeliveryOutbox, DeliveryReads } from './delivery-outbox.js';
+import type { MuteReads, MuteRecords } from './mute-records.js';
+import type { BurstReads, BurstRecords } from './notify-bursts.js';
 import type { RateCounters } from './rate-counters.js';
+import type { NoticeReads, NoticeRecords } from './request-notices.js';
 import type { RequestReads, RequestRecords } from './request-records.js';
 import type { TokenReads, TokenRecords } from './token-records.js';
 import type { WebSessionReads, WebSessionRecords } from './web-session-records.js';
@@ -23,6 +27,11 @@ export interface Store {
   readonly nodes: ClusterNodes;
   /** Per-key create counters, shared by every daemon on the store. */
   readonly rates: RateCounters;
+  /** Notifications: mutes, burst windows, reminder/expiring schedules, the link key. */
+  readonly mutes: MuteReads;
+  readonly bursts: BurstReads;
+  readonly notices: NoticeReads;
+  readonly keys: DaemonKeyReads;
 
   /**
    * Runs `work` in one write transaction and resolves with its result once the transaction has
@@ -55,6 +64,10 @@ export interface WriteTx {
   readonly blobs: BlobRecords;
   readonly webSessions: WebSessionRecords;
   readonly counters: Counters;
+  readonly mutes: MuteRecords;
+  readonly bursts: BurstRecords;
+  readonly notices: NoticeRecords;
+  readonly keys: DaemonKeys;
   /** Tells the other daemons on this store about a change, if and when this transaction commits. */
   announce(change: Change): void;
   /** Runs `cb` after this transaction has committed; never if it rolls back. */

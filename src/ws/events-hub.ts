@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
+import type { NotifyEvents } from '../notify/notify-events.js';
 import type { RequestEvents } from '../requests/request-events.js';
 
 interface Peer {
@@ -11,6 +12,8 @@ interface Peer {
 
 export interface EventsHubOptions {
   events: RequestEvents;
+  /** Notification events also on the stream: `mutes.changed`, `request.reminder`, `request.expiring`. */
+  notify?: NotifyEvents;
   log: Logger;
   pingIntervalMs: number;
   /** A peer whose unsent data passes this many bytes is cut (it resyncs with GET /v1/requests). */
@@ -27,20 +30,26 @@ export const SESSION_ENDED_CLOSE_CODE = 4401;
  * every peer. No replay: a peer that reconnects refetches. Pings every interval; two missed
  * pongs and the peer is dropped. Slow consumers are cut rather than buffered without bound.
  */
-export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes, isSessionLive }: EventsHubOptions) {
+export function createEventsHub({ events, notify, log, pingIntervalMs, maxBufferedBytes, isSessionLive }: EventsHubOptions) {
   const peers = new Set<Peer>();
 
-  const unsubscribe = events.on((e) => {
+  const offNotify = notify?.on((e) => {
+    if (e.type === 'mutes.changed') broadcast({ type: e.type });
+    else if (e.type === 'request.reminder' || e.type === 'request.expiring') broadcast({ type: e.type, request: e.request, format: e.format });
+  });
+  const unsubscribe = events.on((e) => broadcast({ type: e.type, request: e.request, format: e.format }));
+
+  function broadcast(payload: object) {
     if (peers.size === 0) return;
     // Encoded once: ws would otherwise convert the string to bytes again for every peer.
-    const message = Buffer.from(JSON.stringify({ type: e.type, request: e.request, format: e.format }));
+    const message = Buffer.from(JSON.stringify(payload));
     // Broadcast on the next turn: the agent blocked on this decision (its long-poll reply, woken
     // by the same event) goes out first instead of queueing behind a write to every reviewer.
     // setImmediate callbacks run in order, so reviewers still see events in commit order.
     setImmediate(() => {
       for (const peer of peers) send(peer, message);
     });
-  });
+  }
 
   function send(peer: Peer, message: Buffer) {
     const { socket } = peer;
@@ -104,6 +113,7 @@ export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes,
     close() {
       clearInterval(pinger);
       unsubscribe();
+      offNotify?.();
       for (const peer of peers) peer.socket.close(1001, 'server shutting down');
       peers.clear();
     },

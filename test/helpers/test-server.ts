@@ -87,7 +87,10 @@ const schemas = new Map<string, FreshPostgres>();
  * store: a new SQLite file, or a new PostgreSQL schema (see TEST_STORE). Close it in afterEach.
  * Starting again with `data_dir` of an earlier server (after `server.close()`) reopens its store.
  */
-export async function startTestServer(overrides: DeepPartial<Config> = {}, opts: Pick<StartOptions, 'clock' | 'adapters' | 'log'> = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: DeepPartial<Config> = {},
+  { env = {}, ...opts }: Pick<StartOptions, 'clock' | 'adapters' | 'callbacks' | 'log'> & { env?: Record<string, string> } = {},
+): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'countersign-test-'));
   const dataKey = overrides.data_dir ?? dataDir;
   let fresh: FreshPostgres | undefined;
@@ -97,7 +100,7 @@ export async function startTestServer(overrides: DeepPartial<Config> = {}, opts:
   }
   const storage = fresh ? { ...overrides.storage, url: fresh.url } : overrides.storage;
   const config = loadConfig({
-    env: {},
+    env,
     overrides: {
       host: '127.0.0.1',
       port: 0,

@@ -333,6 +333,100 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.webSessions.byId('s1')).toBeUndefined();
   });
 
+  it('keeps hook deliveries apart from callbacks: per hook, newest first, and leased with their hook', async () => {
+    const s = stored({ callback_url: 'https://example.com/cb' });
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      await tx.deliveries.insert({ id: 'c1', requestId: s.record.id, type: 'request.decided', url: 'https://example.com/cb', body: '{}', createdAt: 100 });
+      await tx.deliveries.insert({ id: 'h1', requestId: s.record.id, type: 'request.created', hook: 'chat', url: 'https://chat.example/…', body: '{"a":1}', createdAt: 101 });
+      await tx.deliveries.insert({ id: 'h2', requestId: s.record.id, type: 'request.decided', hook: 'chat', url: 'https://chat.example/…', body: '{"a":2}', createdAt: 102 });
+      await tx.deliveries.insert({ id: 'p1', requestId: s.record.id, type: 'request.created', hook: 'phone', url: 'https://ntfy.example/…', body: '{}', createdAt: 103 });
+    });
+    expect((await store.deliveries.listForRequest(s.record.id)).map((d) => d.id)).toEqual(['c1']);
+    expect((await store.deliveries.listForHook('chat', 10)).map((d) => [d.id, d.type])).toEqual([['h2', 'request.decided'], ['h1', 'request.created']]);
+    expect((await store.deliveries.listForHook('chat', 1)).map((d) => d.id)).toEqual(['h2']);
+    expect(await store.deliveries.listForHook('nope', 10)).toEqual([]);
+    const leased = [];
+    for (let i = 0; i < 4; i++) leased.push(await store.write((tx) => tx.deliveries.leaseDue(1_000, 5_000, 'a')));
+    expect(leased.map((l) => [l!.id, l!.hook])).toEqual([['c1', null], ['h1', 'chat'], ['h2', 'chat'], ['p1', 'phone']]);
+  });
+
+  it('stores mutes, lists those in force and removes them', async () => {
+    const m = (id: string, over: Record<string, unknown> = {}) => ({ id, agent: 'codex', session: null, dismiss_notices: false, created_at: 1, expires_at: null, ...over });
+    await store.write(async (tx) => {
+      await tx.mutes.insert(m('m1'));
+      await tx.mutes.insert(m('m2', { agent: null, session: 's', dismiss_notices: true, expires_at: 500 }));
+    });
+    expect(await store.mutes.active(100)).toEqual([m('m1'), m('m2', { agent: null, session: 's', dismiss_notices: true, expires_at: 500 })]);
+    expect((await store.mutes.active(500)).map((x) => x.id)).toEqual(['m1']);
+    expect(await store.write((tx) => tx.mutes.remove('m1'))).toEqual(m('m1'));
+    expect(await store.write((tx) => tx.mutes.remove('m1'))).toBeUndefined();
+    expect(await store.mutes.active(100)).toHaveLength(1);
+  });
+
+  it('counts burst windows per hook and source, one writer at a time, and claims ended windows once', async () => {
+    // Concurrent writers on one new source end up on one row, each seeing the other's count.
+    const bump = () =>
+      store.write(async (tx) => {
+        const w = await tx.bursts.lock('chat', 'codex', 's-1');
+        await tx.bursts.save({ ...w, windowEnd: 1_000, sent: w.sent + 1 });
+        return w.sent + 1;
+      });
+    const counts = await Promise.all([bump(), bump(), bump()]);
+    expect(counts.sort()).toEqual([1, 2, 3]);
+    expect(await store.bursts.nextSummaryAt()).toBeNull();
+    await store.write(async (tx) => {
+      const w = await tx.bursts.lock('chat', 'codex', 's-1');
+      await tx.bursts.save({ ...w, held: 2, latestRequestId: 'r9' });
+      const other = await tx.bursts.lock('chat', 'claude', '');
+      await tx.bursts.save({ ...other, windowEnd: 5_000, sent: 1, held: 1, latestRequestId: 'r7' });
+    });
+    expect(await store.bursts.nextSummaryAt()).toBe(1_000);
+    const sweep = () =>
+      store.write(async (tx) => {
+        const ended = await tx.bursts.claimEnded(2_000, 10);
+        for (const w of ended) await tx.bursts.save({ ...w, held: 0, latestRequestId: null });
+        return ended;
+      });
+    const [a, b] = await Promise.all([sweep(), sweep()]);
+    const claimed = [...a, ...b];
+    expect(claimed).toEqual([{ hook: 'chat', agent: 'codex', session: 's-1', windowEnd: 1_000, sent: 3, held: 2, latestRequestId: 'r9' }]);
+    expect(await store.bursts.nextSummaryAt()).toBe(5_000);
+  });
+
+  it('schedules reminders and expiring notices, claims due ones once, moves them on and drops them', async () => {
+    const [a, b, c] = [stored(), stored(), stored()];
+    await store.write(async (tx) => {
+      for (const x of [a, b, c]) await tx.requests.insert(x);
+      await tx.notices.schedule({ requestId: a.record.id, remindAt: 100, expiringAt: null });
+      await tx.notices.schedule({ requestId: b.record.id, remindAt: null, expiringAt: 50 });
+      await tx.notices.schedule({ requestId: c.record.id, remindAt: null, expiringAt: null });
+    });
+    expect(await store.notices.nextDue()).toBe(50);
+    const sweep = () =>
+      store.write(async (tx) => {
+        const due = await tx.notices.claimDue(100, 10);
+        for (const n of due) await tx.notices.update({ requestId: n.requestId, remindAt: n.remindAt === null ? null : n.remindAt + 100, expiringAt: null });
+        return due.map((n) => n.requestId);
+      });
+    const [x, y] = await Promise.all([sweep(), sweep()]);
+    expect([...x, ...y].sort()).toEqual([a.record.id, b.record.id].sort());
+    // b had only its expiring notice: its row is gone; a reminds again at 200.
+    expect(await store.notices.nextDue()).toBe(200);
+    await store.write((tx) => tx.notices.remove(a.record.id));
+    expect(await store.notices.nextDue()).toBeNull();
+  });
+
+  it('keeps one shared key per name: the first writer wins, replace rotates it', async () => {
+    const [k1, k2] = await Promise.all([store.write((tx) => tx.keys.ensure('links', 'first', 1)), store.write((tx) => tx.keys.ensure('links', 'second', 2))]);
+    expect(k1).toBe(k2);
+    expect(await store.keys.get('links')).toBe(k1);
+    await store.write((tx) => tx.keys.replace('links', 'rotated', 3));
+    expect(await store.keys.get('links')).toBe('rotated');
+    expect(await store.write((tx) => tx.keys.ensure('links', 'again', 4))).toBe('rotated');
+    expect(await store.keys.get('other')).toBeUndefined();
+  });
+
   if (kind === 'sqlite') {
     it('describes itself by file name only', () => {
       expect(store.info).toEqual({ kind: 'sqlite', location: 'countersign.db' });

@@ -14,10 +14,10 @@ const AttemptDoc = z.object({
   error: z.string().nullable(),
 });
 
-const DeliveryDoc = z.object({
+export const DeliveryDoc = z.object({
   id: z.string().describe('The delivery id, sent as webhook-id and as the body id'),
   request_id: z.string(),
-  type: z.string().describe('request.decided, request.expired or request.cancelled'),
+  type: z.string().describe('The event: request.decided, request.expired or request.cancelled for callbacks; any hook event'),
   url: z.string(),
   state: z.enum(['pending', 'leased', 'delivered', 'failed']),
   created_at: z.number().int(),

@@ -5,6 +5,7 @@ interface DeliveryRow {
   id: string;
   request_id: string;
   type: string;
+  hook: string | null;
   url: string;
   body: string;
   state: DeliveryState;
@@ -29,12 +30,36 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
     return changed === 1;
   }
 
+  async function views(query: string, params: unknown[]): Promise<DeliveryView[]> {
+    const rows = await sql.all<DeliveryRow>(query, params);
+    const out: DeliveryView[] = [];
+    for (const row of rows) {
+      const attempts = await sql.all<AttemptView>(
+        'SELECT n, started_at, status, latency_ms, error_class, error FROM callback_attempts WHERE delivery_id = ? ORDER BY n',
+        [row.id],
+      );
+      out.push({
+        id: row.id,
+        request_id: row.request_id,
+        type: row.type,
+        url: row.url,
+        state: row.state,
+        created_at: row.created_at,
+        next_attempt_at: row.next_attempt_at,
+        finished_at: row.finished_at,
+        last_error: row.last_error,
+        attempts,
+      });
+    }
+    return out;
+  }
+
   return {
     async insert(d) {
       await sql.run(
-        `INSERT INTO callback_deliveries (id, request_id, type, url, body, state, attempts, next_attempt_at, created_at)
-          VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-        [d.id, d.requestId, d.type, d.url, d.body, d.createdAt, d.createdAt],
+        `INSERT INTO callback_deliveries (id, request_id, type, hook, url, body, state, attempts, next_attempt_at, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
+        [d.id, d.requestId, d.type, d.hook ?? null, d.url, d.body, d.createdAt, d.createdAt],
       );
     },
 
@@ -46,12 +71,12 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
           WHERE id = (SELECT id FROM callback_deliveries WHERE state = 'pending' AND next_attempt_at <= ?
                       ORDER BY next_attempt_at, id LIMIT 1${dialect.skipLocked})
             AND state = 'pending'
-          RETURNING id, request_id, type, url, body, attempts, created_at`,
+          RETURNING id, request_id, type, hook, url, body, attempts, created_at`,
         [leaseUntil, node, now],
       );
       if (!row) return undefined;
       await sql.run('INSERT INTO callback_attempts (delivery_id, n, started_at) VALUES (?, ?, ?)', [row.id, row.attempts, now]);
-      return { id: row.id, requestId: row.request_id, type: row.type, url: row.url, body: row.body, createdAt: row.created_at, attempt: row.attempts };
+      return { id: row.id, requestId: row.request_id, type: row.type, hook: row.hook, url: row.url, body: row.body, createdAt: row.created_at, attempt: row.attempts };
     },
 
     async endAttempt(id, n, end) {
@@ -111,28 +136,8 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
       return row?.at ?? null;
     },
 
-    async listForRequest(requestId) {
-      const rows = await sql.all<DeliveryRow>('SELECT * FROM callback_deliveries WHERE request_id = ? ORDER BY id', [requestId]);
-      const out: DeliveryView[] = [];
-      for (const row of rows) {
-        const attempts = await sql.all<AttemptView>(
-          'SELECT n, started_at, status, latency_ms, error_class, error FROM callback_attempts WHERE delivery_id = ? ORDER BY n',
-          [row.id],
-        );
-        out.push({
-          id: row.id,
-          request_id: row.request_id,
-          type: row.type,
-          url: row.url,
-          state: row.state,
-          created_at: row.created_at,
-          next_attempt_at: row.next_attempt_at,
-          finished_at: row.finished_at,
-          last_error: row.last_error,
-          attempts,
-        });
-      }
-      return out;
-    },
+    listForRequest: (requestId) => views('SELECT * FROM callback_deliveries WHERE request_id = ? AND hook IS NULL ORDER BY id', [requestId]),
+
+    listForHook: (hook, limit) => views('SELECT * FROM callback_deliveries WHERE hook = ? ORDER BY id DESC LIMIT ?', [hook, limit]),
   };
 }

@@ -1,14 +1,22 @@
 import type { BlobRecords } from '../blob-records.js';
 import type { ClusterNodes } from '../cluster-nodes.js';
 import type { Counters } from '../counters.js';
+import type { DaemonKeys } from '../daemon-keys.js';
 import type { DeliveryOutbox } from '../delivery-outbox.js';
+import type { MuteRecords } from '../mute-records.js';
+import type { BurstRecords } from '../notify-bursts.js';
+import type { NoticeRecords } from '../request-notices.js';
 import type { RequestRecords } from '../request-records.js';
 import type { TokenRecords } from '../token-records.js';
 import type { WebSessionRecords } from '../web-session-records.js';
 import { createSqlBlobRecords } from './sql-blob-records.js';
 import { createSqlClusterNodes } from './sql-cluster-nodes.js';
 import { createSqlCounters } from './sql-counters.js';
+import { createSqlDaemonKeys } from './sql-daemon-keys.js';
 import { createSqlDeliveryOutbox } from './sql-delivery-outbox.js';
+import { createSqlMuteRecords } from './sql-mute-records.js';
+import { createSqlNotifyBursts } from './sql-notify-bursts.js';
+import { createSqlRequestNotices } from './sql-request-notices.js';
 import { createSqlRequestRecords } from './sql-request-records.js';
 import type { SqlDialect, SqlRunner } from './sql-runner.js';
 import { createSqlTokenRecords } from './sql-token-records.js';
@@ -23,6 +31,10 @@ export interface SqlRecords {
   webSessions: WebSessionRecords;
   counters: Counters;
   nodes: ClusterNodes;
+  mutes: MuteRecords;
+  bursts: BurstRecords;
+  notices: NoticeRecords;
+  keys: DaemonKeys;
 }
 
 export function createSqlRecords(sql: SqlRunner, dialect: SqlDialect): SqlRecords {
@@ -34,5 +46,9 @@ export function createSqlRecords(sql: SqlRunner, dialect: SqlDialect): SqlRecord
     webSessions: createSqlWebSessionRecords(sql),
     counters: createSqlCounters(sql),
     nodes: createSqlClusterNodes(sql),
+    mutes: createSqlMuteRecords(sql),
+    bursts: createSqlNotifyBursts(sql, dialect),
+    notices: createSqlRequestNotices(sql, dialect),
+    keys: createSqlDaemonKeys(sql),
   };
 }

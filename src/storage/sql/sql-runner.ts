@@ -14,6 +14,8 @@ export interface SqlRunner {
 export interface SqlDialect {
   /** Appended to a SELECT whose rows this transaction claims: other transactions skip them. */
   readonly skipLocked: string;
+  /** Appended to a SELECT whose rows this transaction holds until it ends: others wait for them. */
+  readonly forUpdate: string;
   /** A text expression for the string at `path` inside the JSON text column `column`. */
   jsonText(column: string, path: readonly string[]): string;
 }
@@ -21,11 +23,13 @@ export interface SqlDialect {
 export const sqliteDialect: SqlDialect = {
   // One writer at a time: nothing to skip.
   skipLocked: '',
+  forUpdate: '',
   jsonText: (column, path) => `json_extract(${column}, '$.${path.join('.')}')`,
 };
 
 export const postgresDialect: SqlDialect = {
   skipLocked: ' FOR UPDATE SKIP LOCKED',
+  forUpdate: ' FOR UPDATE',
   jsonText: (column, path) => `(${column}::jsonb #>> '{${path.join(',')}}')`,
 };
 

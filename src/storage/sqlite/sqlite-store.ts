@@ -70,6 +70,10 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       blobs: written.blobs,
       webSessions: written.webSessions,
       counters: written.counters,
+      mutes: written.mutes,
+      bursts: written.bursts,
+      notices: written.notices,
+      keys: written.keys,
       // No other daemon shares this file: nobody to tell.
       announce: () => {},
       afterCommit: (cb) => void write.after.push(cb),
@@ -84,6 +88,10 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     tokens: read.tokens,
     blobs: read.blobs,
     webSessions: read.webSessions,
+    mutes: read.mutes,
+    bursts: read.bursts,
+    notices: read.notices,
+    keys: read.keys,
     nodes: {
       beat: (node) => queue.write(() => written.nodes.beat(node)),
       live: read.nodes.live,

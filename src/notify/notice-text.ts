@@ -1,0 +1,97 @@
+import type { Envelope, EnvelopeRequest } from './notify-envelope.js';
+
+/**
+ * What every preset shows, worked out once from an envelope: a headline, the title, agent and
+ * risk, a one-line summary (only when the hook includes content), the inbox link and the
+ * decision links. Presets only lay this out in each service's shape.
+ */
+export interface NoticeText {
+  type: string;
+  headline: string;
+  /** `headline: title`, the plain-text line for notification previews. */
+  line: string;
+  title: string;
+  agent: string;
+  risk: EnvelopeRequest['risk'];
+  kind: EnvelopeRequest['kind'];
+  status: EnvelopeRequest['status'];
+  /** The first line of the request's summary (include_content only), shortened. */
+  summary: string | null;
+  url: string;
+  links: NonNullable<Envelope['data']['links']>;
+  /** For decisions: the feedback given, if any. */
+  feedback: string | null;
+}
+
+const STATUS_WORD: Record<string, string> = {
+  approved: 'Approved',
+  denied: 'Denied',
+  answered: 'Answered',
+  dismissed: 'Dismissed',
+  expired: 'Expired',
+  cancelled: 'Cancelled',
+};
+
+/** "45s", "5m", "1h 30m", "2d 3h": enough to judge urgency. */
+export function durationText(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d}d ${h % 24}h` : `${d}d`;
+}
+
+function firstLine(text: string | null | undefined, max = 280): string | null {
+  const line = text?.split(/\r?\n/).find((l) => l.trim())?.trim();
+  if (!line) return null;
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** `expiresAt` and `now` are for the expiring headline ("Expires in 5m"). */
+export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: number }): NoticeText {
+  const summaryEvent = env.type === 'notifications.summary';
+  const r = (summaryEvent ? env.data.latest : env.data.request)!;
+  const agent = r.source.agent ?? 'unknown';
+  let headline: string;
+  switch (env.type) {
+    case 'request.created':
+      headline = r.kind === 'question' ? 'Question' : r.kind === 'info' ? 'Notice' : 'Approval needed';
+      break;
+    case 'request.reminder':
+      headline = 'Still waiting';
+      break;
+    case 'request.expiring':
+      headline = o.expiresAt ? `Expires in ${durationText(Math.max(0, o.expiresAt - o.now))}` : 'Expiring soon';
+      break;
+    case 'request.decided': {
+      const by = env.data.decision?.decided_by;
+      headline = `${STATUS_WORD[r.status] ?? r.status}${by ? ` by ${by}` : ''}`;
+      break;
+    }
+    case 'notifications.summary':
+      headline = `${env.data.count} more from ${env.data.source?.agent ?? agent}`;
+      break;
+    case 'countersign.test':
+      headline = 'Test notification';
+      break;
+    default:
+      headline = STATUS_WORD[r.status] ?? env.type;
+  }
+  return {
+    type: env.type,
+    headline,
+    line: `${headline}: ${r.title}`,
+    title: r.title,
+    agent,
+    risk: r.risk,
+    kind: r.kind,
+    status: r.status,
+    summary: firstLine(r.summary),
+    url: r.url,
+    links: env.data.links ?? [],
+    feedback: env.data.decision?.feedback ?? null,
+  };
+}

@@ -1,0 +1,27 @@
+import type { NoticeText } from '../notice-text.js';
+
+/** Google Chat card text takes a little HTML; request text is escaped so it stays text. */
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * A Google Chat incoming-webhook message: `text` (the line) and one `cardsV2` card: header
+ * (headline, title), agent and risk, the summary line, and a button list of openLink buttons
+ * (the inbox, and each decision link).
+ */
+export function renderGoogleChat(n: NoticeText, eventId: string): unknown {
+  const widgets: unknown[] = [
+    { decoratedText: { topLabel: 'Agent', text: esc(n.agent) } },
+    { decoratedText: { topLabel: 'Risk', text: n.risk } },
+  ];
+  if (n.summary) widgets.push({ textParagraph: { text: esc(n.summary) } });
+  if (n.feedback) widgets.push({ textParagraph: { text: `Feedback: ${esc(n.feedback.split(/\r?\n/)[0]!)}` } });
+  const buttons = [
+    ...n.links.map((l) => ({ text: l.label, onClick: { openLink: { url: l.url } } })),
+    { text: 'Open in countersign', onClick: { openLink: { url: n.url } } },
+  ];
+  widgets.push({ buttonList: { buttons } });
+  return {
+    text: n.line,
+    cardsV2: [{ cardId: `countersign-${eventId}`, card: { header: { title: n.headline, subtitle: n.title }, sections: [{ widgets }] } }],
+  };
+}

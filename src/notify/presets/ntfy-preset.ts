@@ -1,0 +1,47 @@
+import type { NoticeText } from '../notice-text.js';
+
+/** ntfy priorities 1..5: the request's risk while it waits; what already happened is low. */
+const RISK_PRIORITY = { low: 2, medium: 3, high: 4 } as const;
+const WAITING = new Set(['request.created', 'request.reminder', 'request.expiring', 'countersign.test']);
+// An ntfy notification carries at most three action buttons.
+const MAX_ACTIONS = 3;
+
+/** The topic is the last path segment of the hook's URL (`https://ntfy.sh/<topic>`). */
+export function ntfyTopic(webhook: string): string {
+  return decodeURIComponent(new URL(webhook).pathname.replace(/\/+$/, '').split('/').pop() ?? '');
+}
+
+/** JSON publishing goes to the server's root, with the topic in the body. */
+export function ntfyPublishUrl(webhook: string): string {
+  const url = new URL(webhook);
+  const path = url.pathname.replace(/\/+$/, '').split('/');
+  path.pop();
+  url.pathname = `${path.join('/')}/`;
+  return url.toString();
+}
+
+/**
+ * An ntfy JSON publish: `topic`, `title`, `message`, `priority` from the risk (one higher when
+ * the request is about to expire), `tags`, `click` (the inbox) and `actions`: a `view` of the
+ * inbox and, with decision links, `http` actions that POST the link (at most three in all).
+ */
+export function renderNtfy(n: NoticeText, webhook: string): unknown {
+  let priority: number = WAITING.has(n.type) ? RISK_PRIORITY[n.risk] : 2;
+  if (n.type === 'request.expiring') priority = Math.min(5, priority + 1);
+  const lines = [n.title, `${n.agent} · ${n.risk} risk`];
+  if (n.summary) lines.push(n.summary);
+  if (n.feedback) lines.push(`Feedback: ${n.feedback.split(/\r?\n/)[0]}`);
+  const actions: unknown[] = [{ action: 'view', label: 'Open', url: n.url, clear: true }];
+  for (const l of n.links.slice(0, MAX_ACTIONS - 1)) {
+    actions.push({ action: 'http', label: l.label, url: l.url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'via=ntfy', clear: true });
+  }
+  return {
+    topic: ntfyTopic(webhook),
+    title: n.headline,
+    message: lines.join('\n'),
+    priority,
+    tags: [n.risk === 'high' && WAITING.has(n.type) ? 'warning' : 'countersign'],
+    click: n.url,
+    actions,
+  };
+}

@@ -1,0 +1,224 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { signLink } from '../../src/notify/decision-links.js';
+import { startReceiver, type Receiver } from '../callbacks/callback-kit.js';
+import { createFakeClock, type FakeClock } from '../helpers/fake-clock.js';
+import { createRequest, show } from '../helpers/request-api.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { COMMAND, withHooks, type HookInput } from './notify-kit.js';
+
+/**
+ * Decision links over real HTTP (notify.md §3): a GET only shows, a POST decides once, and
+ * forged, altered, replayed, expired, revoked and stale links are refused without deciding.
+ */
+describe('decision links', () => {
+  let t: TestServer | undefined;
+  let receiver: Receiver | undefined;
+  let clock: FakeClock;
+  afterEach(async () => {
+    await t?.close();
+    await receiver?.close();
+    t = receiver = undefined;
+  });
+
+  async function setup(hook: Partial<HookInput> = {}, extra: Parameters<typeof withHooks>[1] = {}) {
+    clock = createFakeClock(Math.floor(Date.now() / 1000) * 1000);
+    receiver = await startReceiver();
+    t = await startTestServer(
+      withHooks([{ name: 'team', webhook: `${receiver.url}/hook`, format: 'json', decision_links: true, events: ['request.created'], ...hook }], {
+        public_url: 'https://approvals.example.com',
+        ...extra,
+      }),
+      { clock },
+    );
+  }
+
+  /** Creates a request and returns it with the links its notification carried, as paths on this daemon. */
+  async function notified(body: Record<string, unknown> = COMMAND): Promise<{ r: any; links: Record<string, string>; envelope: any }> {
+    const r = await createRequest(t!.api, body);
+    const rec = (await receiver!.waitFor(receiver!.received.length + 1)).at(-1)!;
+    const envelope = JSON.parse(rec.body);
+    expect(envelope.data.request.id).toBe(r.id);
+    const links: Record<string, string> = {};
+    for (const l of envelope.data.links ?? []) {
+      expect(l.url.startsWith('https://approvals.example.com/d/')).toBe(true);
+      links[l.option] = new URL(l.url).pathname;
+    }
+    return { r, links, envelope };
+  }
+
+  const get = (path: string) => fetch(t!.url + path, { redirect: 'manual' });
+  const post = (path: string, form: Record<string, string> = {}, headers: Record<string, string> = {}) =>
+    fetch(t!.url + path, { method: 'POST', body: new URLSearchParams(form), headers, redirect: 'manual' });
+
+  it('GET shows a confirmation page and decides nothing; POST decides once as link:<hook>; a replay is refused', async () => {
+    await setup();
+    const { r, links, envelope } = await notified();
+    expect(envelope.data.links.map((l: any) => [l.option, l.label, l.outcome])).toEqual([['approve', 'Approve', 'approve'], ['deny', 'Deny', 'deny']]);
+
+    for (let i = 0; i < 3; i++) {
+      const page = await get(links.approve!);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      const csp = page.headers.get('content-security-policy')!;
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).not.toMatch(/script-src|unsafe-inline|http/);
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+      const html = await page.text();
+      expect(html).toContain('Deploy staging');
+      expect(html).toContain('kubectl apply -f staging.yaml');
+      expect(html).toMatch(/<form method="post">/);
+      expect(html).not.toContain('<script');
+    }
+    const head = await fetch(t!.url + links.approve!, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect((await show(t!.api, r.id)).status).toBe('pending');
+
+    const done = await post(links.approve!, { token: links.approve!.slice(3) });
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain('Approved');
+    const decided = await show(t!.api, r.id);
+    expect(decided.status).toBe('approved');
+    expect(decided.decision).toMatchObject({ option: 'approve', outcome: 'approve', decided_by: 'link:team', content_hash: r.content_hash });
+    const audit = (await t!.api.get(`/v1/requests/${r.id}/audit`)).body;
+    expect(audit.at(-1)).toMatchObject({ event: 'decided', actor: 'link:team', details: { option: 'approve', link: { hook: 'team' } } });
+
+    const replay = await post(links.approve!);
+    expect(replay.status).toBe(409);
+    expect(await replay.text()).toContain('already used');
+    expect((await get(links.approve!)).status).toBe(409);
+    const other = await post(links.deny!);
+    expect(other.status).toBe(409);
+    expect(await other.text()).toContain('no longer waiting');
+    expect((await show(t!.api, r.id)).decision.option).toBe('approve');
+  });
+
+  it('forged and altered tokens are 404 and decide nothing', async () => {
+    await setup();
+    const { r, links } = await notified();
+    const token = links.approve!.slice(3);
+    const parts = token.split('.');
+    const flip = (s: string) => (s[0] === 'A' ? 'B' : 'A') + s.slice(1);
+    const forged = [
+      'not-a-token',
+      `${parts.slice(0, 5).join('.')}.${flip(parts[5]!)}`,
+      // The deny option in the approve link's token, MAC unchanged.
+      [parts[0], Buffer.from('deny').toString('base64url'), ...parts.slice(2)].join('.'),
+      // Another request id.
+      [flip(parts[0]!), ...parts.slice(1)].join('.'),
+      // A later expiry.
+      [...parts.slice(0, 4), (parseInt(parts[4]!, 36) + 86_400_000).toString(36), parts[5]].join('.'),
+      'x'.repeat(600),
+    ];
+    for (const f of forged) {
+      expect((await get(`/d/${f}`)).status, f).toBe(404);
+      const res = await post(`/d/${f}`);
+      expect(res.status, f).toBe(404);
+      expect(await res.text()).toContain('Link not found');
+    }
+    // The form's token must be the link's own.
+    expect((await post(links.approve!, { token: links.deny!.slice(3) })).status).toBe(404);
+    expect((await show(t!.api, r.id)).status).toBe('pending');
+  });
+
+  it('a deny link takes feedback, and asks for it when the request requires it', async () => {
+    await setup();
+    const { r, links } = await notified({ ...COMMAND, input: { feedback: 'required_on_deny' } });
+    const html = await (await get(links.deny!)).text();
+    expect(html).toContain('name="feedback"');
+    expect(html).toContain('required');
+    const missing = await post(links.deny!);
+    expect(missing.status).toBe(400);
+    expect(await missing.text()).toContain('requires feedback');
+    expect((await show(t!.api, r.id)).status).toBe('pending');
+    const ok = await post(links.deny!, { feedback: 'Use the canary first.' });
+    expect(ok.status).toBe(200);
+    expect((await show(t!.api, r.id)).decision).toMatchObject({ outcome: 'deny', feedback: 'Use the canary first.', decided_by: 'link:team' });
+  });
+
+  it('an ntfy-style POST without a form decides too', async () => {
+    await setup();
+    const { r, links } = await notified();
+    const res = await post(links.approve!, { via: 'ntfy' }, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(res.status).toBe(200);
+    expect((await show(t!.api, r.id)).status).toBe('approved');
+  });
+
+  it('links expire with the request (410), or after 7 days without a deadline', async () => {
+    await setup();
+    const timed = await notified({ ...COMMAND, timeout: '10m', on_timeout: 'expire' });
+    const open = await notified({ ...COMMAND, title: 'open-ended' });
+    clock.advance(10 * 60_000);
+    await t!.server.settled();
+    expect((await get(timed.links.approve!)).status).toBe(410);
+    expect((await post(timed.links.approve!)).status).toBe(410);
+    expect((await get(open.links.approve!)).status).toBe(200);
+    clock.advance(7 * 86_400_000);
+    const gone = await post(open.links.approve!);
+    expect(gone.status).toBe(410);
+    expect(await gone.text()).toContain('expired');
+    expect((await show(t!.api, open.r.id)).status).toBe('pending');
+  });
+
+  it('412 when the link was made for other content than the request now has', async () => {
+    await setup();
+    const { r, links } = await notified();
+    expect((await get(links.approve!)).status).toBe(200);
+    const [{ secret }] = await t!.sql<{ secret: string }>("SELECT secret FROM daemon_keys WHERE name = 'decision-links'");
+    const stale = signLink(Buffer.from(secret, 'base64url'), { requestId: r.id, option: 'approve', contentHash: `sha256:${'1'.repeat(64)}`, hook: 'team', expiresAt: clock.now() + 60_000 });
+    expect((await get(`/d/${stale}`)).status).toBe(412);
+    const res = await post(`/d/${stale}`);
+    expect(res.status).toBe(412);
+    expect(await res.text()).toContain('changed');
+    expect((await show(t!.api, r.id)).status).toBe('pending');
+  });
+
+  it('rotating the key revokes every outstanding link', async () => {
+    await setup();
+    const { r, links } = await notified();
+    const rotated = await t!.api.post('/v1/links/rotate');
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body).toEqual({ rotated_at: clock.now() });
+    expect((await get(links.approve!)).status).toBe(404);
+    expect((await post(links.approve!)).status).toBe(404);
+    expect((await show(t!.api, r.id)).status).toBe('pending');
+    // New notifications carry links that work.
+    const fresh = await notified({ ...COMMAND, title: 'after rotation' });
+    expect((await post(fresh.links.approve!)).status).toBe(200);
+    const { api: submit } = await t!.submitClient('agent');
+    expect((await submit.post('/v1/links/rotate')).status).toBe(403);
+  });
+
+  it('links are rate limited per IP', async () => {
+    await setup({}, { notifications: { links_per_minute: 3 } as never });
+    const { r, links } = await notified();
+    for (let i = 0; i < 3; i++) expect((await get(links.approve!)).status).toBe(200);
+    const limited = await post(links.approve!);
+    expect(limited.status).toBe(429);
+    expect((await show(t!.api, r.id)).status).toBe('pending');
+    clock.advance(60_001);
+    expect((await post(links.approve!)).status).toBe(200);
+  });
+
+  it('questions get no links (the inbox link only); at most four options get links; info notices get theirs', async () => {
+    await setup();
+    const q = await notified({ title: 'Which region?', kind: 'question', input: { questions: [{ id: 'r', question: 'Region?', options: [{ label: 'eu' }, { label: 'us' }] }] } });
+    expect(q.envelope.data.links).toBeUndefined();
+    expect(q.envelope.data.request.url).toBe(`https://approvals.example.com/#/requests/${q.r.id}`);
+    const many = await notified({
+      ...COMMAND,
+      options: ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id, label: id.toUpperCase(), outcome: id === 'e' ? 'deny' : 'approve' })),
+    });
+    expect(Object.keys(many.links)).toEqual(['a', 'b', 'c', 'd']);
+    const info = await notified({ title: 'Build done', kind: 'info' });
+    expect(Object.keys(info.links)).toEqual(['ok', 'dismiss']);
+    expect((await post(info.links.ok!)).status).toBe(200);
+    expect((await show(t!.api, info.r.id)).status).toBe('dismissed');
+  });
+
+  it('notifications.decision_links: false turns links off everywhere', async () => {
+    await setup({}, { notifications: { decision_links: false } as never });
+    const { envelope } = await notified();
+    expect(envelope.data.links).toBeUndefined();
+  });
+});

@@ -1,0 +1,245 @@
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SECRET, startReceiver, type ReceivedCallback, type Receiver } from '../callbacks/callback-kit.js';
+import { createRequest, decide } from '../helpers/request-api.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { expectValidRequest } from '../helpers/upstream-schemas.js';
+import { COMMAND, hookDeliveries, settledAll, waitForHookDeliveries, withHooks, type HookInput } from './notify-kit.js';
+
+/**
+ * Each preset against a real loopback receiver, from the real daemon: the body each service
+ * documents for its incoming webhooks (Slack Block Kit, Discord execute-webhook, a Teams
+ * Workflows message with an Adaptive Card, Google Chat cardsV2, ntfy JSON publishing), the
+ * JSON envelope, and a Mustache template.
+ */
+describe('hook presets (loopback receivers)', () => {
+  let t: TestServer | undefined;
+  let receiver: Receiver | undefined;
+  afterEach(async () => {
+    await t?.close();
+    await receiver?.close();
+    t = receiver = undefined;
+  });
+
+  async function setup(hook: Partial<HookInput> & { format: HookInput['format'] }, extra: Parameters<typeof withHooks>[1] = {}, env: Record<string, string> = {}) {
+    receiver = await startReceiver();
+    t = await startTestServer(
+      withHooks([{ name: 'team', webhook: `${receiver.url}/hook/T000/B000/secret-part`, ...hook } as HookInput], { public_url: 'https://approvals.example.com', ...extra }),
+      { env },
+    );
+    return { t, receiver };
+  }
+
+  async function oneMessage(): Promise<{ rec: ReceivedCallback; body: any }> {
+    const [rec] = await receiver!.waitFor(1);
+    expect(rec!.method).toBe('POST');
+    expect(rec!.headers['content-type']).toBe('application/json');
+    expect(rec!.headers['webhook-id']).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    return { rec: rec!, body: JSON.parse(rec!.body) };
+  }
+
+  it('json: the v1 envelope of a created request, with the inbox link, no content, no secrets', async () => {
+    await setup({ format: 'json' });
+    const r = await createRequest(t!.api, COMMAND);
+    const { rec, body } = await oneMessage();
+    expect(rec.path).toBe('/hook/T000/B000/secret-part');
+    expect(Object.keys(body)).toEqual(['v', 'type', 'id', 'time', 'data']);
+    expect(body).toMatchObject({ v: 1, type: 'request.created', id: rec.headers['webhook-id'], time: new Date(r.created_at).toISOString() });
+    expect(Object.keys(body.data)).toEqual(['request']);
+    expect(body.data.request).toEqual({
+      id: r.id,
+      title: 'Deploy staging',
+      risk: 'high',
+      kind: 'command',
+      status: 'pending',
+      source: r.source,
+      format: 'handup',
+      url: `https://approvals.example.com/#/requests/${r.id}`,
+    });
+    expect(rec.body).not.toContain(t!.adminToken);
+    // Unsigned without secret_env: ids and timestamps only.
+    expect(rec.headers['webhook-signature']).toBeUndefined();
+    const [d] = await waitForHookDeliveries(t!.api, 'team', settledAll);
+    expect(d).toMatchObject({ id: body.id, request_id: r.id, type: 'request.created', state: 'delivered', url: `${receiver!.url}/…` });
+    expect(d.attempts).toEqual([expect.objectContaining({ n: 1, status: 200, error_class: null })]);
+  });
+
+  it('json with include_content and secret_env: summary and previews, the decision, signed like callbacks', async () => {
+    await setup({ format: 'json', include_content: true, secret_env: 'AUDIT_SECRET', events: ['request.decided'] }, {}, { AUDIT_SECRET: SECRET });
+    const r = await createRequest(t!.api, COMMAND);
+    const decided = await decide(t!.api, r, 'deny', { feedback: 'not today' });
+    expect(decided.status).toBe(200);
+    const { rec, body } = await oneMessage();
+    expect(new Webhook(SECRET).verify(rec.body, rec.headers as Record<string, string>)).toEqual(body);
+    expect(rec.headers['x-handup-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(body.type).toBe('request.decided');
+    expect(body.data.request).toMatchObject({ id: r.id, status: 'denied', summary: COMMAND.summary, previews: r.previews });
+    expect(body.data.decision).toEqual(decided.body.decision);
+    expect(body.data.decision).toMatchObject({ option: 'deny', feedback: 'not today', decided_by: 'admin' });
+    // Only the event the hook asked for was sent.
+    await waitForHookDeliveries(t!.api, 'team', settledAll);
+    expect(receiver!.received).toHaveLength(1);
+  });
+
+  it('slack: text plus Block Kit blocks with link buttons, request text escaped', async () => {
+    await setup({ format: 'slack', decision_links: true });
+    const r = await createRequest(t!.api, { ...COMMAND, title: 'Deploy <!channel> & friends' });
+    const { body } = await oneMessage();
+    expect(Object.keys(body).sort()).toEqual(['blocks', 'text']);
+    expect(body.text).toContain('Approval needed: Deploy &lt;!channel&gt; &amp; friends (codex, high risk)');
+    expect(body.text).not.toContain('<!channel>');
+    expect(body.blocks[0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: `*Approval needed*\n<https://approvals.example.com/#/requests/${r.id}|Deploy &lt;!channel&gt; &amp; friends>` } });
+    expect(body.blocks[1]).toMatchObject({ type: 'context', elements: [{ type: 'mrkdwn', text: expect.stringContaining('codex') }] });
+    const actions = body.blocks.at(-1);
+    expect(actions.type).toBe('actions');
+    for (const el of actions.elements) {
+      expect(el).toMatchObject({ type: 'button', text: { type: 'plain_text', text: expect.any(String) }, url: expect.stringMatching(/^https:\/\//) });
+      expect(el.action_id).toMatch(/^countersign-/);
+    }
+    expect(actions.elements.map((e: any) => [e.text.text, e.style ?? null])).toEqual([['Approve', 'primary'], ['Deny', 'danger'], ['Open in countersign', null]]);
+    expect(actions.elements[0].url).toMatch(/^https:\/\/approvals\.example\.com\/d\/[A-Za-z0-9_.-]+$/);
+    expect(actions.elements[2].url).toBe(`https://approvals.example.com/#/requests/${r.id}`);
+    // Without include_content no summary is shown.
+    expect(JSON.stringify(body)).not.toContain('Roll out');
+  });
+
+  it('discord: content plus one embed, mentions disabled, links as markdown', async () => {
+    await setup({ format: 'discord', decision_links: true, include_content: true });
+    const r = await createRequest(t!.api, { ...COMMAND, title: 'Ping @everyone **now**' });
+    const { body } = await oneMessage();
+    expect(Object.keys(body).sort()).toEqual(['allowed_mentions', 'content', 'embeds']);
+    expect(body.allowed_mentions).toEqual({ parse: [] });
+    expect(body.content).toBe('Approval needed: Ping @everyone \\*\\*now\\*\\*');
+    expect(body.embeds).toHaveLength(1);
+    const e = body.embeds[0];
+    expect(e).toMatchObject({ title: 'Ping @everyone **now**', url: `https://approvals.example.com/#/requests/${r.id}`, color: expect.any(Number) });
+    expect(e.fields).toEqual([
+      { name: 'Agent', value: 'codex', inline: true },
+      { name: 'Risk', value: 'high', inline: true },
+      { name: 'Kind', value: 'command', inline: true },
+    ]);
+    expect(e.description).toContain('Roll out build 1234 to staging.');
+    expect(e.description).not.toContain('Second line');
+    expect(e.description).toMatch(/\[Approve\]\(https:\/\/approvals\.example\.com\/d\/[^)]+\)/);
+    expect(e.description.length).toBeLessThanOrEqual(4096);
+  });
+
+  it('teams: a Workflows message with one Adaptive Card attachment and OpenUrl actions', async () => {
+    await setup({ format: 'teams', decision_links: true });
+    const r = await createRequest(t!.api, COMMAND);
+    const { body } = await oneMessage();
+    expect(body.type).toBe('message');
+    expect(body.attachments).toHaveLength(1);
+    const a = body.attachments[0];
+    expect(a).toMatchObject({ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null });
+    expect(a.content).toMatchObject({ $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: '1.4' });
+    expect(a.content.body[0]).toMatchObject({ type: 'TextBlock', text: 'Approval needed', wrap: true });
+    expect(a.content.body[1]).toMatchObject({ type: 'TextBlock', text: 'Deploy staging' });
+    expect(a.content.body[2]).toMatchObject({ type: 'FactSet', facts: expect.arrayContaining([{ title: 'Agent', value: 'codex' }, { title: 'Risk', value: 'high' }]) });
+    expect(a.content.actions.map((x: any) => [x.type, x.title])).toEqual([['Action.OpenUrl', 'Approve'], ['Action.OpenUrl', 'Deny'], ['Action.OpenUrl', 'Open in countersign']]);
+    expect(a.content.actions[2].url).toBe(`https://approvals.example.com/#/requests/${r.id}`);
+  });
+
+  it('google-chat: text plus a cardsV2 card with openLink buttons', async () => {
+    await setup({ format: 'google-chat', decision_links: true });
+    const r = await createRequest(t!.api, { ...COMMAND, source: { agent: '<b>bot</b>' } });
+    const { body } = await oneMessage();
+    expect(Object.keys(body).sort()).toEqual(['cardsV2', 'text']);
+    expect(body.text).toBe('Approval needed: Deploy staging');
+    expect(body.cardsV2).toHaveLength(1);
+    const { cardId, card } = body.cardsV2[0];
+    expect(cardId).toMatch(/^countersign-/);
+    expect(card.header).toEqual({ title: 'Approval needed', subtitle: 'Deploy staging' });
+    const widgets = card.sections[0].widgets;
+    expect(widgets[0]).toEqual({ decoratedText: { topLabel: 'Agent', text: '&lt;b&gt;bot&lt;/b&gt;' } });
+    const buttons = widgets.at(-1).buttonList.buttons;
+    expect(buttons.map((b: any) => b.text)).toEqual(['Approve', 'Deny', 'Open in countersign']);
+    for (const b of buttons) expect(b.onClick.openLink.url).toMatch(/^https:\/\/approvals\.example\.com\//);
+    expect(buttons[2].onClick.openLink.url).toBe(`https://approvals.example.com/#/requests/${r.id}`);
+  });
+
+  it('ntfy: JSON published to the server root with the topic, priority from the risk, click and actions', async () => {
+    receiver = await startReceiver();
+    t = await startTestServer(withHooks([{ name: 'phone', webhook: `${receiver.url}/my-secret-topic`, format: 'ntfy', decision_links: true }], { public_url: 'https://approvals.example.com' }));
+    const r = await createRequest(t.api, COMMAND);
+    const { rec, body } = await oneMessage();
+    expect(rec.path).toBe('/');
+    expect(body).toMatchObject({ topic: 'my-secret-topic', title: 'Approval needed', priority: 4, click: `https://approvals.example.com/#/requests/${r.id}` });
+    expect(body.message).toContain('Deploy staging');
+    expect(body.actions).toHaveLength(3);
+    expect(body.actions[0]).toEqual({ action: 'view', label: 'Open', url: `https://approvals.example.com/#/requests/${r.id}`, clear: true });
+    expect(body.actions[1]).toMatchObject({ action: 'http', label: 'Approve', method: 'POST', url: expect.stringMatching(/^https:\/\/approvals\.example\.com\/d\//) });
+    expect(body.actions[2]).toMatchObject({ action: 'http', label: 'Deny', method: 'POST' });
+    // A low-risk request asks for less attention.
+    await createRequest(t.api, { ...COMMAND, risk: 'low' });
+    const [, second] = await receiver.waitFor(2);
+    expect(JSON.parse(second!.body).priority).toBe(2);
+  });
+
+  it('template: Mustache over the envelope, values JSON-escaped, no code runs', async () => {
+    const template = '{"msg": "{{text}}", "id": "{{data.request.id}}", "agent": "{{data.request.source.agent}}", "nope": "{{constructor}}{{#data.request}}{{title}}{{/data.request}}"}';
+    await setup({ format: 'template', template });
+    const r = await createRequest(t!.api, { ...COMMAND, title: 'Say "hi" \\ <now>' });
+    const { body } = await oneMessage();
+    expect(body).toEqual({ msg: 'Approval needed: Say "hi" \\ <now>', id: r.id, agent: 'codex', nope: expect.stringContaining('Say "hi"') });
+  });
+
+  it('template with content_type text/plain inserts values as they are', async () => {
+    receiver = await startReceiver();
+    t = await startTestServer(withHooks([{ name: 'plain', webhook: `${receiver.url}/p`, format: 'template', template: '{{type}} {{data.request.title}}', content_type: 'text/plain' }]));
+    await createRequest(t.api, { ...COMMAND, title: 'A "quoted" title' });
+    const [rec] = await receiver.waitFor(1);
+    expect(rec!.headers['content-type']).toBe('text/plain');
+    expect(rec!.body).toBe('request.created A "quoted" title');
+  });
+
+  it('a request decided on arrival, or a hook whose match does not cover it, sends nothing; match narrows by risk and agent', async () => {
+    receiver = await startReceiver();
+    t = await startTestServer(withHooks([{ name: 'risky', webhook: `${receiver.url}/r`, format: 'json', match: { risk: ['medium', 'high'], agent: 'codex' } }]));
+    await createRequest(t.api, { ...COMMAND, risk: 'low' });
+    await createRequest(t.api, { ...COMMAND, source: { agent: 'other' } });
+    const hit = await createRequest(t.api, COMMAND);
+    const [rec] = await receiver.waitFor(1);
+    expect(JSON.parse(rec!.body).data.request.id).toBe(hit.id);
+    expect(await hookDeliveries(t.api, 'risky')).toHaveLength(1);
+    expectValidRequest(hit);
+  });
+
+  it('GET /v1/hooks lists hooks with their last delivery; POST /v1/hooks/{name}/test sends a sample now', async () => {
+    await setup({ format: 'slack', decision_links: true });
+    const list = await t!.api.get('/v1/hooks');
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual([
+      expect.objectContaining({ name: 'team', kind: 'webhook', format: 'slack', target: `${receiver!.url}/…`, decision_links: true, signed: false, last_delivery: null }),
+    ]);
+    expect(JSON.stringify(list.body)).not.toContain('secret-part');
+
+    const test = await t!.api.post('/v1/hooks/team/test', { event: 'request.expiring' });
+    expect(test.status, test.text).toBe(200);
+    expect(test.body).toMatchObject({ hook: 'team', type: 'request.expiring', ok: true, status: 200, error_class: null, error: null });
+    const [rec] = await receiver!.waitFor(1);
+    expect(JSON.parse(rec!.body).blocks[0].text.text).toContain('Expires in 10m');
+    // A test is not queued: no delivery row.
+    expect(await hookDeliveries(t!.api, 'team')).toEqual([]);
+
+    await createRequest(t!.api, COMMAND);
+    await waitForHookDeliveries(t!.api, 'team', (d) => d.length === 1 && settledAll(d));
+    const again = await t!.api.get('/v1/hooks');
+    expect(again.body[0].last_delivery).toMatchObject({ type: 'request.created', state: 'delivered' });
+
+    expect((await t!.api.post('/v1/hooks/nope/test', {})).status).toBe(404);
+    expect((await t!.api.get('/v1/hooks/nope/deliveries')).status).toBe(404);
+    const bad = await t!.api.post('/v1/hooks/team/test', { event: 'request.exploded' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain('event');
+    const { api: submit } = await t!.submitClient('agent');
+    expect((await submit.get('/v1/hooks')).status).toBe(403);
+  });
+
+  it('a failing receiver is a failed test attempt, reported with its status', async () => {
+    receiver = await startReceiver(() => ({ status: 500 }));
+    t = await startTestServer(withHooks([{ name: 'down', webhook: `${receiver.url}/x`, format: 'json' }]));
+    const test = await t.api.post('/v1/hooks/down/test', {});
+    expect(test.body).toMatchObject({ ok: false, status: 500, error_class: 'http_status', error: 'HTTP 500' });
+  });
+});
