@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
 import { closestMatch } from './closest-match.js';
 import { parseDuration } from './durations.js';
-import { HookSchema, NotificationsSchema, type HookConfig } from './notify/hook-config.js';
+import { HookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
 
 export { clientEnv };
 
@@ -26,17 +26,6 @@ const numeric = (n: z.ZodNumber) => z.preprocess((v) => (typeof v === 'string' &
 const port = numeric(z.number().int().min(0).max(65535));
 const positiveInt = numeric(z.number().int().positive());
 const nonNegativeInt = numeric(z.number().int().min(0));
-const httpUrl = z.string().refine(
-  (s) => {
-    try {
-      const u = new URL(s);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
-    } catch {
-      return false;
-    }
-  },
-  { message: 'must be an absolute http:// or https:// URL, e.g. https://approvals.example.com/' },
-);
 
 export const ConfigSchema = z.strictObject({
   host: z.string().min(1),
@@ -44,8 +33,11 @@ export const ConfigSchema = z.strictObject({
   data_dir: z.string().min(1),
   // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
   admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
-  /** Where people reach the inbox (absolute http(s) URL); its host is one of the daemon's names. */
-  public_url: httpUrl.nullable(),
+  /**
+   * Where people reach the inbox (absolute http(s) URL): links in notifications use it, and its
+   * host is one of the daemon's names. Stored without a trailing slash.
+   */
+  public_url: PublicUrlSchema,
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   server: z.strictObject({
     // Host names (or IP literals) requests may name besides the built-in ones: the loopback
