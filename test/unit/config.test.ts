@@ -96,7 +96,8 @@ describe('config', () => {
       log_level: 'debug',
       storage: { synchronous: 'normal' },
       formats: { roll: { default_timeout: 'none' } },
-      public_url: 'https://approvals.example.org/',
+      // Kept without its trailing slash: links are built as <public_url>/d/…
+      public_url: 'https://approvals.example.org',
       server: { allowed_hosts: ['countersign.lan', '192.168.1.20'] },
       blobs: { quota_per_token: 1048576, retention: '1d' },
     });
