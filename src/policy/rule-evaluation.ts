@@ -1,0 +1,82 @@
+import { AppError } from '../errors.js';
+import { decide } from '../requests/decision-rules.js';
+import type { Decision, HandupRequest, Risk, Status } from '../requests/request-schema.js';
+import type { RequestFacts } from './request-facts.js';
+import { compileMatch, type FactsTest } from './rule-matcher.js';
+import type { Rule } from './rule-schema.js';
+
+/** A rule in the evaluation list, with where it came from (config file or the store). */
+export interface PolicyRule extends Rule {
+  source: 'config' | 'stored';
+  created_at?: number;
+  expires_at?: number | null;
+}
+
+export interface CompiledRule {
+  rule: PolicyRule;
+  test: FactsTest;
+}
+
+/** Compiles each rule's matcher once; the list keeps its order. */
+export function compileRules(rules: readonly PolicyRule[]): CompiledRule[] {
+  return rules.map((rule) => ({ rule, test: compileMatch(rule.match) }));
+}
+
+/**
+ * The first rule that matches, in list order, or null. Info notices are matched only by dismiss
+ * rules (dismiss rules match only info notices: their schema requires `kind: info`). A rule
+ * whose `expires_at` has passed at `now` matches nothing.
+ */
+export function firstMatch(rules: readonly CompiledRule[], facts: RequestFacts, now: number): CompiledRule | null {
+  const info = facts.kind === 'info';
+  for (const c of rules) {
+    if (info !== (c.rule.action === 'dismiss')) continue;
+    if (c.rule.expires_at != null && c.rule.expires_at <= now) continue;
+    if (c.test(facts)) return c;
+  }
+  return null;
+}
+
+/** What a matched rule does to one request. */
+export type RuleOutcome =
+  | { type: 'decide'; status: Exclude<Status, 'pending'>; decision: Decision }
+  | { type: 'ask'; risk?: Risk; timeout?: string }
+  /** The rule matched but cannot decide this request: it stays pending for a person. */
+  | { type: 'skip'; reason: string };
+
+/**
+ * Applies a matched rule to a request (policy.md §1 "Applying a rule"). approve picks the first
+ * option with outcome approve, deny the first with outcome deny, dismiss the option `dismiss`.
+ * Questions, requests without such an option, and approvals that would need `fields` are not
+ * decided: the reason is returned for the audit. The decision goes through the same checks as
+ * a reviewer's (decision-rules.ts), bound to the record's content_hash.
+ */
+export function ruleOutcome(rule: Rule, record: HandupRequest, at: number): RuleOutcome {
+  if (rule.action === 'ask') {
+    const out: RuleOutcome = { type: 'ask' };
+    if (rule.risk !== undefined) out.risk = rule.risk;
+    if (rule.timeout !== undefined) out.timeout = rule.timeout;
+    return out;
+  }
+  if (record.kind === 'question') return { type: 'skip', reason: 'a question needs a person to answer it' };
+  const option =
+    rule.action === 'dismiss' ? record.options.find((o) => o.id === 'dismiss') : record.options.find((o) => o.outcome === rule.action);
+  if (!option) return { type: 'skip', reason: `the request has no ${rule.action === 'dismiss' ? '"dismiss"' : rule.action} option` };
+  if (option.outcome === 'approve' && needsFields(record)) {
+    return { type: 'skip', reason: 'approving this request needs fields (input.fields) a rule cannot fill' };
+  }
+  const feedback = rule.action === 'deny' ? (rule.feedback ?? null) : null;
+  try {
+    const next = decide(record, { option: option.id, content_hash: record.content_hash, feedback }, { decidedBy: 'rule', decidedAt: at });
+    return { type: 'decide', status: next.status, decision: { ...next.decision, rule_id: rule.id } };
+  } catch (err) {
+    if (err instanceof AppError) return { type: 'skip', reason: err.message };
+    throw err;
+  }
+}
+
+/** Whether an approval of this request would have to carry `fields` (a form to fill in). */
+export function needsFields(record: Pick<HandupRequest, 'input'>): boolean {
+  const fields = record.input?.fields;
+  return Array.isArray(fields) && fields.length > 0;
+}

@@ -1,0 +1,86 @@
+import type { HandupRequest } from '../requests/request-schema.js';
+import { requestFacts } from './request-facts.js';
+import { firstMatch, ruleOutcome, type CompiledRule } from './rule-evaluation.js';
+
+/** An ended request as the simulation reads it. */
+export interface EndedRequest {
+  record: HandupRequest;
+  format: string;
+}
+
+export interface Disagreement {
+  request_id: string;
+  title: string;
+  rule_id: string;
+  would: 'approve' | 'deny';
+  actual: string;
+  decided_by: string | null;
+}
+
+export interface SimulationResult {
+  evaluated: number;
+  would: { approve: number; deny: number; dismiss: number; ask: number; no_match: number };
+  per_rule: Array<{ id: string; matched: number; disagreed: number }>;
+  disagreements: Disagreement[];
+}
+
+/** The longest list of disagreements answered; `per_rule[].disagreed` still counts them all. */
+export const MAX_DISAGREEMENTS = 1000;
+
+/** Decisions no person made: rules, auto mode, decide hooks, timeouts. */
+export function decidedByPerson(decidedBy: string | null | undefined): boolean {
+  if (!decidedBy) return false;
+  return decidedBy !== 'rule' && decidedBy !== 'auto' && decidedBy !== 'timeout' && !decidedBy.startsWith('hook:');
+}
+
+/**
+ * Replays a rule list over ended requests (policy.md §1 "Simulation against history"): what
+ * each request would have become, per rule how many it would have taken, and every request a
+ * rule would have decided one way that a person decided the other way: an approval a person
+ * denied or that was cancelled, a deny a person approved. A rule that matches but could not
+ * decide (a question, no such option) leaves the request to a person: it counts as `ask`.
+ * Rules are compiled by the caller, once per run; expiry times are not applied (the question
+ * is what the list would have done had it been in force).
+ */
+export function simulateRules(rules: readonly CompiledRule[], requests: Iterable<EndedRequest>, maxDisagreements = MAX_DISAGREEMENTS): SimulationResult {
+  const would = { approve: 0, deny: 0, dismiss: 0, ask: 0, no_match: 0 };
+  const perRule = new Map(rules.map((c) => [c.rule.id, { id: c.rule.id, matched: 0, disagreed: 0 }]));
+  const disagreements: Disagreement[] = [];
+  let evaluated = 0;
+  for (const { record, format } of requests) {
+    evaluated++;
+    const matched = firstMatch(rules, requestFacts(record, format), Number.NEGATIVE_INFINITY);
+    if (!matched) {
+      would.no_match++;
+      continue;
+    }
+    const stats = perRule.get(matched.rule.id)!;
+    stats.matched++;
+    const outcome = ruleOutcome(matched.rule, record, record.created_at);
+    if (outcome.type !== 'decide') {
+      would.ask++;
+      continue;
+    }
+    const action = matched.rule.action as 'approve' | 'deny' | 'dismiss';
+    would[action]++;
+    if (action === 'dismiss' || !disagrees(action, record)) continue;
+    stats.disagreed++;
+    if (disagreements.length < maxDisagreements) {
+      disagreements.push({
+        request_id: record.id,
+        title: record.title,
+        rule_id: matched.rule.id,
+        would: action,
+        actual: record.status,
+        decided_by: record.decision?.decided_by ?? null,
+      });
+    }
+  }
+  return { evaluated, would, per_rule: [...perRule.values()], disagreements };
+}
+
+function disagrees(would: 'approve' | 'deny', record: HandupRequest): boolean {
+  const byPerson = decidedByPerson(record.decision?.decided_by);
+  if (would === 'approve') return record.status === 'cancelled' || (record.status === 'denied' && byPerson);
+  return (record.status === 'approved' || record.status === 'answered') && byPerson;
+}
