@@ -2,6 +2,7 @@ import type { BlobReads, BlobRecords } from './blob-records.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import type { Counters } from './counters.js';
 import type { DeliveryOutbox, DeliveryReads } from './delivery-outbox.js';
+import type { PolicyReads, PolicyRecords } from './policy-records.js';
 import type { RateCounters } from './rate-counters.js';
 import type { RequestReads, RequestRecords } from './request-records.js';
 import type { TokenReads, TokenRecords } from './token-records.js';
@@ -17,6 +18,8 @@ export interface Store {
   readonly deliveries: DeliveryReads;
   readonly tokens: TokenReads;
   readonly blobs: BlobReads;
+  /** Stored rules, rule hits, auto mode, the policy audit log (policy.md). */
+  readonly policy: PolicyReads;
   /** The daemons sharing this store (a heartbeat table). */
   readonly nodes: ClusterNodes;
   /** Per-key create counters, shared by every daemon on the store. */
@@ -52,6 +55,7 @@ export interface WriteTx {
   readonly tokens: TokenRecords;
   readonly blobs: BlobRecords;
   readonly counters: Counters;
+  readonly policy: PolicyRecords;
   /** Tells the other daemons on this store about a change, if and when this transaction commits. */
   announce(change: Change): void;
   /** Runs `cb` after this transaction has committed; never if it rolls back. */

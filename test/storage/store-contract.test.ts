@@ -267,6 +267,90 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect((await store.blobs.get('sha256:aa'))?.toString()).toBe('hello');
   });
 
+  describe('policy', () => {
+    const rule = (id: string, expires_at: number | null = null) => ({
+      rule: { id, match: { agent: 'bot' }, action: 'approve' as const },
+      created_at: 100,
+      created_by: 'admin',
+      expires_at,
+    });
+
+    it('keeps stored rules in the order they were added, refuses a taken id, and removes one with its hits', async () => {
+      await store.write(async (tx) => {
+        expect(await tx.policy.insertRule(rule('zeta'))).toBe(true);
+        expect(await tx.policy.insertRule(rule('alpha'))).toBe(true);
+        expect(await tx.policy.insertRule(rule('zeta'))).toBe(false);
+        await tx.policy.hit('alpha', 5);
+      });
+      expect((await store.policy.rules(0)).map((r) => r.rule.id)).toEqual(['zeta', 'alpha']);
+      expect(await store.policy.rules(0)).toContainEqual(rule('alpha'));
+      const removed = await store.write((tx) => tx.policy.deleteRule('alpha'));
+      expect(removed).toEqual(rule('alpha'));
+      expect(await store.write((tx) => tx.policy.deleteRule('alpha'))).toBeUndefined();
+      expect(await store.policy.hits()).toEqual([]);
+      // A rule added again after its removal goes to the end.
+      await store.write((tx) => tx.policy.insertRule(rule('alpha')));
+      await store.write((tx) => tx.policy.insertRule(rule('beta')));
+      expect((await store.policy.rules(0)).map((r) => r.rule.id)).toEqual(['zeta', 'alpha', 'beta']);
+    });
+
+    it('hides expired rules and deletes them with their hits', async () => {
+      await store.write(async (tx) => {
+        await tx.policy.insertRule(rule('short', 1000));
+        await tx.policy.insertRule(rule('long'));
+        await tx.policy.hit('short', 10);
+      });
+      expect((await store.policy.rules(999)).map((r) => r.rule.id)).toEqual(['short', 'long']);
+      expect((await store.policy.rules(1000)).map((r) => r.rule.id)).toEqual(['long']);
+      expect(await store.write((tx) => tx.policy.deleteExpired(1000))).toBe(1);
+      expect(await store.policy.hits()).toEqual([]);
+    });
+
+    it('counts hits without losing any under concurrent writers', async () => {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => store.write((tx) => tx.policy.hit('config-rule', 1000 + i))));
+      const [h] = await store.policy.hits();
+      expect(h).toMatchObject({ rule_id: 'config-rule', hits: 20 });
+    });
+
+    it('starts with auto mode off at version 0; versions move, auto mode expires once and only if unchanged', async () => {
+      expect(await store.policy.state()).toEqual({ version: 0, auto: { mode: 'off', until: null, set_at: null, set_by: null } });
+      await store.write((tx) => tx.policy.bumpVersion());
+      await store.write((tx) => tx.policy.setAuto({ mode: 'low', until: 5000, set_at: 10, set_by: 'admin' }));
+      expect(await store.policy.state()).toEqual({ version: 1, auto: { mode: 'low', until: 5000, set_at: 10, set_by: 'admin' } });
+      expect(await store.write((tx) => tx.policy.expireAuto(4999))).toBe(false);
+      const raced = await Promise.all([store.write((tx) => tx.policy.expireAuto(5000)), store.write((tx) => tx.policy.expireAuto(5000))]);
+      expect(raced.filter(Boolean)).toHaveLength(1);
+      expect((await store.policy.state()).auto.mode).toBe('off');
+    });
+
+    it('reads ended requests of a window, newest resolution first, with their format', async () => {
+      const [a, b, c, d] = [stored(), stored({}, { format: 'ask', nativeKey: 'k' }), stored(), stored()];
+      await store.write(async (tx) => {
+        for (const s of [a, b, c, d]) await tx.requests.insert(s!);
+        await tx.requests.finish({ ...a!.record, status: 'approved' }, 100);
+        await tx.requests.finish({ ...b!.record, status: 'denied' }, 200);
+        await tx.requests.finish({ ...c!.record, status: 'cancelled' }, 300);
+      });
+      const ended = await store.policy.ended(100, 300, 10);
+      expect(ended.map((e) => [e.record.id, e.record.status, e.format])).toEqual([
+        [b!.record.id, 'denied', 'ask'],
+        [a!.record.id, 'approved', 'handup'],
+      ]);
+      expect((await store.policy.ended(0, 1000, 1)).map((e) => e.record.id)).toEqual([c!.record.id]);
+    });
+
+    it('keeps a policy audit log, newest first', async () => {
+      await store.write(async (tx) => {
+        await tx.policy.appendAudit('rule.added', 'admin', 1, 'r1', { action: 'approve' });
+        await tx.policy.appendAudit('auto.changed', 'admin', 2, null);
+      });
+      expect(await store.policy.audit(10)).toEqual([
+        { id: expect.any(Number), event: 'auto.changed', actor: 'admin', at: 2, subject: null },
+        { id: expect.any(Number), event: 'rule.added', actor: 'admin', at: 1, subject: 'r1', details: { action: 'approve' } },
+      ]);
+    });
+  });
+
   if (kind === 'sqlite') {
     it('describes itself by file name only', () => {
       expect(store.info).toEqual({ kind: 'sqlite', location: 'countersign.db' });

@@ -94,6 +94,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
       tokens: records.tokens,
       blobs: records.blobs,
       counters: records.counters,
+      policy: records.policy,
       announce: (change) => void changes.push(change),
       afterCommit: (cb) => void after.push(cb),
     };
@@ -136,6 +137,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     deliveries: read.deliveries,
     tokens: read.tokens,
     blobs: read.blobs,
+    policy: read.policy,
     nodes: read.nodes,
     rates: createSqlRateCounters(createPostgresRunner(pool)),
     write,

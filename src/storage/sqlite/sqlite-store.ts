@@ -57,6 +57,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       tokens: written.tokens,
       blobs: written.blobs,
       counters: written.counters,
+      policy: written.policy,
       // No other daemon shares this file: nobody to tell.
       announce: () => {},
       afterCommit: (cb) => void write.after.push(cb),
@@ -70,6 +71,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     deliveries: read.deliveries,
     tokens: read.tokens,
     blobs: read.blobs,
+    policy: read.policy,
     nodes: {
       beat: (node) => queue.write(() => written.nodes.beat(node)),
       live: read.nodes.live,
