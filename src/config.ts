@@ -3,7 +3,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { DecideHookListSchema } from './decide-hooks/decide-hook-schema.js';
 import { parseDuration } from './durations.js';
+import { RuleListSchema } from './policy/rule-schema.js';
 
 /**
  * The whole configuration, validated by one schema. Defaults live in `config/default.json`
@@ -61,7 +63,16 @@ export const ConfigSchema = z.strictObject({
     roll: z.strictObject({ default_timeout: durationOrNone }),
     alp: z.strictObject({ default_timeout: durationOrNone }),
   }),
+  // Policy (policy.md): rules evaluated first, in file order; decide hooks; scoped-approval lifetime.
+  rules: RuleListSchema,
+  decide_hooks: DecideHookListSchema,
+  policy: z.strictObject({
+    session_scope_ttl: duration,
+  }),
 });
+
+/** Lists of objects are written in the config file only: no environment variable sets them. */
+const FILE_ONLY = new Set(['rules', 'decide_hooks']);
 
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -116,6 +127,7 @@ export function envKeys(): Array<{ path: string[]; envName: string; isList: bool
   const out: Array<{ path: string[]; envName: string; isList: boolean }> = [];
   const walk = (shape: Record<string, z.ZodType>, prefix: string[]) => {
     for (const [key, schema] of Object.entries(shape)) {
+      if (prefix.length === 0 && FILE_ONLY.has(key)) continue;
       const path = [...prefix, key];
       if (schema instanceof z.ZodObject) walk(schema.shape as Record<string, z.ZodType>, path);
       else out.push({ path, envName: `COUNTERSIGN_${path.join('_').toUpperCase()}`, isList: schema instanceof z.ZodArray });
@@ -123,6 +135,14 @@ export function envKeys(): Array<{ path: string[]; envName: string; isList: bool
   };
   walk(ConfigSchema.shape as unknown as Record<string, z.ZodType>, []);
   return out;
+}
+
+/**
+ * The environment decide hook programs run with: the daemon's own, without any COUNTERSIGN_*
+ * variable (they may hold the admin token, the database password or the callback secret).
+ */
+export function hookEnvironment(env: Env = process.env): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.toUpperCase().startsWith('COUNTERSIGN_')));
 }
 
 /** Settings the CLI client reads (`--url` and `--token` win over these). */

@@ -10,6 +10,9 @@ import type { NativeIntake } from './formats/native-intake.js';
 import type { RequestEvents } from './requests/request-events.js';
 import type { RequestService } from './requests/request-service.js';
 import type { Waiters } from './requests/waiters.js';
+import type { AutoModeService } from './rules/auto-mode-service.js';
+import type { PolicyEvents } from './rules/policy-events.js';
+import type { RuleService } from './rules/rule-service.js';
 import type { Store } from './storage/store.js';
 import type { EventsHub } from './ws/events-hub.js';
 
@@ -34,4 +37,8 @@ export interface Deps {
   nativeIntake: NativeIntake;
   /** This daemon and the others on the store. */
   cluster: ClusterView;
+  /** Policy (policy.md): rules, auto mode, and their change events. */
+  rules: RuleService;
+  auto: AutoModeService;
+  policyEvents: PolicyEvents;
 }

@@ -13,7 +13,8 @@ import { createCallbackOutboxHook } from './callbacks/callback-outbox-hook.js';
 import { systemClock, type Clock } from './clock.js';
 import { createClusterView } from './cluster/cluster-view.js';
 import { relayRemoteChanges } from './cluster/remote-change-relay.js';
-import type { Config } from './config.js';
+import { ConfigError, hookEnvironment, type Config } from './config.js';
+import { createDecideHookRunner } from './decide-hooks/decide-hook-runner.js';
 import type { Deps } from './deps.js';
 import { durationMs } from './durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
@@ -25,6 +26,10 @@ import { createExpiryScheduler } from './requests/expiry-scheduler.js';
 import { RequestEvents } from './requests/request-events.js';
 import { createRequestService } from './requests/request-service.js';
 import { createWaiters } from './requests/waiters.js';
+import { createAutoModeService } from './rules/auto-mode-service.js';
+import { createCreationPolicy } from './rules/creation-policy.js';
+import { PolicyEvents } from './rules/policy-events.js';
+import { createRuleService } from './rules/rule-service.js';
 import { openStore } from './storage/open-store.js';
 import type { Store } from './storage/store.js';
 import { VERSION } from './version.js';
@@ -39,6 +44,8 @@ export interface RunningServer {
   adminTokenGenerated: boolean;
   /** Resolves when no expiry sweep is running (tests with a fake clock wait on it). */
   settled(): Promise<void>;
+  /** Resolves when no decide hook is running (tests). */
+  hooksIdle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,10 +70,20 @@ export function createDeps(
   const logger = log ?? createLogger(config.log_level);
   const events = new RequestEvents();
   const formats = createFormatCatalog(adapters);
+  const policyEvents = new PolicyEvents();
+  const rules = createRuleService({
+    store,
+    clock,
+    events: policyEvents,
+    configRules: config.rules,
+    sessionScopeTtlMs: durationMs(config.policy.session_scope_ttl),
+  });
   const requests = createRequestService({
     store,
     clock,
     events,
+    policy: createCreationPolicy({ rules }),
+    scopedAllow: (tx, record, scope, actor, at) => rules.addScopeRule(tx, record, scope, actor, at),
     terminalHooks: [
       // First: later hooks (the callback outbox) read the reply it leaves on `stored.nativeReply`.
       createNativeReplyHook({ formats, log: logger.child({ module: 'replies' }) }),
@@ -91,6 +108,7 @@ export function createDeps(
       log: logger.child({ module: 'events' }),
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,
+      policy: policyEvents,
     }),
     formats,
     nativeIntake: createNativeIntake({ requests, config, clock }),
@@ -102,6 +120,9 @@ export function createDeps(
       version: VERSION,
       heartbeatMs: durationMs(config.cluster.heartbeat_interval),
     }),
+    rules,
+    auto: createAutoModeService({ store, clock, events: policyEvents, log: logger.child({ module: 'auto' }) }),
+    policyEvents,
   };
 }
 
@@ -117,6 +138,9 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   try {
     admin = resolveAdminToken(config.data_dir, config.admin_token);
     deps = createDeps(config, store, admin.token, { ...options, clock, log, node });
+    // Rule ids are unique across the config file and the store (policy.md §1).
+    const clashes = await deps.rules.checkConfigIds();
+    if (clashes.length) throw new ConfigError(`invalid configuration:\n  rules: rule id "${clashes[0]}" is already a stored rule (remove it over the API, or rename the config rule)`);
   } catch (err) {
     await store.close();
     throw err;
@@ -135,9 +159,23 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     userAgent: `countersign/${deps.version}`,
     ...options.callbacks,
   });
+  const hooks = createDecideHookRunner({
+    hooks: config.decide_hooks,
+    requests: deps.requests,
+    events: deps.events,
+    log: log.child({ module: 'decide-hooks' }),
+    env: hookEnvironment(),
+    userAgent: `countersign/${deps.version}`,
+  });
   const app = await buildApp(deps);
   await deps.cluster.start();
-  const stopRelay = relayRemoteChanges({ store, events: deps.events, log: log.child({ module: 'cluster' }) });
+  const stopRelay = relayRemoteChanges({
+    store,
+    events: deps.events,
+    log: log.child({ module: 'cluster' }),
+    policy: { events: deps.policyEvents, auto: () => deps.auto.get() },
+  });
+  await deps.auto.start();
   await callbacks.start();
   await scheduler.start();
 
@@ -158,9 +196,12 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     adminToken: admin.token,
     adminTokenGenerated: admin.generated,
     settled: () => scheduler.idle(),
+    hooksIdle: () => hooks.idle(),
     close() {
       closing ??= (async () => {
         scheduler.stop();
+        deps.auto.stop();
+        await hooks.stop();
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
         await callbacks.stop();
         stopRelay();

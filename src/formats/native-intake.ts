@@ -19,6 +19,8 @@ export interface SubmitOptions {
   context: Readonly<Record<string, string>>;
   /** Runs once the frame is known to be a well-formed request, just before it is stored (e.g. a rate limit). */
   admit?: () => Promise<void>;
+  /** The create to call instead of the service's (`POST /v1/rules/test` reads the draft and stores nothing). */
+  create?: RequestService['create'];
 }
 
 export type FollowUpResult =
@@ -72,7 +74,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
      * truncating), and creates the record, or finds the one this submitter's earlier frame
      * with the same native key created (`created: false`).
      */
-    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit }: SubmitOptions): Promise<{ stored: StoredRequest; created: boolean }> {
+    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create = requests.create }: SubmitOptions): Promise<{ stored: StoredRequest; created: boolean }> {
       const parsed = adapter.frameSchema.safeParse(frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const normalized = normalizeFrame(adapter, parsed.data, context);
@@ -94,7 +96,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       });
       await admit?.();
       const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
-      return requests.create(draft, { principal, format: adapter.format, native });
+      return create(draft, { principal, format: adapter.format, native });
     },
 
     /**

@@ -43,40 +43,51 @@ export function decidedByPerson(decidedBy: string | null | undefined): boolean {
  * is what the list would have done had it been in force).
  */
 export function simulateRules(rules: readonly CompiledRule[], requests: Iterable<EndedRequest>, maxDisagreements = MAX_DISAGREEMENTS): SimulationResult {
+  const run = createSimulation(rules, maxDisagreements);
+  for (const r of requests) run.add(r);
+  return run.result();
+}
+
+/** The same, fed one request at a time (the caller reads history in pages). */
+export function createSimulation(rules: readonly CompiledRule[], maxDisagreements = MAX_DISAGREEMENTS) {
   const would = { approve: 0, deny: 0, dismiss: 0, ask: 0, no_match: 0 };
   const perRule = new Map(rules.map((c) => [c.rule.id, { id: c.rule.id, matched: 0, disagreed: 0 }]));
   const disagreements: Disagreement[] = [];
   let evaluated = 0;
-  for (const { record, format } of requests) {
-    evaluated++;
-    const matched = firstMatch(rules, requestFacts(record, format), Number.NEGATIVE_INFINITY);
-    if (!matched) {
-      would.no_match++;
-      continue;
-    }
-    const stats = perRule.get(matched.rule.id)!;
-    stats.matched++;
-    const outcome = ruleOutcome(matched.rule, record, record.created_at);
-    if (outcome.type !== 'decide') {
-      would.ask++;
-      continue;
-    }
-    const action = matched.rule.action as 'approve' | 'deny' | 'dismiss';
-    would[action]++;
-    if (action === 'dismiss' || !disagrees(action, record)) continue;
-    stats.disagreed++;
-    if (disagreements.length < maxDisagreements) {
-      disagreements.push({
-        request_id: record.id,
-        title: record.title,
-        rule_id: matched.rule.id,
-        would: action,
-        actual: record.status,
-        decided_by: record.decision?.decided_by ?? null,
-      });
-    }
-  }
-  return { evaluated, would, per_rule: [...perRule.values()], disagreements };
+  return {
+    add({ record, format }: EndedRequest) {
+      evaluated++;
+      const matched = firstMatch(rules, requestFacts(record, format), Number.NEGATIVE_INFINITY);
+      if (!matched) {
+        would.no_match++;
+        return;
+      }
+      const stats = perRule.get(matched.rule.id)!;
+      stats.matched++;
+      const outcome = ruleOutcome(matched.rule, record, record.created_at);
+      if (outcome.type !== 'decide') {
+        would.ask++;
+        return;
+      }
+      const action = matched.rule.action as 'approve' | 'deny' | 'dismiss';
+      would[action]++;
+      if (action === 'dismiss' || !disagrees(action, record)) return;
+      stats.disagreed++;
+      if (disagreements.length < maxDisagreements) {
+        disagreements.push({
+          request_id: record.id,
+          title: record.title,
+          rule_id: matched.rule.id,
+          would: action,
+          actual: record.status,
+          decided_by: record.decision?.decided_by ?? null,
+        });
+      }
+    },
+    result(): SimulationResult {
+      return { evaluated, would: { ...would }, per_rule: [...perRule.values()].map((p) => ({ ...p })), disagreements: [...disagreements] };
+    },
+  };
 }
 
 function disagrees(would: 'approve' | 'deny', record: HandupRequest): boolean {

@@ -1,8 +1,11 @@
 import type { Principal } from '../auth/principal.js';
 import { actorName, submitterKey } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
+import { parseDuration } from '../durations.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import type { CreationVerdict } from '../policy/creation-verdict.js';
+import type { Scope } from '../policy/scope-rule.js';
 import type { HistoryFilters, ListFilters, StoredRequest } from '../storage/request-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import { contentHash } from './content-hash.js';
@@ -51,16 +54,31 @@ export interface UpstreamResolution {
   details?: unknown;
 }
 
+/**
+ * Rules and auto mode at creation (policy.md §5), read inside the creating transaction before
+ * the request is stored. Wired from src/rules; absent, every request waits for a person.
+ */
+export interface CreationPolicy {
+  verdict(tx: WriteTx, record: HandupRequest, format: string, at: number): Promise<CreationVerdict>;
+  /** Counts a real match of a rule, in the same transaction. */
+  hit(tx: WriteTx, ruleId: string, at: number): Promise<void>;
+}
+
+/** Stores the rule a scoped approval asks for (policy.md §2) in the decision's transaction; its id. */
+export type ScopedAllow = (tx: WriteTx, record: HandupRequest, scope: Scope, actor: string, at: number) => Promise<string>;
+
 export interface RequestServiceDeps {
   store: Store;
   clock: Clock;
   events: RequestEvents;
   terminalHooks?: TerminalHook[];
+  policy?: CreationPolicy;
+  scopedAllow?: ScopedAllow;
 }
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ store, clock, events, terminalHooks = [] }: RequestServiceDeps) {
+export function createRequestService({ store, clock, events, terminalHooks = [], policy, scopedAllow }: RequestServiceDeps) {
   function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
     // Someone else's request is indistinguishable from a missing one (product.md §5).
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
@@ -100,6 +118,20 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
     return updated;
   }
 
+  /** The one decision path of reviewers and decide hooks: checks, scoped allow, finish. */
+  async function decideIn(tx: WriteTx, stored: StoredRequest, body: DecisionBody, by: string): Promise<StoredRequest> {
+    pendingOrThrow(stored);
+    const at = clock.now();
+    const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
+    const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
+    if (next.decision.feedback) details.feedback = next.decision.feedback;
+    if (next.decision.scope) {
+      details.scope = next.decision.scope;
+      if (scopedAllow) details.rule_id = next.decision.rule_id = await scopedAllow(tx, stored.record, next.decision.scope as Scope, by, at);
+    }
+    return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details }, at);
+  }
+
   function pendingOrThrow(stored: StoredRequest) {
     if (stored.record.status !== 'pending') {
       throw new AppError('not_pending', `request ${stored.record.id} is already ${stored.record.status}`, {
@@ -133,7 +165,7 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
         const found = await existing(tx, submitter, format, hash, fields, native);
         if (found) return { stored: found, created: false };
         const now = clock.now();
-        const record: HandupRequest = {
+        let record: HandupRequest = {
           id: newId(now),
           ...fields,
           status: 'pending',
@@ -142,6 +174,8 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
           expires_at: timeoutMs === null ? null : now + timeoutMs,
           decision: null,
         };
+        const verdict: CreationVerdict = policy ? await policy.verdict(tx, record, format, now) : { type: 'none' };
+        if (verdict.type === 'rule' && verdict.outcome.type === 'ask') record = askOverrides(record, verdict.outcome, now);
         const stored: StoredRequest = {
           record,
           format,
@@ -160,9 +194,28 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
           throw new Error(`request ${record.id} collided with a request that is gone`);
         }
         const notes = native?.notes?.length ? { notes: native.notes } : {};
-        await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
-        emit(tx, 'request.created', stored);
-        return { stored, created: true };
+        const asked = verdict.type === 'rule' && verdict.outcome.type === 'ask' ? { rule_id: verdict.rule.id, action: 'ask' } : {};
+        const details = format === 'handup' && !('rule_id' in asked) ? undefined : { ...(format === 'handup' ? {} : { format }), ...notes, ...asked };
+        await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, details);
+        if (verdict.type === 'rule') await policy!.hit(tx, verdict.rule.id, now);
+        // `request.created` carries the final record: a request decided here is created decided.
+        const final = { stored };
+        tx.announce({ type: 'request.created', requestId: record.id });
+        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.stored.record, format }));
+        if (verdict.type === 'rule' && verdict.outcome.type === 'skip') {
+          await tx.requests.appendAudit(record.id, 'rule.skipped', `rule:${verdict.rule.id}`, now, { rule_id: verdict.rule.id, reason: verdict.outcome.reason });
+        } else if (verdict.type === 'auto' || (verdict.type === 'rule' && verdict.outcome.type === 'decide')) {
+          // Decided in the creating transaction, through the path every decision takes (native
+          // reply, callback outbox): the create call answers with the terminal record.
+          const next = verdict.type === 'auto' ? verdict : (verdict.outcome as Extract<typeof verdict.outcome, { type: 'decide' }>);
+          const actor = verdict.type === 'auto' ? 'auto' : `rule:${verdict.rule.id}`;
+          const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
+          if (verdict.type === 'rule') details.rule_id = verdict.rule.id;
+          else details.mode = verdict.mode;
+          if (next.decision.feedback) details.feedback = next.decision.feedback;
+          final.stored = await finish(tx, stored, { status: next.status, decision: next.decision }, 'request.decided', { event: 'decided', actor, details }, now);
+        }
+        return { stored: final.stored, created: true };
       });
     },
 
@@ -171,17 +224,21 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
     },
 
     decide(id: string, body: DecisionBody, principal: Principal): Promise<StoredRequest> {
+      return store.write(async (tx) => decideIn(tx, ownedOrMissing(await tx.requests.get(id), id, principal), body, actorName(principal)));
+    },
+
+    /** A decision made by a program on the daemon's behalf (a decide hook: `hook:<name>`), through the same path. */
+    decideAs(id: string, body: DecisionBody, actor: string): Promise<StoredRequest> {
       return store.write(async (tx) => {
-        const stored = ownedOrMissing(await tx.requests.get(id), id, principal);
-        pendingOrThrow(stored);
-        const at = clock.now();
-        const by = actorName(principal);
-        const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
-        const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
-        if (next.decision.feedback) details.feedback = next.decision.feedback;
-        if (next.decision.scope) details.scope = next.decision.scope;
-        return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details }, at);
+        const stored = await tx.requests.get(id);
+        if (!stored) throw new AppError('not_found', `request ${id} not found`);
+        return decideIn(tx, stored, body, actor);
       });
+    },
+
+    /** Appends an audit row to a request (e.g. `hook.failed`). */
+    note(id: string, event: string, actor: string, details?: unknown): Promise<void> {
+      return store.write((tx) => tx.requests.appendAudit(id, event, actor, clock.now(), details));
     },
 
     cancel(id: string, principal: Principal): Promise<StoredRequest> {
@@ -263,3 +320,15 @@ export function createRequestService({ store, clock, events, terminalHooks = [] 
 }
 
 export type RequestService = ReturnType<typeof createRequestService>;
+
+/** An `ask` rule's overrides: the request stays pending, with this risk and timeout. */
+function askOverrides(record: HandupRequest, ask: { risk?: HandupRequest['risk']; timeout?: string }, now: number): HandupRequest {
+  const out = { ...record };
+  if (ask.risk !== undefined) out.risk = ask.risk;
+  if (ask.timeout !== undefined) {
+    const ms = ask.timeout === 'none' ? null : parseDuration(ask.timeout);
+    out.timeout = ask.timeout === 'none' ? null : ask.timeout;
+    out.expires_at = ms === null ? null : ms.ok ? now + ms.ms : out.expires_at;
+  }
+  return out;
+}

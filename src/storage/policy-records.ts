@@ -11,6 +11,13 @@ export interface StoredRuleRow {
   expires_at: number | null;
 }
 
+export interface EndedWindow {
+  since: number;
+  until: number;
+  before?: { resolvedAt: number; id: string } | undefined;
+  limit: number;
+}
+
 export interface RuleHits {
   rule_id: string;
   hits: number;
@@ -39,8 +46,11 @@ export interface PolicyReads {
   rules(now: number): Promise<StoredRuleRow[]>;
   /** Hit counts of every rule that has matched a real request, config rules included. */
   hits(): Promise<RuleHits[]>;
-  /** Requests that ended in [since, until), newest resolution first, at most `limit`: the simulation's input. */
-  ended(since: number, until: number, limit: number): Promise<EndedRequest[]>;
+  /**
+   * Requests that ended in [since, until), newest resolution first, at most `limit`, and only
+   * those older than `before` (a page cursor): the simulation's input.
+   */
+  ended(window: EndedWindow): Promise<Array<EndedRequest & { resolvedAt: number }>>;
   /** Newest first. */
   audit(limit: number): Promise<PolicyAuditEntry[]>;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { RequestEvents } from '../requests/request-events.js';
+import type { PolicyEvents } from '../rules/policy-events.js';
 
 interface Peer {
   socket: WebSocket;
@@ -13,6 +14,8 @@ export interface EventsHubOptions {
   pingIntervalMs: number;
   /** A peer whose unsent data passes this many bytes is cut (it resyncs with GET /v1/requests). */
   maxBufferedBytes: number;
+  /** Policy changes (`rules.changed`, `auto.changed`), sent to every peer like request events. */
+  policy?: PolicyEvents;
 }
 
 /**
@@ -20,20 +23,27 @@ export interface EventsHubOptions {
  * every peer. No replay: a peer that reconnects refetches. Pings every interval; two missed
  * pongs and the peer is dropped. Slow consumers are cut rather than buffered without bound.
  */
-export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes }: EventsHubOptions) {
+export function createEventsHub({ events, log, pingIntervalMs, maxBufferedBytes, policy }: EventsHubOptions) {
   const peers = new Set<Peer>();
 
-  const unsubscribe = events.on((e) => {
+  function broadcast(payload: unknown) {
     if (peers.size === 0) return;
     // Encoded once: ws would otherwise convert the string to bytes again for every peer.
-    const message = Buffer.from(JSON.stringify({ type: e.type, request: e.request, format: e.format }));
+    const message = Buffer.from(JSON.stringify(payload));
     // Broadcast on the next turn: the agent blocked on this decision (its long-poll reply, woken
     // by the same event) goes out first instead of queueing behind a write to every reviewer.
     // setImmediate callbacks run in order, so reviewers still see events in commit order.
     setImmediate(() => {
       for (const peer of peers) send(peer, message);
     });
-  });
+  }
+
+  const unsubscribeRequests = events.on((e) => broadcast({ type: e.type, request: e.request, format: e.format }));
+  const unsubscribePolicy = policy?.on(({ remote: _remote, ...e }) => broadcast(e)) ?? (() => {});
+  const unsubscribe = () => {
+    unsubscribeRequests();
+    unsubscribePolicy();
+  };
 
   function send(peer: Peer, message: Buffer) {
     const { socket } = peer;

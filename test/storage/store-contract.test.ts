@@ -331,12 +331,14 @@ describe.each(stores)('the %s store', (kind, harness) => {
         await tx.requests.finish({ ...b!.record, status: 'denied' }, 200);
         await tx.requests.finish({ ...c!.record, status: 'cancelled' }, 300);
       });
-      const ended = await store.policy.ended(100, 300, 10);
-      expect(ended.map((e) => [e.record.id, e.record.status, e.format])).toEqual([
-        [b!.record.id, 'denied', 'ask'],
-        [a!.record.id, 'approved', 'handup'],
+      const ended = await store.policy.ended({ since: 100, until: 300, limit: 10 });
+      expect(ended.map((e) => [e.record.id, e.record.status, e.format, e.resolvedAt])).toEqual([
+        [b!.record.id, 'denied', 'ask', 200],
+        [a!.record.id, 'approved', 'handup', 100],
       ]);
-      expect((await store.policy.ended(0, 1000, 1)).map((e) => e.record.id)).toEqual([c!.record.id]);
+      expect((await store.policy.ended({ since: 0, until: 1000, limit: 1 })).map((e) => e.record.id)).toEqual([c!.record.id]);
+      const next = await store.policy.ended({ since: 0, until: 1000, limit: 1, before: { resolvedAt: 300, id: c!.record.id } });
+      expect(next.map((e) => e.record.id)).toEqual([b!.record.id]);
     });
 
     it('keeps a policy audit log, newest first', async () => {

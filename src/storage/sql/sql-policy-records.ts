@@ -1,5 +1,6 @@
 import type { AutoModeName } from '../../policy/auto-mode.js';
 import type { Rule } from '../../policy/rule-schema.js';
+import type { EndedRequest } from '../../policy/simulate-rules.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
 import type { PolicyAuditEntry, PolicyRecords, RuleHits, StoredRuleRow } from '../policy-records.js';
 import type { SqlRunner } from './sql-runner.js';
@@ -47,14 +48,19 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
 
     hits: () => sql.all<RuleHits>('SELECT rule_id, hits, last_hit_at FROM rule_hits'),
 
-    async ended(since, until, limit) {
-      // Only the two columns the simulation reads: the native frame, context and reply can be large.
-      const rows = await sql.all<{ format: string; record: string }>(
-        'SELECT format, record FROM requests WHERE resolved_at IS NOT NULL AND resolved_at >= ? AND resolved_at < ? ORDER BY resolved_at DESC, id DESC LIMIT ?',
-        [since, until, limit],
+    async ended({ since, until, before, limit }) {
+      // Only the columns the simulation reads: the native frame, context and reply can be large.
+      const page = before ? ' AND (resolved_at < ? OR (resolved_at = ? AND id < ?))' : '';
+      const args: unknown[] = [since, until, ...(before ? [before.resolvedAt, before.resolvedAt, before.id] : []), limit];
+      const rows = await sql.all<{ format: string; record: string; resolved_at: number }>(
+        `SELECT format, record, resolved_at FROM requests WHERE resolved_at IS NOT NULL AND resolved_at >= ? AND resolved_at < ?${page} ORDER BY resolved_at DESC, id DESC LIMIT ?`,
+        args,
       );
-      const out = new Array(rows.length);
-      for (let i = 0; i < rows.length; i++) out[i] = { format: rows[i]!.format, record: JSON.parse(rows[i]!.record) as HandupRequest };
+      const out = new Array<EndedRequest & { resolvedAt: number }>(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i]!;
+        out[i] = { format: row.format, record: JSON.parse(row.record) as HandupRequest, resolvedAt: Number(row.resolved_at) };
+      }
       return out;
     },
 
