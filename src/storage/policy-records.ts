@@ -47,7 +47,7 @@ export interface PolicyReads {
   /** Hit counts of every rule that has matched a real request, config rules included. */
   hits(): Promise<RuleHits[]>;
   /**
-   * Requests that ended in [since, until), newest resolution first, at most `limit`, and only
+   * Requests that ended in [since, until] (both included), newest resolution first, at most `limit`, and only
    * those older than `before` (a page cursor): the simulation's input.
    */
   ended(window: EndedWindow): Promise<Array<EndedRequest & { resolvedAt: number }>>;

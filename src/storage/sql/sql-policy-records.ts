@@ -53,7 +53,7 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
       const page = before ? ' AND (resolved_at < ? OR (resolved_at = ? AND id < ?))' : '';
       const args: unknown[] = [since, until, ...(before ? [before.resolvedAt, before.resolvedAt, before.id] : []), limit];
       const rows = await sql.all<{ format: string; record: string; resolved_at: number }>(
-        `SELECT format, record, resolved_at FROM requests WHERE resolved_at IS NOT NULL AND resolved_at >= ? AND resolved_at < ?${page} ORDER BY resolved_at DESC, id DESC LIMIT ?`,
+        `SELECT format, record, resolved_at FROM requests WHERE resolved_at IS NOT NULL AND resolved_at >= ? AND resolved_at <= ?${page} ORDER BY resolved_at DESC, id DESC LIMIT ?`,
         args,
       );
       const out = new Array<EndedRequest & { resolvedAt: number }>(rows.length);
