@@ -16,22 +16,30 @@ export interface UrlHookOptions {
  * than 2xx, a network error, a timeout or more than 64 KiB is a HookFailure.
  */
 export async function runUrlHook(url: string, input: string, { timeoutMs, userAgent, signal, dispatcher }: UrlHookOptions): Promise<string> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const abort = signal ? AbortSignal.any([timeout, signal]) : timeout;
-  let res: Dispatcher.ResponseData;
+  // Our own controller, aborted only while the call is in flight: a signal that fired after the
+  // answer was read would make undici fail a body nobody listens to any more.
+  const abort = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, timeoutMs);
+  const onShutdown = () => abort.abort();
+  signal?.addEventListener('abort', onShutdown, { once: true });
+  let res: Dispatcher.ResponseData | undefined;
   try {
-    res = await request(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': userAgent },
-      body: input,
-      signal: abort,
-      ...(dispatcher ? { dispatcher } : {}),
-    });
-  } catch (err) {
-    if (timeout.aborted) throw new HookFailure('timeout', `no answer within ${timeoutMs} ms`);
-    throw new HookFailure('network', `cannot reach the hook: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  try {
+    try {
+      res = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': userAgent },
+        body: input,
+        signal: abort.signal,
+        ...(dispatcher ? { dispatcher } : {}),
+      });
+    } catch (err) {
+      if (timedOut) throw new HookFailure('timeout', `no answer within ${timeoutMs} ms`);
+      throw new HookFailure('network', `cannot reach the hook: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
     if (res.statusCode === 204) return '';
     if (res.statusCode < 200 || res.statusCode > 299) throw new HookFailure('http', `answered HTTP ${res.statusCode}`);
     const chunks: Buffer[] = [];
@@ -44,10 +52,13 @@ export async function runUrlHook(url: string, input: string, { timeoutMs, userAg
     return Buffer.concat(chunks).toString('utf8');
   } catch (err) {
     if (err instanceof HookFailure) throw err;
-    if (timeout.aborted) throw new HookFailure('timeout', `no answer within ${timeoutMs} ms`);
+    if (timedOut) throw new HookFailure('timeout', `no answer within ${timeoutMs} ms`);
     throw new HookFailure('network', `the answer broke off: ${(err as Error).message}`);
   } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onShutdown);
     // Whatever was not read is dropped with the connection, never left to hold a socket.
-    res.body.destroy();
+    // (undici fails a body destroyed unread with an AbortError: nobody needs to hear it.)
+    if (res && !res.body.destroyed) res.body.on('error', () => {}).destroy();
   }
 }
