@@ -4,12 +4,14 @@ import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { clientEnv } from '../config.js';
 import { askCommand } from './ask-command.js';
+import { autoCommand } from './auto-command.js';
 import { cancelCommand } from './cancel-command.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './cli-context.js';
 import { answerCommand, approveCommand, denyCommand } from './decide-commands.js';
 import { EXIT_ERROR, EXIT_OK } from './exit-codes.js';
 import { listCommand } from './list-command.js';
+import { rulesCommand } from './rules-command.js';
 import { serve } from './serve.js';
 import { showCommand } from './show-command.js';
 import { tokensCommand } from './tokens-command.js';
@@ -28,6 +30,8 @@ const COMMANDS: Record<string, Command> = {
   answer: answerCommand,
   cancel: cancelCommand,
   tokens: tokensCommand,
+  rules: rulesCommand,
+  auto: autoCommand,
 };
 
 /** The real process around a command: stdio, files, where we run, and the client env. */

@@ -26,6 +26,17 @@ submit tokens (admin):
   tokens list
   tokens revoke NAME
 
+policy (admin):
+  rules list                            every rule in evaluation order, with hits
+  rules add ID --action approve|deny|ask|dismiss [--agent A] [--session S] [--integration I]
+      [--format F] [--kind K] [--risk R] (comma lists)  [--tool GLOB] [--cwd GLOB] [--repo GLOB]
+      [--command REGEX] [--title REGEX]  [--feedback F] [--set-risk R] [--set-timeout 10m]
+      [--expires 12h]                   or: rules add --rule FILE|- (JSON or YAML)
+  rules test --request FILE|- | --format F --frame FILE|-  [--integration NAME]
+  rules rm ID
+  rules simulate [--add FILE|- | --rules FILE|-] [--since 30d] [--until DATE] [--limit N]
+  auto [off|low|all] [--for 1h]         show or set auto mode
+
 every client command takes:
   --url URL      daemon address (else COUNTERSIGN_URL, else http://127.0.0.1:7470)
   --token TOKEN  bearer token (else COUNTERSIGN_TOKEN, else COUNTERSIGN_ADMIN_TOKEN,
