@@ -7,6 +7,7 @@ import { installShortcuts, SHORTCUTS } from './keyboard.js';
 import { createListView } from './list-view.js';
 import { createLive } from './live.js';
 import { createPendingStore, FORMATS } from './pending-store.js';
+import { createRulesView } from './rules-view.js';
 import { checkSession, signIn, signInMessage, signOut } from './session.js';
 
 /**
@@ -23,6 +24,7 @@ const nextAfter = new Map();
 const store = createPendingStore();
 const listView = createListView({ store });
 const historyView = createHistoryView();
+const rulesView = createRulesView();
 const detail = createDetailView($('#detail'), {
   onSend: (id) => {
     decidedHere.add(id);
@@ -42,7 +44,7 @@ let historyLoaded = false;
 // ---- routing ----
 
 function parseHash() {
-  const m = /^#\/(pending|history)(?:\/([^/]+))?$/.exec(location.hash);
+  const m = /^#\/(pending|history|rules)(?:\/([^/]+))?$/.exec(location.hash);
   if (!m) return { view: 'pending', id: null };
   try {
     return { view: m[1], id: m[2] ? decodeURIComponent(m[2]) : null };
@@ -70,6 +72,8 @@ async function applyRoute() {
   for (const tab of document.querySelectorAll('[data-tab]')) tab.setAttribute('aria-current', tab.dataset.tab === route.view ? 'page' : 'false');
   $('#pending-view').hidden = route.view !== 'pending';
   $('#history-view').hidden = route.view !== 'history';
+  $('#rules-view').hidden = route.view !== 'rules';
+  if (route.view === 'rules') void rulesView.load();
   if (route.view === 'history' && (!historyLoaded || previous.view !== 'history')) {
     historyLoaded = true;
     void historyView.load();
@@ -123,6 +127,10 @@ async function resync() {
 }
 
 function onEvent(message) {
+  if (message?.type === 'rules.changed') {
+    if (route.view === 'rules') rulesView.changed();
+    return;
+  }
   const r = message?.request;
   if (!r) return;
   const wasQueued = store.has(r.id);

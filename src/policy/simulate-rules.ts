@@ -20,7 +20,8 @@ export interface Disagreement {
 export interface SimulationResult {
   evaluated: number;
   would: { approve: number; deny: number; dismiss: number; ask: number; no_match: number };
-  per_rule: Array<{ id: string; matched: number; disagreed: number }>;
+  /** `matched`: requests this rule was the first match of; `decided`: of those, how many it would have decided. */
+  per_rule: Array<{ id: string; matched: number; decided: number; disagreed: number }>;
   disagreements: Disagreement[];
 }
 
@@ -51,7 +52,7 @@ export function simulateRules(rules: readonly CompiledRule[], requests: Iterable
 /** The same, fed one request at a time (the caller reads history in pages). */
 export function createSimulation(rules: readonly CompiledRule[], maxDisagreements = MAX_DISAGREEMENTS) {
   const would = { approve: 0, deny: 0, dismiss: 0, ask: 0, no_match: 0 };
-  const perRule = new Map(rules.map((c) => [c.rule.id, { id: c.rule.id, matched: 0, disagreed: 0 }]));
+  const perRule = new Map(rules.map((c) => [c.rule.id, { id: c.rule.id, matched: 0, decided: 0, disagreed: 0 }]));
   const disagreements: Disagreement[] = [];
   let evaluated = 0;
   return {
@@ -71,6 +72,7 @@ export function createSimulation(rules: readonly CompiledRule[], maxDisagreement
       }
       const action = matched.rule.action as 'approve' | 'deny' | 'dismiss';
       would[action]++;
+      stats.decided++;
       if (action === 'dismiss' || !disagrees(action, record)) return;
       stats.disagreed++;
       if (disagreements.length < maxDisagreements) {

@@ -69,7 +69,7 @@ describe('countersign CLI: rules and auto mode', { timeout: 120_000 }, () => {
     expect(res.stdout).toMatch(/read-only-git\s+2\s+1\n/);
     expect(res.stdout).toContain(denied.id);
     const json = JSON.parse((await runCli(['rules', 'simulate', '--rules', '-', '--json'], { env, input: `[${candidate}]` })).stdout);
-    expect(json.per_rule).toEqual([{ id: 'read-only-git', matched: 2, disagreed: 1 }]);
+    expect(json.per_rule).toEqual([{ id: 'read-only-git', matched: 2, decided: 2, disagreed: 1 }]);
   });
 
   it('auto shows and sets auto mode', async () => {

@@ -355,8 +355,8 @@ describe('simulation', () => {
     expect(result.evaluated).toBe(8);
     expect(result.would).toEqual({ approve: 5, deny: 2, dismiss: 0, ask: 0, no_match: 1 });
     expect(result.per_rule).toEqual([
-      { id: 'read-only-git', matched: 5, disagreed: 2 },
-      { id: 'no-force-push', matched: 2, disagreed: 1 },
+      { id: 'read-only-git', matched: 5, decided: 5, disagreed: 2 },
+      { id: 'no-force-push', matched: 2, decided: 2, disagreed: 1 },
     ]);
     expect(result.disagreements.map((d) => [d.rule_id, d.would, d.actual, d.decided_by])).toEqual([
       ['read-only-git', 'approve', 'denied', 'alice'],
@@ -374,7 +374,7 @@ describe('simulation', () => {
       ended('bb', 'denied', 'alice', 'deny'),
     ], 1);
     expect(result.would).toMatchObject({ ask: 1, approve: 2 });
-    expect(result.per_rule).toEqual([{ id: 'all', matched: 3, disagreed: 2 }]);
+    expect(result.per_rule).toEqual([{ id: 'all', matched: 3, decided: 2, disagreed: 2 }]);
     expect(result.disagreements).toHaveLength(1);
   });
 

@@ -44,8 +44,8 @@ describe('rule simulation', () => {
       evaluated: 7,
       would: { approve: 4, deny: 2, dismiss: 0, ask: 0, no_match: 1 },
       per_rule: [
-        { id: 'read-only-git', matched: 4, disagreed: 2 },
-        { id: 'no-force-push', matched: 2, disagreed: 1 },
+        { id: 'read-only-git', matched: 4, decided: 4, disagreed: 2 },
+        { id: 'no-force-push', matched: 2, decided: 2, disagreed: 1 },
       ],
     });
     const byId = Object.fromEntries(res.body.disagreements.map((d: any) => [d.request_id, d]));
@@ -68,8 +68,8 @@ describe('rule simulation', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.per_rule.map((p: any) => p.id)).toEqual(['no-force-push', 'read-only-git']);
     expect(res.body.per_rule).toEqual([
-      { id: 'no-force-push', matched: 1, disagreed: 0 },
-      { id: 'read-only-git', matched: 1, disagreed: 0 },
+      { id: 'no-force-push', matched: 1, decided: 1, disagreed: 0 },
+      { id: 'read-only-git', matched: 1, decided: 1, disagreed: 0 },
     ]);
     expect(res.body.disagreements).toEqual([]);
   });

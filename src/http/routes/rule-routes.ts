@@ -115,7 +115,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
         200: z.object({
           evaluated: z.number(),
           would: z.object({ approve: z.number(), deny: z.number(), dismiss: z.number(), ask: z.number(), no_match: z.number() }),
-          per_rule: z.array(z.object({ id: z.string(), matched: z.number(), disagreed: z.number() })),
+          per_rule: z.array(z.object({ id: z.string(), matched: z.number(), decided: z.number(), disagreed: z.number() })),
           disagreements: z.array(z.object({ request_id: z.string(), title: z.string(), rule_id: z.string(), would: z.string(), actual: z.string(), decided_by: z.string().nullable() })),
           since: z.number(),
           until: z.number(),
