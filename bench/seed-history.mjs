@@ -1,5 +1,5 @@
 // Seeds a SQLite store with ended requests, written through the store port as the daemon would
-// keep them: realistic command, edit and question requests, decided by people, rules and
+// keep them (the record and the facts the simulation reads): realistic command, edit and question requests, decided by people, rules and
 // timeouts, resolved over the last 30 days. Used by the `simulate` scenario.
 import { join } from 'node:path';
 import { ROOT } from './processes.mjs';
@@ -19,6 +19,7 @@ const OPTIONS = [
 export async function seedHistory(dataDir, count, { now = Date.now() } = {}) {
   const { openSqliteStore } = await import(join(ROOT, 'dist', 'storage', 'sqlite', 'sqlite-store.js'));
   const { newId } = await import(join(ROOT, 'dist', 'ids.js'));
+  const { encodeHistoryFacts, historyFacts } = await import(join(ROOT, 'dist', 'policy', 'history-facts.js'));
   const store = openSqliteStore(join(dataDir, 'countersign.db'), { synchronous: 'normal' });
   const batch = 2000;
   for (let start = 0; start < count; start += batch) {
@@ -57,6 +58,8 @@ export async function seedHistory(dataDir, count, { now = Date.now() } = {}) {
           decision,
         };
         await tx.requests.insert({ record, format: 'handup', submitter: 'admin', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: resolved });
+        // What the daemon keeps at every terminal transition (src/rules/history-facts-hook.ts).
+        await tx.policy.indexEnded(record.id, resolved, encodeHistoryFacts(historyFacts(record, 'handup')));
       }
     });
   }

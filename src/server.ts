@@ -28,6 +28,7 @@ import { createRequestService } from './requests/request-service.js';
 import { createWaiters } from './requests/waiters.js';
 import { createAutoModeService } from './rules/auto-mode-service.js';
 import { createCreationPolicy } from './rules/creation-policy.js';
+import { createHistoryFactsHook } from './rules/history-facts-hook.js';
 import { PolicyEvents } from './rules/policy-events.js';
 import { createRuleService } from './rules/rule-service.js';
 import { openStore } from './storage/open-store.js';
@@ -88,6 +89,7 @@ export function createDeps(
       // First: later hooks (the callback outbox) read the reply it leaves on `stored.nativeReply`.
       createNativeReplyHook({ formats, log: logger.child({ module: 'replies' }) }),
       createCallbackOutboxHook(),
+      createHistoryFactsHook(),
     ],
   });
   const rateLimit = createRateLimit({ rates: store.rates, clock, perMinute: config.requests.max_per_minute });
@@ -176,6 +178,12 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     policy: { events: deps.policyEvents, auto: () => deps.auto.get() },
   });
   await deps.auto.start();
+  // History that ended before this version kept no facts for the simulation: index it once, in the background.
+  const stopIndexing = new AbortController();
+  const indexing = deps.rules
+    .indexHistory(stopIndexing.signal)
+    .then((n) => n > 0 && log.info({ requests: n }, 'indexed ended requests for rule simulations'))
+    .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot index ended requests for rule simulations; trying again at the next start'));
   await callbacks.start();
   await scheduler.start();
 
@@ -202,6 +210,8 @@ export async function startServer(config: Readonly<Config>, options: StartOption
         scheduler.stop();
         deps.auto.stop();
         await hooks.stop();
+        stopIndexing.abort();
+        await indexing;
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
         await callbacks.stop();
         stopRelay();

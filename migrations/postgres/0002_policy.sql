@@ -1,5 +1,6 @@
 -- Policy (policy.md), as on SQLite (migrations/sqlite/0005_policy.sql): stored rules, rule hit
--- counts shared by every daemon, the policy state row every create reads, the policy audit log.
+-- counts shared by every daemon, the policy state row every create reads, the policy audit log,
+-- the facts of ended requests the simulation reads.
 
 CREATE TABLE rules (
   seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- evaluation order: oldest first
@@ -22,9 +23,18 @@ CREATE TABLE policy_state (
   auto_mode   TEXT NOT NULL CHECK (auto_mode IN ('off', 'low', 'all')),
   auto_until  BIGINT,
   auto_set_at BIGINT,
-  auto_set_by TEXT
+  auto_set_by TEXT,
+  history_indexed INTEGER NOT NULL
 );
-INSERT INTO policy_state (id, version, auto_mode) VALUES (1, 0, 'off');
+INSERT INTO policy_state (id, version, auto_mode, history_indexed)
+  VALUES (1, 0, 'off', CASE WHEN EXISTS (SELECT 1 FROM requests WHERE resolved_at IS NOT NULL) THEN 0 ELSE 1 END);
+
+CREATE TABLE request_facts (
+  request_id  TEXT PRIMARY KEY,
+  resolved_at BIGINT NOT NULL,
+  facts       TEXT NOT NULL
+);
+CREATE INDEX request_facts_resolved ON request_facts (resolved_at, request_id);
 
 CREATE TABLE policy_audit (
   id      BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

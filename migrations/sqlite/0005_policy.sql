@@ -1,5 +1,6 @@
 -- Policy (policy.md): stored rules, how often each rule (config rules too) matched a real
--- request, the one policy state row every create reads, and the policy's own audit log.
+-- request, the one policy state row every create reads, the policy's own audit log, and the
+-- few facts of each ended request that a replay of rules over history reads.
 
 CREATE TABLE rules (
   seq        INTEGER PRIMARY KEY AUTOINCREMENT, -- evaluation order: oldest first
@@ -24,9 +25,20 @@ CREATE TABLE policy_state (
   auto_mode   TEXT NOT NULL CHECK (auto_mode IN ('off', 'low', 'all')),
   auto_until  INTEGER,                         -- Unix ms when auto mode turns itself off
   auto_set_at INTEGER,
-  auto_set_by TEXT
+  auto_set_by TEXT,
+  history_indexed INTEGER NOT NULL           -- 1 once every request that ended before this table existed has its facts
 );
-INSERT INTO policy_state (id, version, auto_mode) VALUES (1, 0, 'off');
+INSERT INTO policy_state (id, version, auto_mode, history_indexed)
+  VALUES (1, 0, 'off', CASE WHEN EXISTS (SELECT 1 FROM requests WHERE resolved_at IS NOT NULL) THEN 0 ELSE 1 END);
+
+-- What the simulation reads of an ended request (matcher facts, options, outcome), written in
+-- its terminal transition: a few hundred bytes, however large the request's previews.
+CREATE TABLE request_facts (
+  request_id  TEXT PRIMARY KEY,
+  resolved_at INTEGER NOT NULL,              -- Unix ms, as requests.resolved_at
+  facts       TEXT NOT NULL                  -- JSON (src/policy/history-facts.ts)
+);
+CREATE INDEX request_facts_resolved ON request_facts (resolved_at, request_id);
 
 CREATE TABLE policy_audit (
   id      INTEGER PRIMARY KEY AUTOINCREMENT,

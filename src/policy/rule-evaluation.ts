@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import { decide } from '../requests/decision-rules.js';
-import type { Decision, HandupRequest, Risk, Status } from '../requests/request-schema.js';
+import type { Decision, HandupRequest, Outcome, Risk, Status } from '../requests/request-schema.js';
 import type { RequestFacts } from './request-facts.js';
 import { compileMatch, type FactsTest } from './rule-matcher.js';
 import type { Rule } from './rule-schema.js';
@@ -44,39 +44,62 @@ export type RuleOutcome =
   /** The rule matched but cannot decide this request: it stays pending for a person. */
   | { type: 'skip'; reason: string };
 
+/** What a rule needs to know of a request to tell whether it can decide it. */
+export interface DecidableShape {
+  kind: string;
+  options: ReadonlyArray<{ id: string; outcome: Outcome }>;
+  /** Approving would need `fields` (a form to fill in). */
+  needs_fields: boolean;
+  /** A deny needs feedback (`input.feedback: required_on_deny`). */
+  feedback_required: boolean;
+}
+
+export type RulePlan = Exclude<RuleOutcome, { type: 'decide' }> | { type: 'decide'; option: string; feedback: string | null };
+
 /**
- * Applies a matched rule to a request (policy.md §1 "Applying a rule"). approve picks the first
- * option with outcome approve, deny the first with outcome deny, dismiss the option `dismiss`.
- * Questions, requests without such an option, and approvals that would need `fields` are not
- * decided: the reason is returned for the audit. The decision goes through the same checks as
- * a reviewer's (decision-rules.ts), bound to the record's content_hash.
+ * Which option a matched rule would pick (policy.md §1 "Applying a rule"), or why it cannot
+ * decide: approve takes the first option with outcome approve, deny the first with outcome
+ * deny, dismiss the option `dismiss`; questions, requests without such an option, approvals
+ * that would need `fields` and denials that need feedback the rule does not give are left to a
+ * person. The one place these reasons live: creation and the simulation both use it.
  */
-export function ruleOutcome(rule: Rule, record: HandupRequest, at: number): RuleOutcome {
+export function rulePlan(rule: Rule, s: DecidableShape): RulePlan {
   if (rule.action === 'ask') {
-    const out: RuleOutcome = { type: 'ask' };
+    const out: RulePlan = { type: 'ask' };
     if (rule.risk !== undefined) out.risk = rule.risk;
     if (rule.timeout !== undefined) out.timeout = rule.timeout;
     return out;
   }
-  if (record.kind === 'question') return { type: 'skip', reason: 'a question needs a person to answer it' };
-  const option =
-    rule.action === 'dismiss' ? record.options.find((o) => o.id === 'dismiss') : record.options.find((o) => o.outcome === rule.action);
+  if (s.kind === 'question') return { type: 'skip', reason: 'a question needs a person to answer it' };
+  const option = rule.action === 'dismiss' ? s.options.find((o) => o.id === 'dismiss') : s.options.find((o) => o.outcome === rule.action);
   if (!option) return { type: 'skip', reason: `the request has no ${rule.action === 'dismiss' ? '"dismiss"' : rule.action} option` };
-  if (option.outcome === 'approve' && needsFields(record)) {
+  if (option.outcome === 'approve' && s.needs_fields) {
     return { type: 'skip', reason: 'approving this request needs fields (input.fields) a rule cannot fill' };
   }
   const feedback = rule.action === 'deny' ? (rule.feedback ?? null) : null;
+  if (option.outcome === 'deny' && s.feedback_required && !feedback?.trim()) {
+    return { type: 'skip', reason: 'feedback: this request requires feedback when denied, and the rule gives none' };
+  }
+  return { type: 'decide', option: option.id, feedback };
+}
+
+/**
+ * Applies a matched rule to a new request: its plan, then the decision through the same checks
+ * as a reviewer's (decision-rules.ts), bound to the record's content_hash.
+ */
+export function ruleOutcome(rule: Rule, record: HandupRequest, at: number): RuleOutcome {
+  const plan = rulePlan(rule, {
+    kind: record.kind,
+    options: record.options,
+    needs_fields: Array.isArray(record.input?.fields) && record.input.fields.length > 0,
+    feedback_required: record.input?.feedback === 'required_on_deny',
+  });
+  if (plan.type !== 'decide') return plan;
   try {
-    const next = decide(record, { option: option.id, content_hash: record.content_hash, feedback }, { decidedBy: 'rule', decidedAt: at });
+    const next = decide(record, { option: plan.option, content_hash: record.content_hash, feedback: plan.feedback }, { decidedBy: 'rule', decidedAt: at });
     return { type: 'decide', status: next.status, decision: { ...next.decision, rule_id: rule.id } };
   } catch (err) {
     if (err instanceof AppError) return { type: 'skip', reason: err.message };
     throw err;
   }
-}
-
-/** Whether an approval of this request would have to carry `fields` (a form to fill in). */
-export function needsFields(record: Pick<HandupRequest, 'input'>): boolean {
-  const fields = record.input?.fields;
-  return Array.isArray(fields) && fields.length > 0;
 }

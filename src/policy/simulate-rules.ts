@@ -1,12 +1,5 @@
-import type { HandupRequest } from '../requests/request-schema.js';
-import { requestFacts } from './request-facts.js';
-import { firstMatch, ruleOutcome, type CompiledRule } from './rule-evaluation.js';
-
-/** An ended request as the simulation reads it. */
-export interface EndedRequest {
-  record: HandupRequest;
-  format: string;
-}
+import type { HistoryFacts } from './history-facts.js';
+import { firstMatch, rulePlan, type CompiledRule } from './rule-evaluation.js';
 
 export interface Disagreement {
   request_id: string;
@@ -43,7 +36,7 @@ export function decidedByPerson(decidedBy: string | null | undefined): boolean {
  * Rules are compiled by the caller, once per run; expiry times are not applied (the question
  * is what the list would have done had it been in force).
  */
-export function simulateRules(rules: readonly CompiledRule[], requests: Iterable<EndedRequest>, maxDisagreements = MAX_DISAGREEMENTS): SimulationResult {
+export function simulateRules(rules: readonly CompiledRule[], requests: Iterable<HistoryFacts>, maxDisagreements = MAX_DISAGREEMENTS): SimulationResult {
   const run = createSimulation(rules, maxDisagreements);
   for (const r of requests) run.add(r);
   return run.result();
@@ -56,33 +49,32 @@ export function createSimulation(rules: readonly CompiledRule[], maxDisagreement
   const disagreements: Disagreement[] = [];
   let evaluated = 0;
   return {
-    add({ record, format }: EndedRequest) {
+    add(request: HistoryFacts) {
       evaluated++;
-      const matched = firstMatch(rules, requestFacts(record, format), Number.NEGATIVE_INFINITY);
+      const matched = firstMatch(rules, request, Number.NEGATIVE_INFINITY);
       if (!matched) {
         would.no_match++;
         return;
       }
       const stats = perRule.get(matched.rule.id)!;
       stats.matched++;
-      const outcome = ruleOutcome(matched.rule, record, record.created_at);
-      if (outcome.type !== 'decide') {
+      if (rulePlan(matched.rule, request).type !== 'decide') {
         would.ask++;
         return;
       }
       const action = matched.rule.action as 'approve' | 'deny' | 'dismiss';
       would[action]++;
       stats.decided++;
-      if (action === 'dismiss' || !disagrees(action, record)) return;
+      if (action === 'dismiss' || !disagrees(action, request)) return;
       stats.disagreed++;
       if (disagreements.length < maxDisagreements) {
         disagreements.push({
-          request_id: record.id,
-          title: record.title,
+          request_id: request.id,
+          title: request.title,
           rule_id: matched.rule.id,
           would: action,
-          actual: record.status,
-          decided_by: record.decision?.decided_by ?? null,
+          actual: request.status,
+          decided_by: request.decided_by,
         });
       }
     },
@@ -92,8 +84,8 @@ export function createSimulation(rules: readonly CompiledRule[], maxDisagreement
   };
 }
 
-function disagrees(would: 'approve' | 'deny', record: HandupRequest): boolean {
-  const byPerson = decidedByPerson(record.decision?.decided_by);
-  if (would === 'approve') return record.status === 'cancelled' || (record.status === 'denied' && byPerson);
-  return (record.status === 'approved' || record.status === 'answered') && byPerson;
+function disagrees(would: 'approve' | 'deny', request: HistoryFacts): boolean {
+  const byPerson = decidedByPerson(request.decided_by);
+  if (would === 'approve') return request.status === 'cancelled' || (request.status === 'denied' && byPerson);
+  return (request.status === 'approved' || request.status === 'answered') && byPerson;
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import { decodeHistoryFacts, encodeHistoryFacts, historyFacts } from '../policy/history-facts.js';
 import { requestFacts } from '../policy/request-facts.js';
 import { compileRules, firstMatch, ruleOutcome, type CompiledRule, type PolicyRule } from '../policy/rule-evaluation.js';
 import type { Rule, StoredRuleInput } from '../policy/rule-schema.js';
@@ -52,6 +53,7 @@ export interface RuleServiceDeps {
 }
 
 export const SIMULATION_MAX = 100_000;
+const HISTORY_BATCH = 500;
 export const SIMULATION_WINDOW_MS = 30 * 86_400_000;
 // Read in pages, yielding between them, so a long simulation never holds the event loop for long.
 const SIMULATION_PAGE = 5_000;
@@ -169,11 +171,16 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
       let read = 0;
       while (read < max) {
         const page = await store.policy.ended({ since: from, until: to, before, limit: Math.min(SIMULATION_PAGE, max - read) });
-        for (const r of page) run.add(r);
+        let lastId = '';
+        for (const r of page) {
+          const facts = decodeHistoryFacts(r.facts);
+          run.add(facts);
+          lastId = facts.id;
+        }
         read += page.length;
         const last = page[page.length - 1];
         if (!last || page.length < SIMULATION_PAGE) break;
-        before = { resolvedAt: last.resolvedAt, id: last.record.id };
+        before = { resolvedAt: last.resolvedAt, id: lastId };
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
       return { ...run.result(), since: from, until: to };
@@ -192,6 +199,30 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
       const rule: Rule = { id: `scope-${newId(at).toLowerCase()}`, match: scopeRuleMatch(record, scope), action: 'approve' };
       await insert(tx, rule, scope === 'session' ? at + sessionScopeTtlMs : null, actor, at, { scope, request_id: record.id });
       return rule.id;
+    },
+
+    /**
+     * Gives every request that ended before the facts table existed its facts (a one-off pass
+     * after an upgrade, in the background, in batches). Requests ending meanwhile are indexed by
+     * their terminal transition; several daemons doing this at once write each row once.
+     */
+    async indexHistory(signal?: AbortSignal): Promise<number> {
+      if ((await store.policy.state()).historyIndexed) return 0;
+      let after = '';
+      let indexed = 0;
+      for (;;) {
+        // Stopped (daemon shutdown): the next start goes through it again, skipping nothing.
+        if (signal?.aborted) return indexed;
+        const batch = await store.policy.endedRecords(after, HISTORY_BATCH);
+        if (batch.length === 0) break;
+        await store.write(async (tx) => {
+          for (const r of batch) await tx.policy.indexEnded(r.record.id, r.resolvedAt, encodeHistoryFacts(historyFacts(r.record, r.format)));
+        });
+        indexed += batch.length;
+        after = batch[batch.length - 1]!.record.id;
+      }
+      await store.write((tx) => tx.policy.markHistoryIndexed());
+      return indexed;
     },
 
     /** Refuses to start when a config rule's id is also a stored rule's (ids are unique across both). */

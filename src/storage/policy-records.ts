@@ -1,6 +1,6 @@
 import type { AutoState } from '../policy/auto-mode.js';
 import type { Rule } from '../policy/rule-schema.js';
-import type { EndedRequest } from '../policy/simulate-rules.js';
+import type { HandupRequest } from '../requests/request-schema.js';
 
 /** A rule kept in the store (created over the API, by a scoped approval, or on the web page). */
 export interface StoredRuleRow {
@@ -28,6 +28,8 @@ export interface RuleHits {
 export interface PolicyState {
   version: number;
   auto: AutoState;
+  /** False until every request that ended before the facts table existed has its facts. */
+  historyIndexed: boolean;
 }
 
 /** A change to the policy (a rule added or removed, auto mode switched): who, what, when. */
@@ -47,10 +49,13 @@ export interface PolicyReads {
   /** Hit counts of every rule that has matched a real request, config rules included. */
   hits(): Promise<RuleHits[]>;
   /**
-   * Requests that ended in [since, until] (both included), newest resolution first, at most `limit`, and only
-   * those older than `before` (a page cursor): the simulation's input.
+   * The facts of requests that ended in [since, until] (both included), newest resolution
+   * first, at most `limit`, and only those older than `before` (a page cursor): the
+   * simulation's input.
    */
-  ended(window: EndedWindow): Promise<Array<EndedRequest & { resolvedAt: number }>>;
+  ended(window: EndedWindow): Promise<Array<{ facts: string; resolvedAt: number }>>;
+  /** Ended requests whose id sorts after `afterId`, by id, at most `limit`: indexing older history. */
+  endedRecords(afterId: string, limit: number): Promise<Array<{ record: HandupRequest; format: string; resolvedAt: number }>>;
   /** Newest first. */
   audit(limit: number): Promise<PolicyAuditEntry[]>;
 }
@@ -71,4 +76,10 @@ export interface PolicyRecords extends PolicyReads {
   /** Turns auto mode off if it is still the mode that runs out at `until`; true when it did. */
   expireAuto(until: number): Promise<boolean>;
   appendAudit(event: string, actor: string, at: number, subject: string | null, details?: unknown): Promise<void>;
+  /**
+   * Keeps the facts of an ended request, as the domain encoded them (src/policy/history-facts.ts),
+   * once: a second call for the same request changes nothing.
+   */
+  indexEnded(requestId: string, resolvedAt: number, facts: string): Promise<void>;
+  markHistoryIndexed(): Promise<void>;
 }

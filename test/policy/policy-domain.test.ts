@@ -3,6 +3,7 @@ import { AppError } from '../../src/errors.js';
 import { autoDecision, autoRefusal, effectiveMode } from '../../src/policy/auto-mode.js';
 import { creationVerdict } from '../../src/policy/creation-verdict.js';
 import { compileGlob, escapeGlob } from '../../src/policy/glob.js';
+import { decodeHistoryFacts, encodeHistoryFacts, historyFacts } from '../../src/policy/history-facts.js';
 import { commandPreview, requestFacts, requestTool } from '../../src/policy/request-facts.js';
 import { compileRules, firstMatch, ruleOutcome, type PolicyRule } from '../../src/policy/rule-evaluation.js';
 import { RuleListSchema, RuleSchema, StoredRuleInputSchema } from '../../src/policy/rule-schema.js';
@@ -333,7 +334,7 @@ describe('simulation', () => {
     const r = cmd(shell);
     n++;
     const decision = decided_by === null ? null : { option: outcome ?? 'approve', outcome, content_hash: r.content_hash, feedback: null, fields: null, decided_by, decided_at: AT };
-    return { record: { ...r, id: `01KDXB5M0000000000000${String(n).padStart(5, '0')}`, status, decision } as HandupRequest, format: 'handup' };
+    return historyFacts({ ...r, id: `01KDXB5M0000000000000${String(n).padStart(5, '0')}`, status, decision } as HandupRequest, 'handup');
   };
 
   it('counts what each rule would have done and lists every disagreement with a person', () => {
@@ -363,19 +364,27 @@ describe('simulation', () => {
       ['read-only-git', 'approve', 'cancelled', null],
       ['no-force-push', 'deny', 'approved', 'bob'],
     ]);
-    expect(result.disagreements[0]).toMatchObject({ request_id: history[1]!.record.id, title: 'Do a thing' });
+    expect(result.disagreements[0]).toMatchObject({ request_id: history[1]!.id, title: 'Do a thing' });
   });
 
   it('counts a rule that could not decide as ask, and caps the listed disagreements', () => {
     const q = record({ kind: 'question', source: { agent: 'claude-code' }, input: { questions: [{ id: 'q', question: '?', options: [{ label: 'A' }] }] } });
     const result = simulateRules(rules({ id: 'all', match: { agent: 'claude-code' }, action: 'approve' }), [
-      { record: { ...q, status: 'answered' }, format: 'handup' },
+      historyFacts({ ...q, status: 'answered' }, 'handup'),
       ended('a', 'denied', 'alice', 'deny'),
       ended('bb', 'denied', 'alice', 'deny'),
     ], 1);
     expect(result.would).toMatchObject({ ask: 1, approve: 2 });
     expect(result.per_rule).toEqual([{ id: 'all', matched: 3, decided: 2, disagreed: 2 }]);
     expect(result.disagreements).toHaveLength(1);
+  });
+
+  it('keeps the facts of a request in a compact encoding that reads back the same', () => {
+    const r = cmd('git status', { input: { fields: [{ name: 'x' }], feedback: 'required_on_deny' }, options: [{ id: 'a:1 b', label: 'A', outcome: 'approve' }, { id: 'no', label: 'N', outcome: 'deny' }] });
+    const facts = historyFacts({ ...r, status: 'denied', decision: { option: 'no', content_hash: r.content_hash, outcome: 'deny', feedback: null, fields: null, decided_by: 'alice', decided_at: AT } }, 'paperclip');
+    expect(facts).toMatchObject({ needs_fields: true, feedback_required: true, decided_by: 'alice', status: 'denied', format: 'paperclip', command: 'git status' });
+    expect(decodeHistoryFacts(encodeHistoryFacts(facts))).toEqual(facts);
+    expect(() => decodeHistoryFacts('[99]')).toThrow(/layout/);
   });
 
   it('knows who is a person', () => {

@@ -313,32 +313,49 @@ describe.each(stores)('the %s store', (kind, harness) => {
     });
 
     it('starts with auto mode off at version 0; versions move, auto mode expires once and only if unchanged', async () => {
-      expect(await store.policy.state()).toEqual({ version: 0, auto: { mode: 'off', until: null, set_at: null, set_by: null } });
+      expect(await store.policy.state()).toEqual({ version: 0, auto: { mode: 'off', until: null, set_at: null, set_by: null }, historyIndexed: true });
       await store.write((tx) => tx.policy.bumpVersion());
       await store.write((tx) => tx.policy.setAuto({ mode: 'low', until: 5000, set_at: 10, set_by: 'admin' }));
-      expect(await store.policy.state()).toEqual({ version: 1, auto: { mode: 'low', until: 5000, set_at: 10, set_by: 'admin' } });
+      expect(await store.policy.state()).toEqual({ version: 1, auto: { mode: 'low', until: 5000, set_at: 10, set_by: 'admin' }, historyIndexed: true });
       expect(await store.write((tx) => tx.policy.expireAuto(4999))).toBe(false);
       const raced = await Promise.all([store.write((tx) => tx.policy.expireAuto(5000)), store.write((tx) => tx.policy.expireAuto(5000))]);
       expect(raced.filter(Boolean)).toHaveLength(1);
       expect((await store.policy.state()).auto.mode).toBe('off');
     });
 
-    it('reads ended requests of a window, newest resolution first, with their format', async () => {
-      const [a, b, c, d] = [stored(), stored({}, { format: 'ask', nativeKey: 'k' }), stored(), stored()];
+    it('keeps the facts of ended requests once, and reads those of a window newest first, in pages', async () => {
+      const facts = (id: string, status: string) => JSON.stringify({ id, status });
       await store.write(async (tx) => {
-        for (const s of [a, b, c, d]) await tx.requests.insert(s!);
-        await tx.requests.finish({ ...a!.record, status: 'approved' }, 100);
-        await tx.requests.finish({ ...b!.record, status: 'denied' }, 200);
-        await tx.requests.finish({ ...c!.record, status: 'cancelled' }, 300);
+        await tx.policy.indexEnded('r1', 100, facts('r1', 'approved'));
+        await tx.policy.indexEnded('r2', 200, facts('r2', 'denied'));
+        await tx.policy.indexEnded('r3', 300, facts('r3', 'cancelled'));
+        await tx.policy.indexEnded('r2', 250, facts('r2', 'approved'));
       });
       const ended = await store.policy.ended({ since: 100, until: 299, limit: 10 });
-      expect(ended.map((e) => [e.record.id, e.record.status, e.format, e.resolvedAt])).toEqual([
-        [b!.record.id, 'denied', 'ask', 200],
-        [a!.record.id, 'approved', 'handup', 100],
+      expect(ended.map((e) => [JSON.parse(e.facts).id, JSON.parse(e.facts).status, e.resolvedAt])).toEqual([
+        ['r2', 'denied', 200],
+        ['r1', 'approved', 100],
       ]);
-      expect((await store.policy.ended({ since: 0, until: 1000, limit: 1 })).map((e) => e.record.id)).toEqual([c!.record.id]);
-      const next = await store.policy.ended({ since: 0, until: 1000, limit: 1, before: { resolvedAt: 300, id: c!.record.id } });
-      expect(next.map((e) => e.record.id)).toEqual([b!.record.id]);
+      expect((await store.policy.ended({ since: 0, until: 1000, limit: 1 })).map((e) => JSON.parse(e.facts).id)).toEqual(['r3']);
+      const next = await store.policy.ended({ since: 0, until: 1000, limit: 1, before: { resolvedAt: 300, id: 'r3' } });
+      expect(next.map((e) => JSON.parse(e.facts).id)).toEqual(['r2']);
+    });
+
+    it('lists ended requests by id for indexing older history', async () => {
+      const [a, b, c] = [stored(), stored({}, { format: 'ask', nativeKey: 'k' }), stored()];
+      await store.write(async (tx) => {
+        for (const s of [a, b, c]) await tx.requests.insert(s!);
+        await tx.requests.finish({ ...a!.record, status: 'approved' }, 100);
+        await tx.requests.finish({ ...b!.record, status: 'denied' }, 200);
+      });
+      const all = await store.policy.endedRecords('', 10);
+      expect(all.map((e) => [e.record.id, e.record.status, e.format, e.resolvedAt])).toEqual([
+        [a!.record.id, 'approved', 'handup', 100],
+        [b!.record.id, 'denied', 'ask', 200],
+      ]);
+      expect((await store.policy.endedRecords(a!.record.id, 10)).map((e) => e.record.id)).toEqual([b!.record.id]);
+      await store.write((tx) => tx.policy.markHistoryIndexed());
+      expect((await store.policy.state()).historyIndexed).toBe(true);
     });
 
     it('keeps a policy audit log, newest first', async () => {

@@ -1,6 +1,5 @@
 import type { AutoModeName } from '../../policy/auto-mode.js';
 import type { Rule } from '../../policy/rule-schema.js';
-import type { EndedRequest } from '../../policy/simulate-rules.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
 import type { PolicyAuditEntry, PolicyRecords, RuleHits, StoredRuleRow } from '../policy-records.js';
 import type { SqlRunner } from './sql-runner.js';
@@ -18,6 +17,7 @@ interface StateRow {
   auto_until: number | null;
   auto_set_at: number | null;
   auto_set_by: string | null;
+  history_indexed: number;
 }
 
 const toStored = (row: RuleRow): StoredRuleRow => ({
@@ -34,10 +34,11 @@ const toStored = (row: RuleRow): StoredRuleRow => ({
 export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
   return {
     async state() {
-      const row = (await sql.get<StateRow>('SELECT version, auto_mode, auto_until, auto_set_at, auto_set_by FROM policy_state WHERE id = 1'))!;
+      const row = (await sql.get<StateRow>('SELECT version, auto_mode, auto_until, auto_set_at, auto_set_by, history_indexed FROM policy_state WHERE id = 1'))!;
       return {
         version: Number(row.version),
         auto: { mode: row.auto_mode as AutoModeName, until: row.auto_until, set_at: row.auto_set_at, set_by: row.auto_set_by },
+        historyIndexed: Number(row.history_indexed) === 1,
       };
     },
 
@@ -49,19 +50,32 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
     hits: () => sql.all<RuleHits>('SELECT rule_id, hits, last_hit_at FROM rule_hits'),
 
     async ended({ since, until, before, limit }) {
-      // Only the columns the simulation reads: the native frame, context and reply can be large.
-      const page = before ? ' AND (resolved_at < ? OR (resolved_at = ? AND id < ?))' : '';
+      // The compact facts only: the request records themselves (previews, native frames) are never read.
+      const page = before ? ' AND (resolved_at < ? OR (resolved_at = ? AND request_id < ?))' : '';
       const args: unknown[] = [since, until, ...(before ? [before.resolvedAt, before.resolvedAt, before.id] : []), limit];
-      const rows = await sql.all<{ format: string; record: string; resolved_at: number }>(
-        `SELECT format, record, resolved_at FROM requests WHERE resolved_at IS NOT NULL AND resolved_at >= ? AND resolved_at <= ?${page} ORDER BY resolved_at DESC, id DESC LIMIT ?`,
+      const rows = await sql.all<{ facts: string; resolved_at: number }>(
+        `SELECT facts, resolved_at FROM request_facts WHERE resolved_at >= ? AND resolved_at <= ?${page} ORDER BY resolved_at DESC, request_id DESC LIMIT ?`,
         args,
       );
-      const out = new Array<EndedRequest & { resolvedAt: number }>(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i]!;
-        out[i] = { format: row.format, record: JSON.parse(row.record) as HandupRequest, resolvedAt: Number(row.resolved_at) };
-      }
+      const out = new Array<{ facts: string; resolvedAt: number }>(rows.length);
+      for (let i = 0; i < rows.length; i++) out[i] = { facts: rows[i]!.facts, resolvedAt: Number(rows[i]!.resolved_at) };
       return out;
+    },
+
+    async endedRecords(afterId, limit) {
+      const rows = await sql.all<{ format: string; record: string; resolved_at: number }>(
+        'SELECT format, record, resolved_at FROM requests WHERE id > ? AND resolved_at IS NOT NULL ORDER BY id LIMIT ?',
+        [afterId, limit],
+      );
+      return rows.map((r) => ({ format: r.format, record: JSON.parse(r.record) as HandupRequest, resolvedAt: Number(r.resolved_at) }));
+    },
+
+    async indexEnded(requestId, resolvedAt, facts) {
+      await sql.run('INSERT INTO request_facts (request_id, resolved_at, facts) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [requestId, resolvedAt, facts]);
+    },
+
+    async markHistoryIndexed() {
+      await sql.run('UPDATE policy_state SET history_indexed = 1 WHERE id = 1');
     },
 
     async audit(limit) {
