@@ -209,11 +209,12 @@ export async function startServer(config: Readonly<Config>, options: StartOption
       closing ??= (async () => {
         scheduler.stop();
         deps.auto.stop();
-        await hooks.stop();
         stopIndexing.abort();
-        await indexing;
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
         await callbacks.stop();
+        // Hook programs still running are killed; their requests wait for a person.
+        await hooks.stop();
+        await indexing;
         stopRelay();
         // Long-polls are answered with the still-pending record, reviewers told we are going away.
         deps.waiters.releaseAll();
