@@ -6,7 +6,10 @@ import { z } from 'zod';
 import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
 import { closestMatch } from './closest-match.js';
 import { parseDuration } from './durations.js';
+import { DecideHookListSchema } from './decide-hooks/decide-hook-schema.js';
 import { HookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
+
+import { RuleListSchema } from './policy/rule-schema.js';
 
 export { clientEnv };
 
@@ -89,6 +92,12 @@ export const ConfigSchema = z.strictObject({
   }),
   notifications: NotificationsSchema,
   hooks: z.array(HookSchema),
+  // Policy (policy.md): rules evaluated first, in file order; decide hooks; scoped-approval lifetime.
+  rules: RuleListSchema,
+  decide_hooks: DecideHookListSchema,
+  policy: z.strictObject({
+    session_scope_ttl: duration,
+  }),
 }).superRefine((c, ctx) => {
   const seen = new Set<string>();
   c.hooks.forEach((h, i) => {
@@ -100,6 +109,9 @@ export const ConfigSchema = z.strictObject({
     }
   });
 });
+
+/** Lists of objects are written in the config file only: no environment variable sets them. */
+const FILE_ONLY = new Set(['rules', 'decide_hooks', 'hooks']);
 
 export type Config = Omit<z.infer<typeof ConfigSchema>, 'hooks'> & { hooks: HookConfig[] };
 
@@ -238,10 +250,9 @@ export function envKeys(): Array<{ path: string[]; envName: string; isList: bool
   const out: Array<{ path: string[]; envName: string; isList: boolean }> = [];
   const walk = (shape: Record<string, z.ZodType>, prefix: string[]) => {
     for (const [key, schema] of Object.entries(shape)) {
+      if (prefix.length === 0 && FILE_ONLY.has(key)) continue;
       const path = [...prefix, key];
       if (schema instanceof z.ZodObject) walk(schema.shape as Record<string, z.ZodType>, path);
-      // Lists of objects (hooks) have no sensible comma-separated form: the config file only.
-      else if (schema instanceof z.ZodArray && schema.element instanceof z.ZodObject) continue;
       else out.push({ path, envName: `COUNTERSIGN_${path.join('_').toUpperCase()}`, isList: schema instanceof z.ZodArray });
     }
   };

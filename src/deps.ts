@@ -17,6 +17,9 @@ import type { NotifyEvents } from './notify/notify-events.js';
 import type { RequestEvents } from './requests/request-events.js';
 import type { RequestService } from './requests/request-service.js';
 import type { Waiters } from './requests/waiters.js';
+import type { AutoModeService } from './rules/auto-mode-service.js';
+import type { PolicyEvents } from './rules/policy-events.js';
+import type { RuleService } from './rules/rule-service.js';
 import type { Store } from './storage/store.js';
 import type { EventsHub } from './ws/events-hub.js';
 
@@ -52,4 +55,8 @@ export interface Deps {
   links: LinkService;
   /** One attempt of one hook message (the delivery worker, and hook tests). */
   hookSender: HookSender;
+  /** Policy (policy.md): rules, auto mode, and their change events. */
+  rules: RuleService;
+  auto: AutoModeService;
+  policyEvents: PolicyEvents;
 }

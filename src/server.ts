@@ -16,7 +16,8 @@ import { createCallbackOutboxHook } from './callbacks/callback-outbox-hook.js';
 import { systemClock, type Clock } from './clock.js';
 import { createClusterView } from './cluster/cluster-view.js';
 import { relayRemoteChanges } from './cluster/remote-change-relay.js';
-import { hookProgramEnv, type Config } from './config.js';
+import { ConfigError, hookProgramEnv, type Config } from './config.js';
+import { createDecideHookRunner } from './decide-hooks/decide-hook-runner.js';
 import type { Deps } from './deps.js';
 import { durationMs } from './durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
@@ -36,6 +37,11 @@ import { createExpiryScheduler } from './requests/expiry-scheduler.js';
 import { RequestEvents } from './requests/request-events.js';
 import { createRequestService } from './requests/request-service.js';
 import { createWaiters } from './requests/waiters.js';
+import { createAutoModeService } from './rules/auto-mode-service.js';
+import { createCreationPolicy } from './rules/creation-policy.js';
+import { createHistoryFactsHook } from './rules/history-facts-hook.js';
+import { PolicyEvents } from './rules/policy-events.js';
+import { createRuleService } from './rules/rule-service.js';
 import { openStore } from './storage/open-store.js';
 import type { Store } from './storage/store.js';
 import { VERSION } from './version.js';
@@ -50,6 +56,8 @@ export interface RunningServer {
   adminTokenGenerated: boolean;
   /** Resolves when no expiry sweep is running (tests with a fake clock wait on it). */
   settled(): Promise<void>;
+  /** Resolves when no decide hook is running (tests). */
+  hooksIdle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -79,15 +87,26 @@ export function createDeps(
   const notify = new NotifyEvents();
   const formats = createFormatCatalog(adapters);
   const notifier = createNotifier({ config, events: notify, log: logger.child({ module: 'notify' }) });
+  const policyEvents = new PolicyEvents();
+  const rules = createRuleService({
+    store,
+    clock,
+    events: policyEvents,
+    configRules: config.rules,
+    sessionScopeTtlMs: durationMs(config.policy.session_scope_ttl),
+  });
   const requests = createRequestService({
     store,
     clock,
     events,
+    policy: createCreationPolicy({ rules }),
+    scopedAllow: (tx, record, scope, actor, at) => rules.addScopeRule(tx, record, scope, actor, at),
     terminalHooks: [
       // First: later hooks (the callback outbox) read the reply it leaves on `stored.nativeReply`.
       createNativeReplyHook({ formats, log: logger.child({ module: 'replies' }) }),
       createCallbackOutboxHook(),
       notifier.onTerminal,
+      createHistoryFactsHook(),
     ],
     decisionChecks: [createNativeDecisionCheck({ formats })],
     arrivalHooks: [createMuteArrivalHook()],
@@ -122,6 +141,7 @@ export function createDeps(
       pingIntervalMs: durationMs(config.events.ping_interval),
       maxBufferedBytes: config.events.max_buffered_bytes,
       isSessionLive: (id) => webSessions.isLive(id),
+      policy: policyEvents,
     }),
     formats,
     nativeIntake: createNativeIntake({ requests, config, clock }),
@@ -138,6 +158,9 @@ export function createDeps(
     mutes: createMuteService({ store, clock, events: notify }),
     links: createLinkService({ store, requests, clock, config }),
     hookSender: createHookSender({ clock, userAgent: `countersign/${VERSION}`, defaultTimeoutMs: durationMs(config.callbacks.timeout), env: hookProgramEnv(config) }),
+    rules,
+    auto: createAutoModeService({ store, clock, events: policyEvents, log: logger.child({ module: 'auto' }) }),
+    policyEvents,
   };
 }
 
@@ -153,6 +176,9 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   try {
     admin = resolveAdminToken(config.data_dir, config.admin_token);
     deps = createDeps(config, store, admin.token, { ...options, clock, log, node });
+    // Rule ids are unique across the config file and the store (policy.md §1).
+    const clashes = await deps.rules.checkConfigIds();
+    if (clashes.length) throw new ConfigError(`invalid configuration:\n  rules: rule id "${clashes[0]}" is already a stored rule (remove it over the API, or rename the config rule)`);
   } catch (err) {
     await store.close();
     throw err;
@@ -179,9 +205,30 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     log: deps.log.child({ module: 'blobs' }),
   });
   const notices = createNoticeScheduler({ store, notifier: deps.notifier, events: deps.notify, clock, log: log.child({ module: 'notify' }) });
+  const hooks = createDecideHookRunner({
+    hooks: config.decide_hooks,
+    requests: deps.requests,
+    events: deps.events,
+    log: log.child({ module: 'decide-hooks' }),
+    env: hookProgramEnv(config),
+    userAgent: `countersign/${deps.version}`,
+  });
   const app = await buildApp(deps);
   await deps.cluster.start();
-  const stopRelay = relayRemoteChanges({ store, events: deps.events, notify: deps.notify, log: log.child({ module: 'cluster' }) });
+  const stopRelay = relayRemoteChanges({
+    store,
+    events: deps.events,
+    notify: deps.notify,
+    log: log.child({ module: 'cluster' }),
+    policy: { events: deps.policyEvents, auto: () => deps.auto.get() },
+  });
+  await deps.auto.start();
+  // History that ended before this version kept no facts for the simulation: index it once, in the background.
+  const stopIndexing = new AbortController();
+  const indexing = deps.rules
+    .indexHistory(stopIndexing.signal)
+    .then((n) => n > 0 && log.info({ requests: n }, 'indexed ended requests for rule simulations'))
+    .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot index ended requests for rule simulations; trying again at the next start'));
   await callbacks.start();
   await scheduler.start();
   await blobSweeper.start();
@@ -208,16 +255,22 @@ export async function startServer(config: Readonly<Config>, options: StartOption
       await scheduler.idle();
       await notices.idle();
     },
+    hooksIdle: () => hooks.idle(),
     close() {
       closing ??= (async () => {
         scheduler.stop();
         notices.stop();
+        deps.auto.stop();
+        stopIndexing.abort();
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
         // Stopped first, before any await: the grace for attempts in flight starts now.
         const callbacksStopped = callbacks.stop();
         await blobSweeper.stop();
         await callbacksStopped;
         await deps.hookSender.close();
+        // Hook programs still running are killed; their requests wait for a person.
+        await hooks.stop();
+        await indexing;
         stopRelay();
         // Long-polls are answered with the still-pending record, reviewers told we are going away.
         deps.waiters.releaseAll();

@@ -1,5 +1,5 @@
 import { api, requestPath } from './api.js';
-import { h } from './dom.js';
+import { h, toast } from './dom.js';
 
 /**
  * The decision panel of a pending request: question forms, feedback, one button per option of
@@ -17,6 +17,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     placeholder: feedbackRequired ? 'Required when denying: tell the agent why' : 'Optional: a note for the agent',
   });
   const fieldsets = questions.map((q) => questionFieldset(q, optional.has(q.id)));
+  const scope = scopeField(record);
   const buttons = [];
   let busy = false;
 
@@ -45,6 +46,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     h('div', { class: 'field' },
       h('label', { for: 'feedback' }, 'Feedback', h('span', { class: 'muted' }, feedbackRequired ? ' · required to deny' : ' · optional')),
       feedback),
+    scope?.el,
     error,
     h('div', { class: 'actions' }, buttons, h('span', { class: 'spacer' }), cancelBox));
 
@@ -101,6 +103,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     feedback.classList.remove('invalid');
     const body = { option: option.id, content_hash: record.content_hash };
     if (note) body.feedback = note;
+    if (option.outcome === 'approve' && scope?.value()) body.scope = scope.value();
     if (questions.length && option.outcome === 'approve') {
       const answers = collectAnswers();
       if (!answers) return;
@@ -111,6 +114,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     try {
       const updated = await api('POST', requestPath(record.id, '/decision'), body);
       onDone(updated);
+      if (updated.decision?.scope && updated.decision.rule_id) toast(`Won't ask again (${SCOPE_LABEL[updated.decision.scope]}): rule ${updated.decision.rule_id} saved`, 'success');
     } catch (err) {
       setBusy(false);
       showApiError(err);
@@ -145,6 +149,26 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     deny: () => decide(firstDeny),
     focusFeedback: () => feedback.focus(),
   };
+}
+
+const SCOPE_LABEL = { session: 'this session', project: 'this project', always: 'always' };
+
+/**
+ * "Don't ask again" (policy.md §2): offered on approvals only, with the scopes this request's
+ * source allows (a session needs source.session, a project source.repo; every scope the agent).
+ * Approving with one also stores a rule that approves the same action from the same agent.
+ */
+function scopeField(record) {
+  const s = record.source ?? {};
+  if (!s.agent || record.kind === 'question' || record.kind === 'info' || !record.options.some((o) => o.outcome === 'approve')) return null;
+  const scopes = [s.session ? 'session' : null, s.repo ? 'project' : null, 'always'].filter(Boolean);
+  const select = h('select', { id: 'scope', name: 'scope' },
+    h('option', { value: '' }, 'No: ask every time'),
+    scopes.map((v) => h('option', { value: v }, v === 'always' ? `Always, for ${s.agent}` : `For ${SCOPE_LABEL[v]} of ${s.agent}`)));
+  const el = h('div', { class: 'field scope-field' },
+    h('label', { for: 'scope' }, "Don't ask again", h('span', { class: 'muted' }, ' · when approving, approve the same action from this agent from now on')),
+    select);
+  return { el, value: () => select.value || null };
 }
 
 let uid = 0;

@@ -4,6 +4,8 @@ import { ago, dateTime, KINDS, STATUS_LABEL } from './format.js';
 import { visible } from './visible-text.js';
 
 const OUTCOMES = ['approved', 'denied', 'answered', 'dismissed', 'expired', 'cancelled'];
+/** Decided by a rule, auto mode or a decide hook: no person. */
+const AUTO = 'auto';
 const PAGE = 50;
 
 /** Resolved requests (GET /v1/history): outcome, kind and agent filters, search, "Load more" via next_cursor. */
@@ -22,7 +24,7 @@ export function createHistoryView() {
   let generation = 0;
   let shown = 0;
 
-  replace(outcome, h('option', { value: '' }, 'All outcomes'), OUTCOMES.map((o) => h('option', { value: o }, STATUS_LABEL[o])));
+  replace(outcome, h('option', { value: '' }, 'All outcomes'), OUTCOMES.map((o) => h('option', { value: o }, STATUS_LABEL[o])), h('option', { value: AUTO }, 'Decided by policy'));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     void load();

@@ -9,6 +9,7 @@ import { createListView } from './list-view.js';
 import { createLive } from './live.js';
 import { createPendingStore, FORMATS } from './pending-store.js';
 import { forgetSessionSecret } from './session-secret.js';
+import { createRulesView } from './rules-view.js';
 import { checkSession, signIn, signInMessage, signOut } from './session.js';
 
 /**
@@ -26,6 +27,7 @@ const store = createPendingStore();
 const listView = createListView({ store });
 const historyView = createHistoryView();
 const hooksView = createHooksView();
+const rulesView = createRulesView();
 const detail = createDetailView($('#detail'), {
   onSend: (id) => {
     decidedHere.add(id);
@@ -46,7 +48,7 @@ let historyLoaded = false;
 
 function parseHash() {
   if (location.hash === '#/hooks') return { view: 'hooks', id: null };
-  const m = /^#\/(pending|history|requests)(?:\/([^/]+))?$/.exec(location.hash);
+  const m = /^#\/(pending|history|rules|requests)(?:\/([^/]+))?$/.exec(location.hash);
   if (!m) return { view: 'pending', id: null };
   try {
     return { view: m[1], id: m[2] ? decodeURIComponent(m[2]) : null };
@@ -78,6 +80,8 @@ async function applyRoute() {
   $('#history-view').hidden = route.view !== 'history';
   $('#hooks-view').hidden = route.view !== 'hooks';
   if (route.view === 'hooks') void hooksView.load();
+  $('#rules-view').hidden = route.view !== 'rules';
+  if (route.view === 'rules') void rulesView.load();
   if (route.view === 'history' && (!historyLoaded || previous.view !== 'history')) {
     historyLoaded = true;
     void historyView.load();
@@ -143,6 +147,10 @@ async function resync() {
 }
 
 function onEvent(message) {
+  if (message?.type === 'rules.changed') {
+    if (route.view === 'rules') rulesView.changed();
+    return;
+  }
   if (message?.type === 'mutes.changed') {
     if (route.view === 'hooks') void hooksView.load();
     return;

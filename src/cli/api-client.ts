@@ -7,6 +7,7 @@ export interface ApiClient {
   get<T>(path: string): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
   delete<T>(path: string): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
 }
 
 /**
@@ -52,6 +53,7 @@ export function createApiClient({ baseUrl, token, fetch: fetchFn = fetch }: { ba
     get: (path) => request('GET', path),
     post: (path, body) => request('POST', path, body ?? {}),
     delete: (path) => request('DELETE', path),
+    put: (path, body) => request('PUT', path, body),
   };
 }
 

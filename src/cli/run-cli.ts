@@ -32,6 +32,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   mute: async () => (await import('./mute-command.js')).muteCommand,
   unmute: async () => (await import('./mute-command.js')).unmuteCommand,
   links: async () => (await import('./links-command.js')).linksCommand,
+  rules: async () => (await import('./rules-command.js')).rulesCommand,
+  auto: async () => (await import('./auto-command.js')).autoCommand,
 };
 
 /** The real process around a command: stdio, files, where we run, and the client env. */

@@ -155,6 +155,28 @@ Replaces the key decision links are signed with (admin token required): every li
 sent stops working.
 
 ${CLIENT_OPTIONS}`,
+  rules: `usage: countersign rules list
+       countersign rules add ID --action approve|deny|ask|dismiss [matchers] [--feedback F]
+           [--set-risk R] [--set-timeout 10m] [--expires 12h]
+       countersign rules add --rule FILE|-
+       countersign rules test --request FILE|- | --format F --frame FILE|-  [--integration NAME]
+       countersign rules rm ID
+       countersign rules simulate [--add FILE|- | --rules FILE|-] [--since 30d] [--until DATE] [--limit N]
+
+Policy rules (admin token required; docs/policy.md). Matchers, comma lists where several values
+are allowed: --agent A --session S --integration I --format F --kind K --risk R (exact), --tool
+GLOB --cwd GLOB --repo GLOB (globs), --command REGEX --title REGEX. First match wins: config
+rules, then stored rules, oldest first. simulate replays rules over ended requests and lists
+where a person decided otherwise.
+
+${CLIENT_OPTIONS}`,
+  auto: `usage: countersign auto [off|low|all] [--for 1h]
+
+Shows or sets auto mode (admin token required): low approves new requests of risk low or
+medium, all any risk, until --for runs out. Questions, notices, forms and requests needing
+feedback on deny always wait for a person. A daemon restart turns it off.
+
+${CLIENT_OPTIONS}`,
 };
 
 /** `list` is `ls`. */
@@ -196,6 +218,17 @@ agent integrations:
       [--token-name NAME] [--write FILE]
                                         print the .claude/settings.json hooks block, or merge it
                                         into FILE; --token-name creates a submit token (admin)
+
+policy (admin):
+  rules list                            every rule in evaluation order, with hits
+  rules add ID --action approve|deny|ask|dismiss [--agent A] [--session S] [--integration I]
+      [--format F] [--kind K] [--risk R] (comma lists)  [--tool GLOB] [--cwd GLOB] [--repo GLOB]
+      [--command REGEX] [--title REGEX]  [--feedback F] [--set-risk R] [--set-timeout 10m]
+      [--expires 12h]                   or: rules add --rule FILE|- (JSON or YAML)
+  rules test --request FILE|- | --format F --frame FILE|-  [--integration NAME]
+  rules rm ID
+  rules simulate [--add FILE|- | --rules FILE|-] [--since 30d] [--until DATE] [--limit N]
+  auto [off|low|all] [--for 1h]         show or set auto mode
 
 notifications (admin):
   hooks list                            hooks with their last delivery

@@ -21,6 +21,8 @@ export interface SubmitOptions {
   context: Readonly<Record<string, string>>;
   /** Runs once the frame is known to be a well-formed request, just before it is stored (e.g. a rate limit). */
   admit?: () => Promise<void>;
+  /** The create to call instead of the service's (`POST /v1/rules/test` reads the draft and stores nothing). */
+  create?: RequestService['create'];
 }
 
 export type FollowUpResult =
@@ -83,7 +85,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
      * truncating), and creates the record, or finds the one this submitter's earlier frame
      * with the same native key created (`created: false`).
      */
-    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit }: SubmitOptions): Promise<{ stored: StoredRequest; created: boolean }> {
+    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create = requests.create }: SubmitOptions): Promise<{ stored: StoredRequest; created: boolean }> {
       const parsed = adapter.frameSchema.safeParse(frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const normalized = normalizeFrame(adapter, parsed.data, context);
@@ -122,7 +124,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
         actor: upstreamActor(principal),
         details: { format: adapter.format, native_key: key },
       };
-      return requests.create(draft, { principal, format: adapter.format, native, ...(supersede ? { supersede } : {}) });
+      return create(draft, { principal, format: adapter.format, native, ...(supersede ? { supersede } : {}) });
     },
 
     /**

@@ -68,7 +68,8 @@ export const ListQuery = z.strictObject({
 export const HistoryQuery = z.strictObject({
   cursor: z.string().max(256).optional(),
   limit: limitParam(50, 500),
-  outcome: csvOf(TERMINAL_STATUSES as unknown as readonly [string, ...string[]]).optional(),
+  // `auto`: decided by a rule, auto mode or a decide hook (policy.md §1), whatever the outcome.
+  outcome: csvOf([...TERMINAL_STATUSES, 'auto'] as unknown as readonly [string, ...string[]]).optional(),
   kind: csvOf(KINDS).optional(),
   agent: csv.optional(),
   q: z.string().min(1).max(256).optional(),

@@ -24,18 +24,19 @@ export function decide(
     throw new AppError('invalid_decision', 'feedback: this request requires feedback when denied');
   }
   if (body.scope) {
-    // handup's scoped allow: the scope names what later requests must match (agent plus session,
-    // repo or command/tool), so each needs those source fields; edited input cannot be widened.
+    // Scoped allow (policy.md §2): the scope names what later requests must match (agent plus
+    // session or repo, and the command, tool or title), so each needs those source fields;
+    // edited input cannot be widened, and questions and notices are never approved by a rule.
     if (option.outcome !== 'approve') throw new AppError('invalid_decision', 'scope: only an approval can carry a scope');
+    if (record.kind === 'question' || record.kind === 'info') {
+      throw new AppError('invalid_decision', `scope: a ${record.kind === 'info' ? 'notice (kind info)' : 'question'} cannot be approved for later requests`);
+    }
     if (!record.source.agent) throw new AppError('invalid_decision', 'scope: needs a request with source.agent');
     if (body.scope === 'session' && !record.source.session) {
       throw new AppError('invalid_decision', 'scope: "session" needs a request with source.session');
     }
     if (body.scope === 'project' && !record.source.repo) {
       throw new AppError('invalid_decision', 'scope: "project" needs a request with source.repo');
-    }
-    if (body.scope === 'always' && !record.tool && !record.previews.some((p) => p.type === 'command')) {
-      throw new AppError('invalid_decision', 'scope: "always" needs a request with a command preview or a tool');
     }
     if (Object.keys(body.fields ?? {}).some((k) => k !== 'answers')) {
       throw new AppError('invalid_decision', 'scope: cannot be combined with edited input (fields)');

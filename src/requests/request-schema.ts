@@ -292,6 +292,8 @@ export interface Decision {
   decided_by: string | null;
   decided_at: number | null;
   scope?: string | null;
+  /** The rule that decided (`decided_by: "rule"`), or the rule a scoped approval created. */
+  rule_id?: string | null;
 }
 
 export type RequestInput = z.infer<typeof RequestInputSchema>;

@@ -1,8 +1,11 @@
 import type { Principal } from '../auth/principal.js';
 import { actorName, submitterKey } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
+import { parseDuration } from '../durations.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import type { CreationVerdict } from '../policy/creation-verdict.js';
+import type { Scope } from '../policy/scope-rule.js';
 import type { HistoryFilters, ListFilters, StoredRequest } from '../storage/request-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import { contentHash } from './content-hash.js';
@@ -85,6 +88,19 @@ export interface UpstreamResolution {
   details?: unknown;
 }
 
+/**
+ * Rules and auto mode at creation (policy.md §5), read inside the creating transaction before
+ * the request is stored. Wired from src/rules; absent, every request waits for a person.
+ */
+export interface CreationPolicy {
+  verdict(tx: WriteTx, record: HandupRequest, format: string, at: number): Promise<CreationVerdict>;
+  /** Counts a real match of a rule, in the same transaction. */
+  hit(tx: WriteTx, ruleId: string, at: number): Promise<void>;
+}
+
+/** Stores the rule a scoped approval asks for (policy.md §2) in the decision's transaction; its id. */
+export type ScopedAllow = (tx: WriteTx, record: HandupRequest, scope: Scope, actor: string, at: number) => Promise<string>;
+
 export interface RequestServiceDeps {
   store: Store;
   clock: Clock;
@@ -93,11 +109,13 @@ export interface RequestServiceDeps {
   decisionChecks?: DecisionCheck[];
   arrivalHooks?: ArrivalHook[];
   createdHooks?: CreatedHook[];
+  policy?: CreationPolicy;
+  scopedAllow?: ScopedAllow;
 }
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ store, clock, events, terminalHooks = [], decisionChecks = [], arrivalHooks = [], createdHooks = [] }: RequestServiceDeps) {
+export function createRequestService({ store, clock, events, terminalHooks = [], decisionChecks = [], arrivalHooks = [], createdHooks = [], policy, scopedAllow }: RequestServiceDeps) {
   function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
     // Someone else's request is indistinguishable from a missing one (product.md §5).
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
@@ -137,14 +155,21 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
     return updated;
   }
 
-  async function applyDecision(tx: WriteTx, stored: StoredRequest, body: DecisionBody, by: string, extra?: Record<string, unknown>) {
+  /**
+   * The one decision path of reviewers, decide hooks and decision links: the protocol's checks,
+   * scoped allow, finish. `extra` joins the audit row.
+   */
+  async function decideIn(tx: WriteTx, stored: StoredRequest, body: DecisionBody, by: string, extra?: Record<string, unknown>): Promise<StoredRequest> {
     pendingOrThrow(stored);
     const at = clock.now();
     const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
     for (const check of decisionChecks) check({ ...stored, record: { ...stored.record, ...next } });
     const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
     if (next.decision.feedback) details.feedback = next.decision.feedback;
-    if (next.decision.scope) details.scope = next.decision.scope;
+    if (next.decision.scope) {
+      details.scope = next.decision.scope;
+      if (scopedAllow) details.rule_id = next.decision.rule_id = await scopedAllow(tx, stored.record, next.decision.scope as Scope, by, at);
+    }
     return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details: { ...details, ...extra } }, at);
   }
 
@@ -192,7 +217,7 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
         const found = await existing(tx, submitter, format, hash, fields, native);
         if (found) return { stored: found, created: false };
         const now = clock.now();
-        const record: HandupRequest = {
+        let record: HandupRequest = {
           id: newId(now),
           ...fields,
           status: 'pending',
@@ -201,6 +226,8 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
           expires_at: timeoutMs === null ? null : now + timeoutMs,
           decision: null,
         };
+        const verdict: CreationVerdict = policy ? await policy.verdict(tx, record, format, now) : { type: 'none' };
+        if (verdict.type === 'rule' && verdict.outcome.type === 'ask') record = askOverrides(record, verdict.outcome, now);
         const stored: StoredRequest = {
           record,
           format,
@@ -220,18 +247,38 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
         }
         await tx.blobs.addRefs(record.id, previewBlobs(record.previews));
         const notes = native?.notes?.length ? { notes: native.notes } : {};
-        await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, format === 'handup' ? undefined : { format, ...notes });
-        // Listeners hear `request.created` with the final status, before the decision event.
+        const asked = verdict.type === 'rule' && verdict.outcome.type === 'ask' ? { rule_id: verdict.rule.id, action: 'ask' } : {};
+        const details = format === 'handup' && !('rule_id' in asked) ? undefined : { ...(format === 'handup' ? {} : { format }), ...notes, ...asked };
+        await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, details);
+        if (verdict.type === 'rule') await policy!.hit(tx, verdict.rule.id, now);
+        // `request.created` carries the final record (a request decided here is created decided),
+        // heard before the decision event.
         let final = stored;
         tx.announce({ type: 'request.created', requestId: record.id });
         tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format }));
-        for (const hook of arrivalHooks) {
-          const ended = await hook(stored, tx, now);
-          if (!ended) continue;
-          const details = { option: ended.decision.option, outcome: ended.decision.outcome, ...(ended.details as object | undefined) };
-          final = await finish(tx, stored, ended, 'request.decided', { event: 'decided', actor: ended.actor, details }, now);
-          break;
+        if (verdict.type === 'rule' && verdict.outcome.type === 'skip') {
+          await tx.requests.appendAudit(record.id, 'rule.skipped', `rule:${verdict.rule.id}`, now, { rule_id: verdict.rule.id, reason: verdict.outcome.reason });
+        } else if (verdict.type === 'auto' || (verdict.type === 'rule' && verdict.outcome.type === 'decide')) {
+          // Decided in the creating transaction, through the path every decision takes (native
+          // reply, callback outbox): the create call answers with the terminal record.
+          const next = verdict.type === 'auto' ? verdict : (verdict.outcome as Extract<typeof verdict.outcome, { type: 'decide' }>);
+          const actor = verdict.type === 'auto' ? 'auto' : `rule:${verdict.rule.id}`;
+          const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
+          if (verdict.type === 'rule') details.rule_id = verdict.rule.id;
+          else details.mode = verdict.mode;
+          if (next.decision.feedback) details.feedback = next.decision.feedback;
+          final = await finish(tx, stored, { status: next.status, decision: next.decision }, 'request.decided', { event: 'decided', actor, details }, now);
+        } else if (verdict.type === 'none') {
+          // No rule matched: a mute may still dismiss a notice on arrival (notify.md §2).
+          for (const hook of arrivalHooks) {
+            const ended = await hook(stored, tx, now);
+            if (!ended) continue;
+            const details = { option: ended.decision.option, outcome: ended.decision.outcome, ...(ended.details as object | undefined) };
+            final = await finish(tx, stored, ended, 'request.decided', { event: 'decided', actor: ended.actor, details }, now);
+            break;
+          }
         }
+        // The notification outbox, with the final status (a request decided on arrival is no news).
         for (const hook of createdHooks) await hook(final, tx, now);
         if (supersede && record.source.session !== null) {
           for (const older of await tx.requests.findPendingBySession(format, submitter, record.source.session)) {
@@ -249,19 +296,25 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
     },
 
     decide(id: string, body: DecisionBody, principal: Principal): Promise<StoredRequest> {
-      return store.write(async (tx) => applyDecision(tx, ownedOrMissing(await tx.requests.get(id), id, principal), body, actorName(principal)));
+      return store.write(async (tx) => decideIn(tx, ownedOrMissing(await tx.requests.get(id), id, principal), body, actorName(principal)));
     },
 
     /**
-     * Decides on behalf of someone who is not an API caller (a decision link: `link:<hook>`),
-     * through the same checks and the same transaction shape; `details` join the audit row.
+     * Decides on behalf of someone who is not an API caller (a decide hook `hook:<name>`, a
+     * decision link `link:<hook>`), through the same checks and transaction shape; `details`
+     * join the audit row.
      */
     decideAs(id: string, body: DecisionBody, actor: string, details?: Record<string, unknown>): Promise<StoredRequest> {
       return store.write(async (tx) => {
         const stored = await tx.requests.get(id);
         if (!stored) throw new AppError('not_found', `request ${id} not found`);
-        return applyDecision(tx, stored, body, actor, details);
+        return decideIn(tx, stored, body, actor, details);
       });
+    },
+
+    /** Appends an audit row to a request (e.g. `hook.failed`). */
+    note(id: string, event: string, actor: string, details?: unknown): Promise<void> {
+      return store.write((tx) => tx.requests.appendAudit(id, event, actor, clock.now(), details));
     },
 
     cancel(id: string, principal: Principal): Promise<StoredRequest> {
@@ -343,3 +396,15 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
 }
 
 export type RequestService = ReturnType<typeof createRequestService>;
+
+/** An `ask` rule's overrides: the request stays pending, with this risk and timeout. */
+function askOverrides(record: HandupRequest, ask: { risk?: HandupRequest['risk']; timeout?: string }, now: number): HandupRequest {
+  const out = { ...record };
+  if (ask.risk !== undefined) out.risk = ask.risk;
+  if (ask.timeout !== undefined) {
+    const ms = ask.timeout === 'none' ? null : parseDuration(ask.timeout);
+    out.timeout = ask.timeout === 'none' ? null : ask.timeout;
+    out.expires_at = ms === null ? null : ms.ok ? now + ms.ms : out.expires_at;
+  }
+  return out;
+}

@@ -32,6 +32,7 @@ export interface ListFilters {
 }
 
 export interface HistoryFilters {
+  /** Terminal statuses, and `auto` for requests no person decided (rule, auto mode, decide hook). */
   outcome?: string[] | undefined;
   kind?: string[] | undefined;
   agent?: string[] | undefined;

@@ -5,6 +5,7 @@ import type { DaemonKeyReads, DaemonKeys } from './daemon-keys.js';
 import type { DeliveryOutbox, DeliveryReads } from './delivery-outbox.js';
 import type { MuteReads, MuteRecords } from './mute-records.js';
 import type { BurstReads, BurstRecords } from './notify-bursts.js';
+import type { PolicyReads, PolicyRecords } from './policy-records.js';
 import type { RateCounters } from './rate-counters.js';
 import type { NoticeReads, NoticeRecords } from './request-notices.js';
 import type { RequestReads, RequestRecords } from './request-records.js';
@@ -23,6 +24,8 @@ export interface Store {
   readonly tokens: TokenReads;
   readonly blobs: BlobReads;
   readonly webSessions: WebSessionReads;
+  /** Stored rules, rule hits, auto mode, the policy audit log (policy.md). */
+  readonly policy: PolicyReads;
   /** The daemons sharing this store (a heartbeat table). */
   readonly nodes: ClusterNodes;
   /** Per-key create counters, shared by every daemon on the store. */
@@ -68,6 +71,7 @@ export interface WriteTx {
   readonly bursts: BurstRecords;
   readonly notices: NoticeRecords;
   readonly keys: DaemonKeys;
+  readonly policy: PolicyRecords;
   /** Tells the other daemons on this store about a change, if and when this transaction commits. */
   announce(change: Change): void;
   /** Runs `cb` after this transaction has committed; never if it rolls back. */

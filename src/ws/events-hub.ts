@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { NotifyEvents } from '../notify/notify-events.js';
 import type { RequestEvents } from '../requests/request-events.js';
+import type { PolicyEvents } from '../rules/policy-events.js';
 
 interface Peer {
   socket: WebSocket;
@@ -20,6 +21,8 @@ export interface EventsHubOptions {
   maxBufferedBytes: number;
   /** Whether a web session is still live; asked for each session peer at every ping. */
   isSessionLive?: (id: string) => Promise<boolean>;
+  /** Policy changes (`rules.changed`, `auto.changed`), sent to every peer like request events. */
+  policy?: PolicyEvents;
 }
 
 /** Close code for a peer whose web session ended (4000 + 401, as the first-message refusal). */
@@ -30,13 +33,14 @@ export const SESSION_ENDED_CLOSE_CODE = 4401;
  * every peer. No replay: a peer that reconnects refetches. Pings every interval; two missed
  * pongs and the peer is dropped. Slow consumers are cut rather than buffered without bound.
  */
-export function createEventsHub({ events, notify, log, pingIntervalMs, maxBufferedBytes, isSessionLive }: EventsHubOptions) {
+export function createEventsHub({ events, notify, log, pingIntervalMs, maxBufferedBytes, isSessionLive, policy }: EventsHubOptions) {
   const peers = new Set<Peer>();
 
   const offNotify = notify?.on((e) => {
     if (e.type === 'mutes.changed') broadcast({ type: e.type });
     else if (e.type === 'request.reminder' || e.type === 'request.expiring') broadcast({ type: e.type, request: e.request, format: e.format });
   });
+  const offPolicy = policy?.on(({ remote: _remote, ...e }) => broadcast(e));
   const unsubscribe = events.on((e) => broadcast({ type: e.type, request: e.request, format: e.format }));
 
   function broadcast(payload: object) {
@@ -114,6 +118,7 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
       clearInterval(pinger);
       unsubscribe();
       offNotify?.();
+      offPolicy?.();
       for (const peer of peers) peer.socket.close(1001, 'server shutting down');
       peers.clear();
     },

@@ -414,7 +414,8 @@ describe('request lifecycle', () => {
       ['session without source.agent', { source: { session: 's', repo: 'r' } }, 'approve', { scope: 'session' }],
       ['project without source.repo', { source: { agent: 'a', session: 's' } }, 'approve', { scope: 'project' }],
       ['always without source.agent', { source: { session: 's', repo: 'r' }, tool: 'Bash' }, 'approve', { scope: 'always' }],
-      ['always with neither a command preview nor a tool', { source }, 'approve', { scope: 'always' }],
+      ['on a question', { source, kind: 'question', input: { questions: [{ id: 'q', question: '?', allow_free_text: true }] } }, 'submit', { scope: 'always', fields: { answers: { q: { text: 'x' } } } }],
+      ['on an info notice', { source, kind: 'info' }, 'ok', { scope: 'always' }],
       ['with edited input', { source, tool: 'Bash' }, 'approve', { scope: 'always', fields: { command: 'git status -s' } }],
       ['of an unknown value', { source }, 'approve', { scope: 'forever' }],
     ];

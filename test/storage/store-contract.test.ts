@@ -427,6 +427,109 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.keys.get('other')).toBeUndefined();
   });
 
+  describe('policy', () => {
+    const rule = (id: string, expires_at: number | null = null) => ({
+      rule: { id, match: { agent: 'bot' }, action: 'approve' as const },
+      created_at: 100,
+      created_by: 'admin',
+      expires_at,
+    });
+
+    it('keeps stored rules in the order they were added, refuses a taken id, and removes one with its hits', async () => {
+      await store.write(async (tx) => {
+        expect(await tx.policy.insertRule(rule('zeta'))).toBe(true);
+        expect(await tx.policy.insertRule(rule('alpha'))).toBe(true);
+        expect(await tx.policy.insertRule(rule('zeta'))).toBe(false);
+        await tx.policy.hit('alpha', 5);
+      });
+      expect((await store.policy.rules(0)).map((r) => r.rule.id)).toEqual(['zeta', 'alpha']);
+      expect(await store.policy.rules(0)).toContainEqual(rule('alpha'));
+      const removed = await store.write((tx) => tx.policy.deleteRule('alpha'));
+      expect(removed).toEqual(rule('alpha'));
+      expect(await store.write((tx) => tx.policy.deleteRule('alpha'))).toBeUndefined();
+      expect(await store.policy.hits()).toEqual([]);
+      // A rule added again after its removal goes to the end.
+      await store.write((tx) => tx.policy.insertRule(rule('alpha')));
+      await store.write((tx) => tx.policy.insertRule(rule('beta')));
+      expect((await store.policy.rules(0)).map((r) => r.rule.id)).toEqual(['zeta', 'alpha', 'beta']);
+    });
+
+    it('hides expired rules and deletes them with their hits', async () => {
+      await store.write(async (tx) => {
+        await tx.policy.insertRule(rule('short', 1000));
+        await tx.policy.insertRule(rule('long'));
+        await tx.policy.hit('short', 10);
+      });
+      expect((await store.policy.rules(999)).map((r) => r.rule.id)).toEqual(['short', 'long']);
+      expect((await store.policy.rules(1000)).map((r) => r.rule.id)).toEqual(['long']);
+      expect(await store.write((tx) => tx.policy.deleteExpired(1000))).toBe(1);
+      expect(await store.policy.hits()).toEqual([]);
+    });
+
+    it('counts hits without losing any under concurrent writers', async () => {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => store.write((tx) => tx.policy.hit('config-rule', 1000 + i))));
+      const [h] = await store.policy.hits();
+      expect(h).toMatchObject({ rule_id: 'config-rule', hits: 20 });
+    });
+
+    it('starts with auto mode off at version 0; versions move, auto mode expires once and only if unchanged', async () => {
+      expect(await store.policy.state()).toEqual({ version: 0, auto: { mode: 'off', until: null, set_at: null, set_by: null }, historyIndexed: true });
+      await store.write((tx) => tx.policy.bumpVersion());
+      await store.write((tx) => tx.policy.setAuto({ mode: 'low', until: 5000, set_at: 10, set_by: 'admin' }));
+      expect(await store.policy.state()).toEqual({ version: 1, auto: { mode: 'low', until: 5000, set_at: 10, set_by: 'admin' }, historyIndexed: true });
+      expect(await store.write((tx) => tx.policy.expireAuto(4999))).toBe(false);
+      const raced = await Promise.all([store.write((tx) => tx.policy.expireAuto(5000)), store.write((tx) => tx.policy.expireAuto(5000))]);
+      expect(raced.filter(Boolean)).toHaveLength(1);
+      expect((await store.policy.state()).auto.mode).toBe('off');
+    });
+
+    it('keeps the facts of ended requests once, and reads those of a window newest first, in pages', async () => {
+      const facts = (id: string, status: string) => JSON.stringify({ id, status });
+      await store.write(async (tx) => {
+        await tx.policy.indexEnded('r1', 100, facts('r1', 'approved'));
+        await tx.policy.indexEnded('r2', 200, facts('r2', 'denied'));
+        await tx.policy.indexEnded('r3', 300, facts('r3', 'cancelled'));
+        await tx.policy.indexEnded('r2', 250, facts('r2', 'approved'));
+      });
+      const ended = await store.policy.ended({ since: 100, until: 299, limit: 10 });
+      expect(ended.map((e) => [JSON.parse(e.facts).id, JSON.parse(e.facts).status, e.resolvedAt])).toEqual([
+        ['r2', 'denied', 200],
+        ['r1', 'approved', 100],
+      ]);
+      expect((await store.policy.ended({ since: 0, until: 1000, limit: 1 })).map((e) => JSON.parse(e.facts).id)).toEqual(['r3']);
+      const next = await store.policy.ended({ since: 0, until: 1000, limit: 1, before: { resolvedAt: 300, id: 'r3' } });
+      expect(next.map((e) => JSON.parse(e.facts).id)).toEqual(['r2']);
+    });
+
+    it('lists ended requests by id for indexing older history', async () => {
+      const [a, b, c] = [stored(), stored({}, { format: 'ask', nativeKey: 'k' }), stored()];
+      await store.write(async (tx) => {
+        for (const s of [a, b, c]) await tx.requests.insert(s!);
+        await tx.requests.finish({ ...a!.record, status: 'approved' }, 100);
+        await tx.requests.finish({ ...b!.record, status: 'denied' }, 200);
+      });
+      const all = await store.policy.endedRecords('', 10);
+      expect(all.map((e) => [e.record.id, e.record.status, e.format, e.resolvedAt])).toEqual([
+        [a!.record.id, 'approved', 'handup', 100],
+        [b!.record.id, 'denied', 'ask', 200],
+      ]);
+      expect((await store.policy.endedRecords(a!.record.id, 10)).map((e) => e.record.id)).toEqual([b!.record.id]);
+      await store.write((tx) => tx.policy.markHistoryIndexed());
+      expect((await store.policy.state()).historyIndexed).toBe(true);
+    });
+
+    it('keeps a policy audit log, newest first', async () => {
+      await store.write(async (tx) => {
+        await tx.policy.appendAudit('rule.added', 'admin', 1, 'r1', { action: 'approve' });
+        await tx.policy.appendAudit('auto.changed', 'admin', 2, null);
+      });
+      expect(await store.policy.audit(10)).toEqual([
+        { id: expect.any(Number), event: 'auto.changed', actor: 'admin', at: 2, subject: null },
+        { id: expect.any(Number), event: 'rule.added', actor: 'admin', at: 1, subject: 'r1', details: { action: 'approve' } },
+      ]);
+    });
+  });
+
   if (kind === 'sqlite') {
     it('describes itself by file name only', () => {
       expect(store.info).toEqual({ kind: 'sqlite', location: 'countersign.db' });

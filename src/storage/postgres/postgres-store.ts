@@ -99,6 +99,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
       bursts: records.bursts,
       notices: records.notices,
       keys: records.keys,
+      policy: records.policy,
       announce: (change) => void changes.push(change),
       afterCommit: (cb) => void after.push(cb),
     };
@@ -146,6 +147,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     bursts: read.bursts,
     notices: read.notices,
     keys: read.keys,
+    policy: read.policy,
     nodes: read.nodes,
     rates: createPostgresRateCounters(createPostgresRunner(pool)),
     write,

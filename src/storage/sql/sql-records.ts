@@ -6,6 +6,7 @@ import type { DeliveryOutbox } from '../delivery-outbox.js';
 import type { MuteRecords } from '../mute-records.js';
 import type { BurstRecords } from '../notify-bursts.js';
 import type { NoticeRecords } from '../request-notices.js';
+import type { PolicyRecords } from '../policy-records.js';
 import type { RequestRecords } from '../request-records.js';
 import type { TokenRecords } from '../token-records.js';
 import type { WebSessionRecords } from '../web-session-records.js';
@@ -17,6 +18,7 @@ import { createSqlDeliveryOutbox } from './sql-delivery-outbox.js';
 import { createSqlMuteRecords } from './sql-mute-records.js';
 import { createSqlNotifyBursts } from './sql-notify-bursts.js';
 import { createSqlRequestNotices } from './sql-request-notices.js';
+import { createSqlPolicyRecords } from './sql-policy-records.js';
 import { createSqlRequestRecords } from './sql-request-records.js';
 import type { SqlDialect, SqlRunner } from './sql-runner.js';
 import { createSqlTokenRecords } from './sql-token-records.js';
@@ -35,6 +37,7 @@ export interface SqlRecords {
   bursts: BurstRecords;
   notices: NoticeRecords;
   keys: DaemonKeys;
+  policy: PolicyRecords;
 }
 
 export function createSqlRecords(sql: SqlRunner, dialect: SqlDialect): SqlRecords {
@@ -50,5 +53,6 @@ export function createSqlRecords(sql: SqlRunner, dialect: SqlDialect): SqlRecord
     bursts: createSqlNotifyBursts(sql, dialect),
     notices: createSqlRequestNotices(sql, dialect),
     keys: createSqlDaemonKeys(sql),
+    policy: createSqlPolicyRecords(sql),
   };
 }

@@ -133,7 +133,15 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
     history(f: HistoryFilters) {
       const where = ['resolved_at IS NOT NULL'];
       const args: unknown[] = [];
-      inList('status', f.outcome, where, args);
+      if (f.outcome?.includes('auto')) {
+        // Outcomes are alternatives: `auto` (no person decided: a rule, auto mode, a decide hook) or any status listed.
+        const by = dialect.jsonText('record', ['decision', 'decided_by']);
+        const statuses = f.outcome.filter((o) => o !== 'auto');
+        const alternatives = [`${by} IN ('rule', 'auto') OR ${by} LIKE 'hook:%'`];
+        if (statuses.length) alternatives.push(`status IN (${placeholders(statuses.length)})`);
+        where.push(`(${alternatives.join(' OR ')})`);
+        args.push(...statuses);
+      } else inList('status', f.outcome, where, args);
       inList('kind', f.kind, where, args);
       inList('agent', f.agent, where, args);
       if (f.q) {

@@ -74,6 +74,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       bursts: written.bursts,
       notices: written.notices,
       keys: written.keys,
+      policy: written.policy,
       // No other daemon shares this file: nobody to tell.
       announce: () => {},
       afterCommit: (cb) => void write.after.push(cb),
@@ -92,6 +93,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     bursts: read.bursts,
     notices: read.notices,
     keys: read.keys,
+    policy: read.policy,
     nodes: {
       beat: (node) => queue.write(() => written.nodes.beat(node)),
       live: read.nodes.live,

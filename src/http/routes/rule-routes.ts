@@ -1,0 +1,137 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { GRANTS } from '../../auth/grants.js';
+import { actorName, ADMIN, type Principal } from '../../auth/principal.js';
+import type { Deps } from '../../deps.js';
+import { validationError } from '../../errors.js';
+import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
+import { newId } from '../../ids.js';
+import { StoredRuleInputSchema } from '../../policy/rule-schema.js';
+import { contentHash } from '../../requests/content-hash.js';
+import { draftFromBody, type RequestDraft } from '../../requests/request-draft.js';
+import { CreateRequestSchema, type CreateRequestBody, type HandupRequest } from '../../requests/request-schema.js';
+import { SIMULATION_MAX, type RuleView } from '../../rules/rule-service.js';
+import { parseFormatQuery } from '../format-query.js';
+import { ErrorDoc, limitParam } from '../schemas.js';
+
+const RuleDoc = z
+  .looseObject({ id: z.string(), source: z.enum(['config', 'stored']), match: z.looseObject({}), action: z.string(), hits: z.number(), last_hit_at: z.number().nullable() })
+  .describe('A rule as listed (policy.md §1)') as unknown as z.ZodType<RuleView>;
+
+/** `POST /v1/rules/test` with a native frame: the frame, the query a submission would carry, and the token name to assume. */
+const NativeTestSchema = z.strictObject({
+  format: z.string().min(1).max(64),
+  frame: z.unknown(),
+  query: z.record(z.string(), z.string()).optional(),
+  integration: z.string().min(1).max(256).optional(),
+});
+
+const SimulateSchema = z.strictObject({
+  rules: z.array(StoredRuleInputSchema).max(1000).optional(),
+  since: z.number().int().min(0).optional(),
+  until: z.number().int().min(0).optional(),
+  limit: z.number().int().min(1).max(SIMULATION_MAX).optional(),
+});
+
+const RuleIdParams = z.strictObject({ id: z.string().min(1).max(64) });
+
+/** The record a draft would become, never stored: what `POST /v1/rules/test` evaluates. */
+function previewRecord(draft: RequestDraft, now: number): HandupRequest {
+  const { timeoutMs, ...fields } = draft;
+  return { id: newId(now), ...fields, status: 'pending', content_hash: contentHash(fields), created_at: now, expires_at: timeoutMs === null ? null : now + timeoutMs, decision: null };
+}
+
+/** The policy's rules (policy.md §1): list, add, remove, dry runs; and the policy audit log. Admin only. */
+export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { rules, config } = deps;
+
+  r.get('/v1/rules', {
+    schema: { summary: 'Every rule in evaluation order (config file first, then stored, oldest first), with hits', response: { 200: z.array(RuleDoc) } },
+  }, async () => rules.list());
+
+  r.post('/v1/rules', {
+    config: { validationCode: 'invalid_rule' },
+    schema: {
+      summary: 'Store a rule at the end of the list: {id, match, action, feedback?, risk?, timeout?, expires_at?}',
+      body: StoredRuleInputSchema,
+      response: { 201: RuleDoc, 400: ErrorDoc, 409: ErrorDoc },
+    },
+  }, async (request, reply) => reply.code(201).send(await rules.add(request.body, actorName(request.principal))));
+
+  r.delete('/v1/rules/:id', {
+    config: { noBody: true },
+    schema: { summary: 'Remove a stored rule (config rules are removed from the config file)', params: RuleIdParams, response: { 200: RuleDoc, 404: ErrorDoc, 409: ErrorDoc } },
+  }, async (request) => rules.remove(request.params.id, actorName(request.principal)));
+
+  r.post('/v1/rules/test', {
+    schema: {
+      summary: 'Which rule a request would meet and what it would do; stores nothing',
+      description: 'Body: a request as for POST /v1/requests (source.integration is taken as given), or {format, frame, query?, integration?} for a native frame.',
+      response: { 200: z.object({ rule: RuleDoc.nullable(), action: z.string(), would_decide: z.string().nullable(), skipped: z.string().optional() }), 400: ErrorDoc },
+    },
+  }, async (request) => {
+    const body = request.body;
+    const now = deps.clock.now();
+    if (typeof body === 'object' && body !== null && 'frame' in body) {
+      const parsed = NativeTestSchema.safeParse(body);
+      if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
+      const { format, frame, query, integration } = parsed.data;
+      if (format !== HANDUP_FORMAT) {
+        const adapter = deps.formats.native(format);
+        const q = parseFormatQuery(query ?? {}, 'request');
+        // A dry run by the admin: the pretend token may do whatever a token could be granted.
+        const principal: Principal = integration ? { kind: 'submit', tokenId: 'rules-test', name: integration, grants: [...GRANTS] } : ADMIN;
+        let record: HandupRequest | undefined;
+        await deps.nativeIntake.submit(adapter, frame, {
+          principal,
+          overrides: q.overrides,
+          context: q.context,
+          create: async (draft) => {
+            record = previewRecord(draft, now);
+            return { stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null }, created: true };
+          },
+        });
+        return rules.test(record!, adapter.format);
+      }
+      return testHandup(frame, integration ?? null);
+    }
+    return testHandup(body, null);
+
+    async function testHandup(raw: unknown, integration: string | null) {
+      const parsed = CreateRequestSchema.safeParse(raw);
+      if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
+      const handupBody: CreateRequestBody = parsed.data;
+      const draft = draftFromBody(handupBody, { defaultTimeout: config.requests.default_timeout, integration: integration ?? handupBody.source?.integration ?? null });
+      return rules.test(previewRecord(draft, now), HANDUP_FORMAT);
+    }
+  });
+
+  r.post('/v1/rules/simulate', {
+    config: { validationCode: 'invalid_rule' },
+    schema: {
+      summary: 'Replay a rule list (default: the current one) over ended requests (default: the last 30 days, at most 100,000)',
+      body: SimulateSchema,
+      response: {
+        200: z.object({
+          evaluated: z.number(),
+          would: z.object({ approve: z.number(), deny: z.number(), dismiss: z.number(), ask: z.number(), no_match: z.number() }),
+          per_rule: z.array(z.object({ id: z.string(), matched: z.number(), decided: z.number(), disagreed: z.number() })),
+          disagreements: z.array(z.object({ request_id: z.string(), title: z.string(), rule_id: z.string(), would: z.string(), actual: z.string(), decided_by: z.string().nullable() })),
+          since: z.number(),
+          until: z.number(),
+        }),
+        400: ErrorDoc,
+      },
+    },
+  }, async (request) => rules.simulate(request.body));
+
+  r.get('/v1/policy/audit', {
+    schema: {
+      summary: 'Changes to rules and auto mode, newest first: who, what, when',
+      querystring: z.strictObject({ limit: limitParam(100, 1000) }),
+      response: { 200: z.array(z.object({ id: z.number(), event: z.string(), actor: z.string(), at: z.number(), subject: z.string().nullable(), details: z.unknown().optional() })) },
+    },
+  }, async (request) => deps.store.policy.audit(request.query.limit));
+}

@@ -1,0 +1,105 @@
+import { AppError } from '../errors.js';
+import { decide } from '../requests/decision-rules.js';
+import type { Decision, HandupRequest, Outcome, Risk, Status } from '../requests/request-schema.js';
+import type { RequestFacts } from './request-facts.js';
+import { compileMatch, type FactsTest } from './rule-matcher.js';
+import type { Rule } from './rule-schema.js';
+
+/** A rule in the evaluation list, with where it came from (config file or the store). */
+export interface PolicyRule extends Rule {
+  source: 'config' | 'stored';
+  created_at?: number;
+  expires_at?: number | null;
+}
+
+export interface CompiledRule {
+  rule: PolicyRule;
+  test: FactsTest;
+}
+
+/** Compiles each rule's matcher once; the list keeps its order. */
+export function compileRules(rules: readonly PolicyRule[]): CompiledRule[] {
+  return rules.map((rule) => ({ rule, test: compileMatch(rule.match) }));
+}
+
+/**
+ * The first rule that matches, in list order, or null. Info notices are matched only by dismiss
+ * rules (dismiss rules match only info notices: their schema requires `kind: info`). A rule
+ * whose `expires_at` has passed at `now` matches nothing.
+ */
+export function firstMatch(rules: readonly CompiledRule[], facts: RequestFacts, now: number): CompiledRule | null {
+  const info = facts.kind === 'info';
+  for (const c of rules) {
+    if (info !== (c.rule.action === 'dismiss')) continue;
+    if (c.rule.expires_at != null && c.rule.expires_at <= now) continue;
+    if (c.test(facts)) return c;
+  }
+  return null;
+}
+
+/** What a matched rule does to one request. */
+export type RuleOutcome =
+  | { type: 'decide'; status: Exclude<Status, 'pending'>; decision: Decision }
+  | { type: 'ask'; risk?: Risk; timeout?: string }
+  /** The rule matched but cannot decide this request: it stays pending for a person. */
+  | { type: 'skip'; reason: string };
+
+/** What a rule needs to know of a request to tell whether it can decide it. */
+export interface DecidableShape {
+  kind: string;
+  options: ReadonlyArray<{ id: string; outcome: Outcome }>;
+  /** Approving would need `fields` (a form to fill in). */
+  needs_fields: boolean;
+  /** A deny needs feedback (`input.feedback: required_on_deny`). */
+  feedback_required: boolean;
+}
+
+export type RulePlan = Exclude<RuleOutcome, { type: 'decide' }> | { type: 'decide'; option: string; feedback: string | null };
+
+/**
+ * Which option a matched rule would pick (policy.md §1 "Applying a rule"), or why it cannot
+ * decide: approve takes the first option with outcome approve, deny the first with outcome
+ * deny, dismiss the option `dismiss`; questions, requests without such an option, approvals
+ * that would need `fields` and denials that need feedback the rule does not give are left to a
+ * person. The one place these reasons live: creation and the simulation both use it.
+ */
+export function rulePlan(rule: Rule, s: DecidableShape): RulePlan {
+  if (rule.action === 'ask') {
+    const out: RulePlan = { type: 'ask' };
+    if (rule.risk !== undefined) out.risk = rule.risk;
+    if (rule.timeout !== undefined) out.timeout = rule.timeout;
+    return out;
+  }
+  if (s.kind === 'question') return { type: 'skip', reason: 'a question needs a person to answer it' };
+  const option = rule.action === 'dismiss' ? s.options.find((o) => o.id === 'dismiss') : s.options.find((o) => o.outcome === rule.action);
+  if (!option) return { type: 'skip', reason: `the request has no ${rule.action === 'dismiss' ? '"dismiss"' : rule.action} option` };
+  if (option.outcome === 'approve' && s.needs_fields) {
+    return { type: 'skip', reason: 'approving this request needs fields (input.fields) a rule cannot fill' };
+  }
+  const feedback = rule.action === 'deny' ? (rule.feedback ?? null) : null;
+  if (option.outcome === 'deny' && s.feedback_required && !feedback?.trim()) {
+    return { type: 'skip', reason: 'feedback: this request requires feedback when denied, and the rule gives none' };
+  }
+  return { type: 'decide', option: option.id, feedback };
+}
+
+/**
+ * Applies a matched rule to a new request: its plan, then the decision through the same checks
+ * as a reviewer's (decision-rules.ts), bound to the record's content_hash.
+ */
+export function ruleOutcome(rule: Rule, record: HandupRequest, at: number): RuleOutcome {
+  const plan = rulePlan(rule, {
+    kind: record.kind,
+    options: record.options,
+    needs_fields: Array.isArray(record.input?.fields) && record.input.fields.length > 0,
+    feedback_required: record.input?.feedback === 'required_on_deny',
+  });
+  if (plan.type !== 'decide') return plan;
+  try {
+    const next = decide(record, { option: plan.option, content_hash: record.content_hash, feedback: plan.feedback }, { decidedBy: 'rule', decidedAt: at });
+    return { type: 'decide', status: next.status, decision: { ...next.decision, rule_id: rule.id } };
+  } catch (err) {
+    if (err instanceof AppError) return { type: 'skip', reason: err.message };
+    throw err;
+  }
+}

@@ -1,0 +1,49 @@
+import { compileGlob } from './glob.js';
+import type { RequestFacts } from './request-facts.js';
+import type { RuleMatch } from './rule-schema.js';
+
+export type FactsTest = (facts: RequestFacts) => boolean;
+
+type ExactKey = 'agent' | 'session' | 'integration' | 'format' | 'kind' | 'risk';
+type GlobKey = 'tool' | 'cwd' | 'repo';
+type RegexKey = 'command' | 'title';
+
+const EXACT: readonly ExactKey[] = ['agent', 'session', 'integration', 'format', 'kind', 'risk'];
+const GLOBS: readonly GlobKey[] = ['tool', 'cwd', 'repo'];
+const REGEXES: readonly RegexKey[] = ['command', 'title'];
+
+/**
+ * Compiles a rule's `match` once into one test: every key given must match, and a field the
+ * request lacks never matches. Exact keys take a value or a list; `tool`, `cwd`, `repo` are
+ * globs; `command` and `title` are regular expressions searched anywhere in the text.
+ * The match must already be valid (RuleMatchSchema); a bad pattern throws here.
+ */
+export function compileMatch(match: RuleMatch): FactsTest {
+  const tests: FactsTest[] = [];
+  for (const key of EXACT) {
+    const want = match[key];
+    if (want === undefined) continue;
+    if (typeof want === 'string') tests.push((f) => f[key] === want);
+    else {
+      const set = new Set<string>(want);
+      tests.push((f) => f[key] !== null && set.has(f[key]!));
+    }
+  }
+  for (const key of GLOBS) {
+    const glob = match[key];
+    if (glob === undefined) continue;
+    const re = compileGlob(glob);
+    tests.push((f) => f[key] !== null && re.test(f[key]!));
+  }
+  for (const key of REGEXES) {
+    const pattern = match[key];
+    if (pattern === undefined) continue;
+    const re = new RegExp(pattern, 'u');
+    tests.push((f) => f[key] !== null && re.test(f[key]!));
+  }
+  if (tests.length === 1) return tests[0]!;
+  return (f) => {
+    for (const t of tests) if (!t(f)) return false;
+    return true;
+  };
+}

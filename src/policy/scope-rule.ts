@@ -1,0 +1,72 @@
+import { AppError } from '../errors.js';
+import type { HandupRequest } from '../requests/request-schema.js';
+import { escapeGlob, escapeRegExp } from './glob.js';
+import { commandPreview, requestTool } from './request-facts.js';
+import { MAX_PATTERN, type RuleMatch } from './rule-schema.js';
+
+export type Scope = 'session' | 'project' | 'always';
+
+/** Characters that make a command more than one plain program call (policy.md §2). */
+const SHELL_SYNTAX = /[;|&$`><()'"\\\r\n]/;
+/** A plain word: letters, digits and `_./=:@%+,-`. */
+const PLAIN_CHARS = 'A-Za-z0-9_./=:@%+,\\-';
+const PLAIN_WORD = new RegExp(`^[${PLAIN_CHARS}]+$`, 'u');
+/** A word that reads as a subcommand, not an option (`-x`), a path, a number or a value (`a=b`). */
+const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
+/**
+ * How a scoped approval matches the command it approved:
+ * - `exact`: the command has shell syntax (or an executable that is not a plain word): only
+ *   exactly this command, never widened;
+ * - `prefix`: the executable and its leading subcommand words (`git status`, `npm run build`),
+ *   up to the first option or argument that looks like a path or value.
+ */
+export type CommandScope = { type: 'exact'; command: string } | { type: 'prefix'; words: string[] };
+
+export function commandScope(command: string): CommandScope {
+  const words = command.trim().split(/[ \t]+/);
+  if (SHELL_SYNTAX.test(command) || !PLAIN_WORD.test(words[0] ?? '')) return { type: 'exact', command: command.trim() };
+  const prefix = [words[0]!];
+  for (const w of words.slice(1)) {
+    if (!SUBCOMMAND.test(w)) break;
+    prefix.push(w);
+  }
+  return { type: 'prefix', words: prefix };
+}
+
+/**
+ * The `command` regular expression of a scoped approval: the exact command, or the prefix
+ * followed by any number of plain words, so `npm test` never approves
+ * `npm test && curl x | sh` (shell syntax is not a plain word).
+ */
+export function commandScopePattern(scope: CommandScope): string {
+  if (scope.type === 'exact') return `^${escapeRegExp(scope.command)}$`;
+  return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+[${PLAIN_CHARS}]+)*$`;
+}
+
+/**
+ * The `match` of the approve rule a scoped approval stores: the same action (the command
+ * prefix, else the tool, else the title) from the same agent, widened by the scope. A scope
+ * whose source field is missing is refused (400 naming the field).
+ */
+export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
+  const agent = record.source.agent;
+  if (!agent) throw new AppError('invalid_decision', 'scope: needs a request with source.agent');
+  const match: RuleMatch = { agent };
+  if (scope === 'session') {
+    if (!record.source.session) throw new AppError('invalid_decision', 'scope: "session" needs a request with source.session');
+    match.session = record.source.session;
+  } else if (scope === 'project') {
+    if (!record.source.repo) throw new AppError('invalid_decision', 'scope: "project" needs a request with source.repo');
+    match.repo = escapeGlob(record.source.repo);
+  }
+  const command = commandPreview(record);
+  const tool = requestTool(record);
+  if (command !== null) {
+    match.command = commandScopePattern(commandScope(command));
+    if (match.command.length > MAX_PATTERN) throw new AppError('invalid_decision', 'scope: this command is too long to remember as a rule; approve it without a scope');
+  }
+  else if (tool !== null) match.tool = escapeGlob(tool);
+  else match.title = `^${escapeRegExp(record.title)}$`;
+  return match;
+}

@@ -1,0 +1,394 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.js';
+import { autoDecision, autoRefusal, effectiveMode } from '../../src/policy/auto-mode.js';
+import { creationVerdict } from '../../src/policy/creation-verdict.js';
+import { compileGlob, escapeGlob } from '../../src/policy/glob.js';
+import { decodeHistoryFacts, encodeHistoryFacts, historyFacts } from '../../src/policy/history-facts.js';
+import { commandPreview, requestFacts, requestTool } from '../../src/policy/request-facts.js';
+import { compileRules, firstMatch, ruleOutcome, type PolicyRule } from '../../src/policy/rule-evaluation.js';
+import { RuleListSchema, RuleSchema, StoredRuleInputSchema } from '../../src/policy/rule-schema.js';
+import { commandScope, commandScopePattern, scopeRuleMatch } from '../../src/policy/scope-rule.js';
+import { decidedByPerson, simulateRules } from '../../src/policy/simulate-rules.js';
+import { contentHash } from '../../src/requests/content-hash.js';
+import { draftFromBody } from '../../src/requests/request-draft.js';
+import { CreateRequestSchema, type HandupRequest } from '../../src/requests/request-schema.js';
+
+const AT = 1_767_225_600_000;
+
+function record({ integration = null, ...body }: Record<string, unknown>, over: Partial<HandupRequest> = {}): HandupRequest {
+  const { timeoutMs: _t, ...fields } = draftFromBody(CreateRequestSchema.parse({ title: 'Do a thing', ...body }), {
+    defaultTimeout: 'none',
+    integration: integration as string | null,
+  });
+  return { id: '01KDXB5M000000000000000001', ...fields, status: 'pending', content_hash: contentHash(fields), created_at: AT, expires_at: null, decision: null, ...over };
+}
+
+const cmd = (shell: string, extra: Record<string, unknown> = {}) =>
+  record({ kind: 'command', previews: [{ type: 'command', command: { shell } }], source: { agent: 'claude-code', session: 's1', cwd: '/srv/acme/deploy', repo: 'acme/api' }, ...extra });
+
+function rules(...list: Array<Record<string, unknown>>): ReturnType<typeof compileRules> {
+  return compileRules(list.map((r) => ({ source: 'config', ...RuleSchema.parse(r) }) as PolicyRule));
+}
+
+const matchOf = (list: ReturnType<typeof compileRules>, r: HandupRequest, format = 'handup') => firstMatch(list, requestFacts(r, format), AT)?.rule.id ?? null;
+
+describe('globs', () => {
+  it.each([
+    ['acme/*', 'acme/api', true],
+    ['acme/*', 'acme/api/x', false],
+    ['acme/*', 'other/api', false],
+    ['**/deploy/**', '/srv/acme/deploy', true],
+    ['**/deploy/**', '/srv/acme/deploy/k8s/prod', true],
+    ['**/deploy/**', '/srv/acme/deployment', false],
+    ['/srv/**', '/srv', true],
+    ['/srv/**/x', '/srv/a/b/x', true],
+    ['/srv/**/x', '/srv/x', true],
+    ['spend.*', 'spend.purchase', true],
+    ['spend.*', 'spendXpurchase', false],
+    ['**', 'anything/at/all', true],
+    ['a\\*b', 'a*b', true],
+    ['a\\*b', 'axb', false],
+    ['file?.txt', 'file?.txt', true],
+    ['file?.txt', 'file1.txt', false],
+  ])('%s against %s → %s', (glob, value, expected) => {
+    expect(compileGlob(glob).test(value)).toBe(expected);
+  });
+
+  it.each(['', 'a**', '**b/c', 'x/***', 'trailing\\'])('refuses the malformed glob %j', (glob) => {
+    expect(() => compileGlob(glob)).toThrow();
+  });
+
+  it('escapes a value into a glob that matches only it', () => {
+    expect(compileGlob(escapeGlob('we*ird/na\\me')).test('we*ird/na\\me')).toBe(true);
+    expect(compileGlob(escapeGlob('we*ird')).test('weXird')).toBe(false);
+  });
+});
+
+describe('rule schema', () => {
+  const issue = (schema: { safeParse(v: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown) => {
+    const r = schema.safeParse(value);
+    expect(r.success).toBe(false);
+    return r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n');
+  };
+
+  it('takes the examples of policy.md', () => {
+    expect(
+      RuleListSchema.safeParse([
+        { id: 'read-only-git', match: { agent: 'claude-code', kind: 'command', command: '^git (status|diff|log)( |$)' }, action: 'approve' },
+        { id: 'no-force-push', match: { command: 'git push .*(--force|-f)( |$)' }, action: 'deny', feedback: 'Force pushes need a person.' },
+        { id: 'prod-is-high-risk', match: { repo: 'acme/*', cwd: '**/deploy/**' }, action: 'ask', risk: 'high' },
+        { id: 'quiet-hook-notices', match: { agent: 'my-hook', kind: 'info' }, action: 'dismiss' },
+      ]).success,
+    ).toBe(true);
+  });
+
+  it.each([
+    [{ id: 'Bad_Id', match: { agent: 'a' }, action: 'approve' }, /^id: /],
+    [{ id: 'x', match: {}, action: 'approve' }, /^match: must name at least one field/],
+    [{ id: 'x', match: { command: '(' }, action: 'approve' }, /^match\.command: invalid regular expression/],
+    [{ id: 'x', match: { title: '[' }, action: 'approve' }, /^match\.title: invalid regular expression/],
+    [{ id: 'x', match: { cwd: 'a**' }, action: 'approve' }, /^match\.cwd: invalid glob/],
+    [{ id: 'x', match: { kind: 'nope' }, action: 'approve' }, /^match\.kind/],
+    [{ id: 'x', match: { format: 'smtp' }, action: 'approve' }, /^match\.format/],
+    [{ id: 'x', match: { agent: 'a', colour: 'red' }, action: 'approve' }, /^match\.?: .*colour|^match: /],
+    [{ id: 'x', match: { agent: 'a' }, action: 'maybe' }, /^action/],
+    [{ id: 'x', match: { agent: 'a' }, action: 'approve', feedback: 'no' }, /^feedback: only a deny rule/],
+    [{ id: 'x', match: { agent: 'a' }, action: 'deny', risk: 'high' }, /^risk: only an ask rule/],
+    [{ id: 'x', match: { agent: 'a' }, action: 'approve', timeout: '5m' }, /^timeout: only an ask rule/],
+    [{ id: 'x', match: { agent: 'a' }, action: 'ask', timeout: '5 minutes' }, /^timeout: /],
+    [{ id: 'x', match: { agent: 'a' }, action: 'dismiss' }, /^match\.kind: a dismiss rule must match kind: info/],
+    [{ id: 'x', match: { kind: ['info', 'command'] }, action: 'dismiss' }, /^match\.kind: a dismiss rule/],
+    [{ id: 'x', match: { kind: 'info' }, action: 'approve' }, /^match\.kind: info notices are matched only by dismiss rules/],
+  ])('refuses %j naming the key', (rule, message) => {
+    expect(issue(RuleSchema, rule)).toMatch(message);
+  });
+
+  it('refuses duplicate ids in a list, naming the second', () => {
+    expect(issue(RuleListSchema, [{ id: 'a', match: { agent: 'x' }, action: 'approve' }, { id: 'a', match: { agent: 'y' }, action: 'deny' }])).toMatch(/^1\.id: duplicate rule id "a"/);
+  });
+
+  it('takes expires_at only on stored rules', () => {
+    const rule = { id: 'x', match: { agent: 'a' }, action: 'approve', expires_at: AT };
+    expect(StoredRuleInputSchema.safeParse(rule).success).toBe(true);
+    expect(issue(RuleSchema, rule)).toMatch(/expires_at/);
+  });
+});
+
+describe('request facts', () => {
+  it('reads the command preview from shell, else argv joined, trimmed', () => {
+    expect(commandPreview(record({ previews: [{ type: 'command', command: { shell: '  git status  ' } }] }))).toBe('git status');
+    expect(commandPreview(record({ previews: [{ type: 'text', inline: 'x' }, { type: 'command', command: { argv: ['git', 'log', '-1'] } }] }))).toBe('git log -1');
+    expect(commandPreview(record({ previews: [{ type: 'text', inline: 'x' }] }))).toBeNull();
+  });
+
+  it('reads the tool from the record, else input.tool, else input.tool_name', () => {
+    expect(requestTool(record({ tool: 'Bash', input: { tool: 'other' } }))).toBe('Bash');
+    expect(requestTool(record({ input: { tool: 'spend.purchase' } }))).toBe('spend.purchase');
+    expect(requestTool(record({ input: { tool_name: 'Write' } }))).toBe('Write');
+    expect(requestTool(record({}))).toBeNull();
+  });
+});
+
+describe('matchers', () => {
+  const r = cmd('git status --short', { risk: 'medium', tool: 'Bash', integration: 'ci-bot', title: 'Check the tree' });
+
+  it.each([
+    ['agent', { agent: 'claude-code' }, { agent: 'codex' }],
+    ['agent list', { agent: ['codex', 'claude-code'] }, { agent: ['codex'] }],
+    ['session', { session: 's1' }, { session: 's2' }],
+    ['integration', { integration: 'ci-bot' }, { integration: 'other' }],
+    ['format', { format: 'paperclip' }, { format: 'handup' }],
+    ['kind', { kind: 'command' }, { kind: 'edit' }],
+    ['risk', { risk: ['low', 'medium'] }, { risk: 'high' }],
+    ['tool', { tool: 'Ba*' }, { tool: 'Write' }],
+    ['cwd', { cwd: '**/deploy/**' }, { cwd: '/srv/other' }],
+    ['repo', { repo: 'acme/*' }, { repo: 'other/*' }],
+    ['command', { command: '^git (status|diff)( |$)' }, { command: '^git push' }],
+    ['title', { title: 'tree$' }, { title: '^tree' }],
+  ])('%s: matches when it fits, not when it does not', (_name, hit, miss) => {
+    expect(matchOf(rules({ id: 'hit', match: hit, action: 'approve' }), r, 'paperclip')).toBe('hit');
+    expect(matchOf(rules({ id: 'miss', match: miss, action: 'approve' }), r, 'paperclip')).toBeNull();
+  });
+
+  it('requires every key given to match', () => {
+    expect(matchOf(rules({ id: 'r', match: { agent: 'claude-code', kind: 'edit' }, action: 'approve' }), r)).toBeNull();
+    expect(matchOf(rules({ id: 'r', match: { agent: 'claude-code', kind: 'command', repo: 'acme/api' }, action: 'approve' }), r)).toBe('r');
+  });
+
+  it('never matches a field the request lacks', () => {
+    const bare = record({ title: 'x' });
+    for (const match of [{ agent: '*' }, { session: 's' }, { integration: 'i' }, { tool: '**' }, { cwd: '**' }, { repo: '**' }, { command: '' + '.*' }]) {
+      expect(matchOf(rules({ id: 'r', match, action: 'approve' }), bare)).toBeNull();
+    }
+  });
+
+  it('searches command regexes anywhere in the preview', () => {
+    const push = cmd('git push origin main --force');
+    expect(matchOf(rules({ id: 'fp', match: { command: 'git push .*(--force|-f)( |$)' }, action: 'deny' }), push)).toBe('fp');
+  });
+});
+
+describe('evaluation', () => {
+  it('first match wins, in list order', () => {
+    const list = rules(
+      { id: 'first', match: { agent: 'claude-code' }, action: 'ask' },
+      { id: 'second', match: { command: '^git' }, action: 'approve' },
+    );
+    expect(matchOf(list, cmd('git status'))).toBe('first');
+    expect(matchOf(rules({ id: 'second', match: { command: '^git' }, action: 'approve' }, { id: 'first', match: { agent: 'claude-code' }, action: 'ask' }), cmd('git status'))).toBe('second');
+  });
+
+  it('matches info notices with dismiss rules only, and skips expired rules', () => {
+    const info = record({ kind: 'info', source: { agent: 'my-hook' } });
+    const list = rules({ id: 'any', match: { agent: 'my-hook' }, action: 'approve' }, { id: 'quiet', match: { agent: 'my-hook', kind: 'info' }, action: 'dismiss' });
+    expect(matchOf(list, info)).toBe('quiet');
+    expect(matchOf(list, record({ kind: 'command', source: { agent: 'my-hook' } }))).toBe('any');
+    const expiring = compileRules([{ source: 'stored', id: 'old', match: { agent: 'my-hook' }, action: 'approve', expires_at: AT }]);
+    expect(firstMatch(expiring, requestFacts(record({ source: { agent: 'my-hook' } }), 'handup'), AT - 1)?.rule.id).toBe('old');
+    expect(firstMatch(expiring, requestFacts(record({ source: { agent: 'my-hook' } }), 'handup'), AT)).toBeNull();
+  });
+
+  const rule = (r: Record<string, unknown>) => RuleSchema.parse({ id: 'r', match: { agent: 'a' }, ...r });
+
+  it('approve picks the first approve option; deny the first deny option with the feedback', () => {
+    const r = record({ options: [{ id: 'no', label: 'No', outcome: 'deny' }, { id: 'yes', label: 'Yes', outcome: 'approve' }, { id: 'yes2', label: 'Y', outcome: 'approve' }] });
+    const a = ruleOutcome(rule({ action: 'approve' }), r, AT);
+    expect(a).toMatchObject({ type: 'decide', status: 'approved', decision: { option: 'yes', outcome: 'approve', decided_by: 'rule', rule_id: 'r', decided_at: AT, content_hash: r.content_hash } });
+    const d = ruleOutcome(rule({ action: 'deny', feedback: 'Not like this.' }), r, AT);
+    expect(d).toMatchObject({ type: 'decide', status: 'denied', decision: { option: 'no', feedback: 'Not like this.', rule_id: 'r' } });
+  });
+
+  it('dismiss ends an info notice with option dismiss', () => {
+    const out = ruleOutcome(rule({ action: 'dismiss', match: { kind: 'info' } }), record({ kind: 'info' }), AT);
+    expect(out).toMatchObject({ type: 'decide', status: 'dismissed', decision: { option: 'dismiss', decided_by: 'rule' } });
+  });
+
+  it('ask keeps the request with its risk and timeout overrides', () => {
+    expect(ruleOutcome(rule({ action: 'ask', risk: 'high', timeout: '10m' }), record({}), AT)).toEqual({ type: 'ask', risk: 'high', timeout: '10m' });
+  });
+
+  it.each([
+    ['a question', { kind: 'question', input: { questions: [{ id: 'q', question: '?', options: [{ label: 'A' }] }] } }, 'approve', /question/],
+    ['a question (deny)', { kind: 'question', input: { questions: [{ id: 'q', question: '?', options: [{ label: 'A' }] }] } }, 'deny', /question/],
+    ['no approve option', { options: [{ id: 'no', label: 'No', outcome: 'deny' }] }, 'approve', /no approve option/],
+    ['no deny option', { options: [{ id: 'yes', label: 'Yes', outcome: 'approve' }] }, 'deny', /no deny option/],
+    ['a form to fill', { input: { fields: [{ name: 'x', type: 'boolean' }] } }, 'approve', /fields/],
+    ['a deny that needs feedback', { input: { feedback: 'required_on_deny' } }, 'deny', /feedback/],
+  ])('never decides %s: skipped with the reason', (_name, body, action, reason) => {
+    const out = ruleOutcome(rule({ action }), record(body), AT);
+    expect(out.type).toBe('skip');
+    expect((out as { reason: string }).reason).toMatch(reason);
+  });
+
+  it('denies a form (a deny needs no fields) and a required-feedback request when the rule gives feedback', () => {
+    expect(ruleOutcome(rule({ action: 'deny' }), record({ input: { fields: [{ name: 'x' }] } }), AT).type).toBe('decide');
+    expect(ruleOutcome(rule({ action: 'deny', feedback: 'because' }), record({ input: { feedback: 'required_on_deny' } }), AT).type).toBe('decide');
+  });
+});
+
+describe('auto mode', () => {
+  it('turns off when its time is up', () => {
+    expect(effectiveMode({ mode: 'all', until: AT + 1 }, AT)).toBe('all');
+    expect(effectiveMode({ mode: 'all', until: AT }, AT)).toBe('off');
+    expect(effectiveMode({ mode: 'low', until: null }, AT)).toBe('low');
+  });
+
+  it('low approves low and medium risk; all every risk', () => {
+    for (const risk of ['low', 'medium']) expect(autoDecision(record({ risk }), 'low', AT)?.decision).toMatchObject({ option: 'approve', decided_by: 'auto' });
+    expect(autoDecision(record({ risk: 'high' }), 'low', AT)).toBeNull();
+    expect(autoDecision(record({ risk: 'high' }), 'all', AT)?.status).toBe('approved');
+    expect(autoDecision(record({}), 'off', AT)).toBeNull();
+  });
+
+  it.each([
+    ['kind question', { kind: 'question', input: { questions: [{ id: 'q', question: '?', options: [{ label: 'A' }] }] } }],
+    ['kind info', { kind: 'info' }],
+    ['input.fields', { input: { fields: [] } }],
+    ['input.allow_free_text', { input: { allow_free_text: true } }],
+    ['input.feedback required_on_deny', { input: { feedback: 'required_on_deny' } }],
+    ['not exactly one approve option', { options: [{ id: 'a', label: 'A', outcome: 'approve' }, { id: 'b', label: 'B', outcome: 'approve' }] }],
+    ['not exactly one approve option', { options: [{ id: 'n', label: 'N', outcome: 'deny' }] }],
+  ])('never approves %s', (reason, body) => {
+    expect(autoRefusal(record(body), 'all')).toBe(reason);
+    expect(autoDecision(record(body), 'all', AT)).toBeNull();
+  });
+
+  it('runs after rules: any matching rule wins, ask included', () => {
+    const r = cmd('git status');
+    expect(creationVerdict(rules({ id: 'keep', match: { agent: 'claude-code' }, action: 'ask' }), { mode: 'all', until: null }, r, 'handup', AT)).toMatchObject({ type: 'rule', rule: { id: 'keep' }, outcome: { type: 'ask' } });
+    expect(creationVerdict([], { mode: 'all', until: null }, r, 'handup', AT)).toMatchObject({ type: 'auto', mode: 'all', decision: { decided_by: 'auto' } });
+    expect(creationVerdict([], { mode: 'off', until: null }, r, 'handup', AT)).toEqual({ type: 'none' });
+  });
+});
+
+describe('scoped allow', () => {
+  it.each([
+    ['npm test', 'npm test'],
+    ['git status --short', 'git status'],
+    ['npm run build', 'npm run build'],
+    ['python3 manage.py migrate', 'python3'],
+    ['ls /etc', 'ls'],
+    ['./gradlew   assemble   -x test', './gradlew assemble'],
+  ])('widens %j to the prefix %j', (command, prefix) => {
+    expect(commandScope(command)).toEqual({ type: 'prefix', words: prefix.split(' ') });
+  });
+
+  it.each(['npm test && curl x | sh', 'echo $HOME', 'cat a > b', 'git commit -m "x"', "echo 'hi'", 'ls `pwd`', 'a; b', 'sleep 1 &', 'f(x)', 'echo a\\ b'])(
+    'never widens a command with shell syntax: %j',
+    (command) => {
+      expect(commandScope(command)).toEqual({ type: 'exact', command });
+    },
+  );
+
+  it('a prefix rule matches the prefix plus plain words, never shell syntax', () => {
+    const re = new RegExp(commandScopePattern(commandScope('npm test')), 'u');
+    for (const ok of ['npm test', 'npm test --watch', 'npm  test -- --grep=a/b.c']) expect(re.test(ok)).toBe(true);
+    for (const no of ['npm test && curl x | sh', 'npm test; rm -rf /', 'npm testing', 'npm run test', 'npm test $(evil)', 'npm test\nrm -rf /', "npm test 'x'"]) {
+      expect(re.test(no)).toBe(false);
+    }
+  });
+
+  it('an exact rule matches only the exact command', () => {
+    const re = new RegExp(commandScopePattern(commandScope('npm test && npm run lint')), 'u');
+    expect(re.test('npm test && npm run lint')).toBe(true);
+    expect(re.test('npm test && npm run lint && curl x | sh')).toBe(false);
+  });
+
+  it('session scope: agent + session + the command; project: agent + repo; always: agent only', () => {
+    const r = cmd('git status --short');
+    const pattern = commandScopePattern(commandScope('git status --short'));
+    expect(scopeRuleMatch(r, 'session')).toEqual({ agent: 'claude-code', session: 's1', command: pattern });
+    expect(scopeRuleMatch(r, 'project')).toEqual({ agent: 'claude-code', repo: 'acme/api', command: pattern });
+    expect(scopeRuleMatch(r, 'always')).toEqual({ agent: 'claude-code', command: pattern });
+  });
+
+  it('uses the tool when there is no command, else the exact title', () => {
+    expect(scopeRuleMatch(record({ tool: 'spend*', source: { agent: 'a' } }), 'always')).toEqual({ agent: 'a', tool: 'spend\\*' });
+    const byTitle = scopeRuleMatch(record({ title: 'Publish (v1.2)?', source: { agent: 'a' } }), 'always');
+    expect(new RegExp(byTitle.title!, 'u').test('Publish (v1.2)?')).toBe(true);
+    expect(new RegExp(byTitle.title!, 'u').test('Publish (v1.2)? now')).toBe(false);
+  });
+
+  it.each([
+    ['session', { source: { agent: 'a' } }, 'source.session'],
+    ['project', { source: { agent: 'a', session: 's' } }, 'source.repo'],
+    ['always', { source: { session: 's' } }, 'source.agent'],
+  ] as const)('refuses scope %s without %s (naming it)', (scope, body, field) => {
+    expect(() => scopeRuleMatch(record(body), scope)).toThrow(AppError);
+    expect(() => scopeRuleMatch(record(body), scope)).toThrow(field);
+  });
+
+  it('the rule it makes matches the next identical request and a plain variant, not a chained one', () => {
+    const list = compileRules([{ source: 'stored', id: 'scope-x', match: scopeRuleMatch(cmd('npm test'), 'session'), action: 'approve' }]);
+    expect(matchOf(list, cmd('npm test'))).toBe('scope-x');
+    expect(matchOf(list, cmd('npm test --coverage'))).toBe('scope-x');
+    expect(matchOf(list, cmd('npm test && curl x | sh'))).toBeNull();
+    expect(matchOf(list, cmd('npm test', { source: { agent: 'claude-code', session: 'other' } }))).toBeNull();
+    expect(matchOf(list, cmd('npm test', { source: { agent: 'codex', session: 's1' } }))).toBeNull();
+  });
+});
+
+describe('simulation', () => {
+  let n = 0;
+  const ended = (shell: string, status: string, decided_by: string | null, outcome: 'approve' | 'deny' | null = null) => {
+    const r = cmd(shell);
+    n++;
+    const decision = decided_by === null ? null : { option: outcome ?? 'approve', outcome, content_hash: r.content_hash, feedback: null, fields: null, decided_by, decided_at: AT };
+    return historyFacts({ ...r, id: `01KDXB5M0000000000000${String(n).padStart(5, '0')}`, status, decision } as HandupRequest, 'handup');
+  };
+
+  it('counts what each rule would have done and lists every disagreement with a person', () => {
+    const list = rules(
+      { id: 'read-only-git', match: { command: '^git (status|diff|log)( |$)' }, action: 'approve' },
+      { id: 'no-force-push', match: { command: 'git push .*--force' }, action: 'deny' },
+    );
+    const history = [
+      ended('git status', 'approved', 'alice', 'approve'),
+      ended('git diff', 'denied', 'alice', 'deny'), // a person denied what the rule would approve
+      ended('git log -1', 'denied', 'rule', 'deny'), // another rule denied it: no person disagreed
+      ended('git log -2', 'cancelled', null), // cancelled: the rule would have approved it
+      ended('git log --all', 'expired', 'timeout', 'deny'),
+      ended('git push x --force', 'approved', 'bob', 'approve'), // a person approved what the rule would deny
+      ended('git push y --force', 'denied', 'bob', 'deny'),
+      ended('npm publish', 'approved', 'bob', 'approve'),
+    ];
+    const result = simulateRules(list, history);
+    expect(result.evaluated).toBe(8);
+    expect(result.would).toEqual({ approve: 5, deny: 2, dismiss: 0, ask: 0, no_match: 1 });
+    expect(result.per_rule).toEqual([
+      { id: 'read-only-git', matched: 5, decided: 5, disagreed: 2 },
+      { id: 'no-force-push', matched: 2, decided: 2, disagreed: 1 },
+    ]);
+    expect(result.disagreements.map((d) => [d.rule_id, d.would, d.actual, d.decided_by])).toEqual([
+      ['read-only-git', 'approve', 'denied', 'alice'],
+      ['read-only-git', 'approve', 'cancelled', null],
+      ['no-force-push', 'deny', 'approved', 'bob'],
+    ]);
+    expect(result.disagreements[0]).toMatchObject({ request_id: history[1]!.id, title: 'Do a thing' });
+  });
+
+  it('counts a rule that could not decide as ask, and caps the listed disagreements', () => {
+    const q = record({ kind: 'question', source: { agent: 'claude-code' }, input: { questions: [{ id: 'q', question: '?', options: [{ label: 'A' }] }] } });
+    const result = simulateRules(rules({ id: 'all', match: { agent: 'claude-code' }, action: 'approve' }), [
+      historyFacts({ ...q, status: 'answered' }, 'handup'),
+      ended('a', 'denied', 'alice', 'deny'),
+      ended('bb', 'denied', 'alice', 'deny'),
+    ], 1);
+    expect(result.would).toMatchObject({ ask: 1, approve: 2 });
+    expect(result.per_rule).toEqual([{ id: 'all', matched: 3, decided: 2, disagreed: 2 }]);
+    expect(result.disagreements).toHaveLength(1);
+  });
+
+  it('keeps the facts of a request in a compact encoding that reads back the same', () => {
+    const r = cmd('git status', { input: { fields: [{ name: 'x' }], feedback: 'required_on_deny' }, options: [{ id: 'a:1 b', label: 'A', outcome: 'approve' }, { id: 'no', label: 'N', outcome: 'deny' }] });
+    const facts = historyFacts({ ...r, status: 'denied', decision: { option: 'no', content_hash: r.content_hash, outcome: 'deny', feedback: null, fields: null, decided_by: 'alice', decided_at: AT } }, 'paperclip');
+    expect(facts).toMatchObject({ needs_fields: true, feedback_required: true, decided_by: 'alice', status: 'denied', format: 'paperclip', command: 'git status' });
+    expect(decodeHistoryFacts(encodeHistoryFacts(facts))).toEqual(facts);
+    expect(() => decodeHistoryFacts('[99]')).toThrow(/layout/);
+  });
+
+  it('knows who is a person', () => {
+    expect(['alice', 'admin', 'token:ci', 'upstream'].map(decidedByPerson)).toEqual([true, true, true, true]);
+    expect(['rule', 'auto', 'timeout', 'hook:opa', null].map(decidedByPerson)).toEqual([false, false, false, false, false]);
+  });
+});

