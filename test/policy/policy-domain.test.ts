@@ -380,7 +380,7 @@ describe('simulation', () => {
   });
 
   it('keeps the facts of a request in a compact encoding that reads back the same', () => {
-    const r = cmd('git status', { input: { fields: [{ name: 'x' }], feedback: 'required_on_deny' }, options: [{ id: 'a:1 b', label: 'A', outcome: 'approve' }, { id: 'no', label: 'N', outcome: 'deny' }] });
+    const r = cmd('git status', { input: { fields: [{ name: 'x' }], feedback: 'required_on_deny' }, options: [{ id: 'a:1.b', label: 'A', outcome: 'approve' }, { id: 'no', label: 'N', outcome: 'deny' }] });
     const facts = historyFacts({ ...r, status: 'denied', decision: { option: 'no', content_hash: r.content_hash, outcome: 'deny', feedback: null, fields: null, decided_by: 'alice', decided_at: AT } }, 'paperclip');
     expect(facts).toMatchObject({ needs_fields: true, feedback_required: true, decided_by: 'alice', status: 'denied', format: 'paperclip', command: 'git status' });
     expect(decodeHistoryFacts(encodeHistoryFacts(facts))).toEqual(facts);
