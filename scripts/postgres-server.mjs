@@ -37,9 +37,10 @@ function freePort() {
 
 /**
  * Starts a new server. Resolves with `{url, port, stop(), start(), restart()}`; `url` is a
- * superuser URL to the `postgres` database (trust authentication on loopback only).
+ * superuser URL to the `postgres` database (trust authentication on loopback only). `durable:
+ * false` turns fsync off (tests).
  */
-export async function startPostgresServer({ bin = findPostgresBin(), log = () => {} } = {}) {
+export async function startPostgresServer({ bin = findPostgresBin(), log = () => {}, durable = true } = {}) {
   if (!bin) throw new Error('PostgreSQL is not installed (no initdb/pg_ctl found; set COUNTERSIGN_PG_BIN)');
   const root = mkdtempSync(join(tmpdir(), 'countersign-pg-'));
   const data = join(root, 'data');
@@ -57,10 +58,12 @@ export async function startPostgresServer({ bin = findPostgresBin(), log = () =>
   }
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-instructions']);
   const port = await freePort();
-  // Loopback only; a socket directory of its own; enough connections for several daemons.
+  // Loopback only; a socket directory of its own; enough connections for several daemons. Test
+  // servers skip fsync (`durable: false`): their data dies with them, and a disk busy with other
+  // suites (npm ci, a build) must not stall every commit. Benchmarks keep it on.
   writeFileSync(
     join(data, 'postgresql.auto.conf'),
-    `listen_addresses = '127.0.0.1'\nport = ${port}\nunix_socket_directories = '${root}'\nmax_connections = 200\nfsync = on\n`,
+    `listen_addresses = '127.0.0.1'\nport = ${port}\nunix_socket_directories = '${root}'\nmax_connections = 200\nfsync = ${durable ? 'on' : 'off'}\n`,
   );
   const ctl = (action) => run('pg_ctl', ['-D', data, '-l', join(root, 'server.log'), '-w', '-t', '60', ...(action === 'stop' ? ['-m', 'fast'] : []), action]);
   ctl('start');

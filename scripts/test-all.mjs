@@ -14,7 +14,7 @@ let server = null;
 
 if (!env.COUNTERSIGN_TEST_POSTGRES_URL) {
   if (findPostgresBin()) {
-    server = await startPostgresServer({ log: (line) => console.log(`test:all: ${line}`) });
+    server = await startPostgresServer({ durable: false, log: (line) => console.log(`test:all: ${line}`) });
     env.COUNTERSIGN_TEST_POSTGRES_URL = server.url;
   } else {
     console.log('test:all: PostgreSQL is not installed: the PostgreSQL and multi-node suites are skipped (apt-get install postgresql)');

@@ -56,7 +56,7 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
     api(i).post(`/v1/requests/${r.id}/decision`, { option, content_hash: r.content_hash });
 
   beforeAll(async () => {
-    server = await startPostgresServer({ bin: PG_BIN! });
+    server = await startPostgresServer({ bin: PG_BIN!, durable: false });
     const admin = new pg.Client({ connectionString: server.url });
     await admin.connect();
     await admin.query('CREATE DATABASE cluster');

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, posix } from 'node:path';
@@ -84,7 +85,8 @@ describe('Dockerfile (product.md §12)', () => {
   describe('performed without Docker', () => {
     const work = mkdtempSync(join(tmpdir(), 'countersign-docker-'));
     chmodSync(work, 0o755); // the unprivileged user must reach the runtime directory
-    afterAll(() => rmSync(work, { recursive: true, force: true }));
+    // Two stages' node_modules: deleting them takes a while on a busy disk.
+    afterAll(() => rm(work, { recursive: true, force: true }), 300_000);
 
     it('builds, runs as an unprivileged user, passes its HEALTHCHECK and stops cleanly on SIGTERM', { timeout: 900_000 }, async () => {
       // 1. The build context, as .dockerignore shapes it.
