@@ -124,32 +124,45 @@ describe('hook presets (loopback receivers)', () => {
     expect(e.description.length).toBeLessThanOrEqual(4096);
   });
 
-  it('teams: a Workflows message with one Adaptive Card attachment and OpenUrl actions', async () => {
-    await setup({ format: 'teams', decision_links: true });
-    const r = await createRequest(t!.api, COMMAND);
+  it('teams: a Workflows message with one Adaptive Card attachment and OpenUrl actions, request text never markdown', async () => {
+    await setup({ format: 'teams', decision_links: true, include_content: true });
+    const title = 'Deploy [Approve](https://evil.example/) **now**';
+    const r = await createRequest(t!.api, { ...COMMAND, title, source: { agent: '_codex_' } });
     const { body } = await oneMessage();
     expect(body.type).toBe('message');
     expect(body.attachments).toHaveLength(1);
     const a = body.attachments[0];
     expect(a).toMatchObject({ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null });
     expect(a.content).toMatchObject({ $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: '1.4' });
-    expect(a.content.body[0]).toMatchObject({ type: 'TextBlock', text: 'Approval needed', wrap: true });
-    expect(a.content.body[1]).toMatchObject({ type: 'TextBlock', text: 'Deploy staging' });
-    expect(a.content.body[2]).toMatchObject({ type: 'FactSet', facts: expect.arrayContaining([{ title: 'Agent', value: 'codex' }, { title: 'Risk', value: 'high' }]) });
+    // TextBlock and FactSet text is markdown in Teams; TextRun text never is: request text goes only there.
+    const runs = (block: any) => block.inlines.map((i: any) => (expect(i.type).toBe('TextRun'), i.text)).join('');
+    expect(a.content.body[0]).toMatchObject({ type: 'RichTextBlock' });
+    expect(runs(a.content.body[0])).toBe('Approval needed');
+    expect(runs(a.content.body[1])).toBe(title);
+    expect(runs(a.content.body[2])).toBe('Agent: _codex_ · Risk: high · Kind: command');
+    expect(runs(a.content.body[3])).toBe('Roll out build 1234 to staging.');
+    const markdownText: string[] = [];
+    JSON.stringify(a.content, (k, v) => {
+      if (v && (v.type === 'TextBlock' || v.type === 'FactSet')) markdownText.push(JSON.stringify(v));
+      return v;
+    });
+    expect(markdownText.join()).not.toContain('evil.example');
+    expect(markdownText.join()).not.toContain('_codex_');
     expect(a.content.actions.map((x: any) => [x.type, x.title])).toEqual([['Action.OpenUrl', 'Approve'], ['Action.OpenUrl', 'Deny'], ['Action.OpenUrl', 'Open in countersign']]);
     expect(a.content.actions[2].url).toBe(`https://approvals.example.com/#/requests/${r.id}`);
   });
 
   it('google-chat: text plus a cardsV2 card with openLink buttons', async () => {
     await setup({ format: 'google-chat', decision_links: true });
-    const r = await createRequest(t!.api, { ...COMMAND, source: { agent: '<b>bot</b>' } });
+    const r = await createRequest(t!.api, { ...COMMAND, title: 'Deploy <users/all> [go](https://evil.example/)', source: { agent: '<b>bot</b>' } });
     const { body } = await oneMessage();
     expect(Object.keys(body).sort()).toEqual(['cardsV2', 'text']);
-    expect(body.text).toBe('Approval needed: Deploy staging');
+    // Chat's text syntax: `<users/all>` mentions everyone and `<url|text>` links; neither may form.
+    expect(body.text).toBe('Approval needed: Deploy <\u200busers/all> [\u200bgo](https://evil.example/)');
     expect(body.cardsV2).toHaveLength(1);
     const { cardId, card } = body.cardsV2[0];
     expect(cardId).toMatch(/^countersign-/);
-    expect(card.header).toEqual({ title: 'Approval needed', subtitle: 'Deploy staging' });
+    expect(card.header).toEqual({ title: 'Approval needed', subtitle: 'Deploy <users/all> [go](https://evil.example/)' });
     const widgets = card.sections[0].widgets;
     expect(widgets[0]).toEqual({ decoratedText: { topLabel: 'Agent', text: '&lt;b&gt;bot&lt;/b&gt;' } });
     const buttons = widgets.at(-1).buttonList.buttons;

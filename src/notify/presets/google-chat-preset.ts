@@ -2,6 +2,12 @@ import type { NoticeText } from '../notice-text.js';
 
 /** Google Chat card text takes a little HTML; request text is escaped so it stays text. */
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/**
+ * The message `text` uses Chat's own syntax, which has no escape: `<users/all>` mentions
+ * everyone and `<url|text>` (or, in Markdown mode, `[text](url)`) makes a link. A zero-width
+ * space after each `<` and `[` keeps request text from forming either, and reads the same.
+ */
+const chatText = (s: string) => s.replace(/[<[]/g, (c) => `${c}\u200b`);
 
 /**
  * A Google Chat incoming-webhook message: `text` (the line) and one `cardsV2` card: header
@@ -21,7 +27,7 @@ export function renderGoogleChat(n: NoticeText, eventId: string): unknown {
   ];
   widgets.push({ buttonList: { buttons } });
   return {
-    text: n.line,
+    text: chatText(n.line),
     cardsV2: [{ cardId: `countersign-${eventId}`, card: { header: { title: n.headline, subtitle: n.title }, sections: [{ widgets }] } }],
   };
 }
