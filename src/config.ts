@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
-import { closestMatch } from './closest-match.js';
-import { parseDuration } from './durations.js';
+import { closestMatch } from './lib/closest-match.js';
+import { parseDuration } from './lib/durations.js';
 import { DecideHookListSchema } from './decide-hooks/decide-hook-schema.js';
 import { HookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
 

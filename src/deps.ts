@@ -4,7 +4,7 @@ import type { RateLimit } from './auth/rate-limit.js';
 import type { TokenService } from './auth/token-service.js';
 import type { WebSessionService } from './auth/web-session-service.js';
 import type { BlobStore } from './blobs/blob-store.js';
-import type { Clock } from './clock.js';
+import type { Clock } from './lib/clock.js';
 import type { ClusterView } from './cluster/cluster-view.js';
 import type { Config } from './config.js';
 import type { FormatCatalog } from './formats/format-catalog.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { Decision, HandupRequest, Kind, Option, Outcome } from '../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
 import { answerText, asTitle } from './shared.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { CreateRequestBody, HandupRequest, Option, Risk } from '../requests/request-schema.js';
 import type { FollowUp, FrameContext, Normalized, WireAdapter } from './adapter.js';
 import { codeLanguage } from './code-language.js';

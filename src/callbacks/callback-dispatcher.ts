@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../lib/clock.js';
 import type { Config } from '../config.js';
-import { durationMs } from '../durations.js';
+import { durationMs } from '../lib/durations.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { HookConfig } from '../notify/hook-config.js';
 import type { HookSender } from '../notify/hook-sender.js';

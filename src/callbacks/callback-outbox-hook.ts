@@ -1,4 +1,4 @@
-import { newId } from '../ids.js';
+import { newId } from '../lib/ids.js';
 import type { TerminalHook } from '../requests/request-service.js';
 import { buildCallbackBody } from './callback-body.js';
 

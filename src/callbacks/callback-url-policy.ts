@@ -1,6 +1,6 @@
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 
 /**
  * The `callback_url` rules of product.md §6, checked at create time and again before each

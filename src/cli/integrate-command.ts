@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseDuration } from '../durations.js';
+import { parseDuration } from '../lib/durations.js';
 import { CliError, usageError } from './cli-error.js';
 import { connect, type CliContext } from './cli-context.js';
 import { DEFAULT_URL } from './client-settings.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { durationMs } from '../durations.js';
+import { durationMs } from '../lib/durations.js';
 import { ADMIN } from '../auth/principal.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { requestFacts } from '../policy/request-facts.js';
 import { compileMatch, type FactsTest } from '../policy/rule-matcher.js';
 import type { RequestEvents } from '../requests/request-events.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from '../durations.js';
+import { parseDuration } from '../lib/durations.js';
 import { RuleMatchSchema } from '../policy/rule-schema.js';
 
 /** `decide_hooks:` in the config file (policy.md §3): a program or a service that may decide. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { formatIssuePath } from '../errors.js';
+import { formatIssuePath } from '../lib/errors.js';
 
 /** What a decide hook answered (policy.md §3): no opinion, or a decision to apply. */
 export type HookAnswer = { type: 'none' } | { type: 'decide'; option: string; feedback: string | null; fields: Record<string, unknown> | null };

@@ -1,5 +1,5 @@
 import type { WireAdapter } from '../adapters/adapter.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 
 /** The handup format is served by POST /v1/requests, never by the native-format endpoints. */
 export const HANDUP_FORMAT = 'handup';

@@ -1,7 +1,7 @@
 import type { WireAdapter } from '../adapters/adapter.js';
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 
 /** `next` of the bridge's `countersign.controller_seq` and `?controller_seq=`: a positive safe integer. */
 export function isControllerSeq(n: unknown): n is number {

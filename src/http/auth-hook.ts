@@ -3,7 +3,7 @@ import type { AuthThrottle } from '../auth/auth-throttle.js';
 import { authenticateSecret, type Authenticated } from '../auth/authenticate-secret.js';
 import type { TokenService } from '../auth/token-service.js';
 import type { WebSessionService } from '../auth/web-session-service.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import './route-config.js';
 import { isSameOrigin } from './same-origin.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { validationError } from '../errors.js';
+import { validationError } from '../lib/errors.js';
 import { isControllerSeq } from '../formats/sequenced-reply.js';
 import { OnTimeoutSchema, TimeoutTextSchema, type OnTimeout } from '../requests/request-schema.js';
 import { durationParam, waitBudget } from './schemas.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from '../durations.js';
+import { parseDuration } from '../lib/durations.js';
 import { REQUEST_FORMATS } from '../formats/request-formats.js';
 import {
   CreateRequestSchema,

@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { createMcpServer } from './mcp-server.js';
 
 const SESSION_HEADER = 'mcp-session-id';

@@ -4,9 +4,9 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import { z } from 'zod';
 import type { RateLimit } from '../auth/rate-limit.js';
 import { submitterKey, type Principal } from '../auth/principal.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
-import { AppError, validationError } from '../errors.js';
+import { AppError, validationError } from '../lib/errors.js';
 import { MCP_FORMAT } from '../formats/request-formats.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import {

@@ -1,6 +1,6 @@
 import Mustache from 'mustache';
 import { z } from 'zod';
-import { parseDuration } from '../durations.js';
+import { parseDuration } from '../lib/durations.js';
 import { MatchSchema } from './request-matcher.js';
 
 /** The events a hook can ask for (notify.md §1); `events` defaults to all of them. */

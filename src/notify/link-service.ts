@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { Option } from '../requests/request-schema.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { StoredRequest } from '../storage/request-records.js';

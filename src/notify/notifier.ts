@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { durationMs } from '../durations.js';
-import { newId } from '../ids.js';
+import { durationMs } from '../lib/durations.js';
+import { newId } from '../lib/ids.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import type { TerminalTransition } from '../requests/request-service.js';
 import type { BurstWindow } from '../storage/notify-bursts.js';

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { decide } from '../requests/decision-rules.js';
 import type { Decision, HandupRequest, Outcome, Risk, Status } from '../requests/request-schema.js';
 import type { RequestFacts } from './request-facts.js';

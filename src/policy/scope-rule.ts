@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { escapeGlob, escapeRegExp } from './glob.js';
 import { commandPreview, requestTool } from './request-facts.js';

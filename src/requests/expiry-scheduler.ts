@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../lib/clock.js';
 import type { RequestEvents } from './request-events.js';
 import type { RequestService } from './request-service.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration, ONE_YEAR_MS } from '../durations.js';
+import { parseDuration, ONE_YEAR_MS } from '../lib/durations.js';
 
 /**
  * The handup Request as clients send it (POST /v1/requests) and as countersign stores and

@@ -1,9 +1,9 @@
 import type { Principal } from '../auth/principal.js';
 import { actorName, submitterKey } from '../auth/principal.js';
-import type { Clock } from '../clock.js';
-import { parseDuration } from '../durations.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { parseDuration } from '../lib/durations.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 import type { CreationVerdict } from '../policy/creation-verdict.js';
 import type { Scope } from '../policy/scope-rule.js';
 import type { HistoryFilters, ListFilters, StoredRequest } from '../storage/request-records.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../lib/clock.js';
 import { effectiveMode, type AutoModeName, type AutoState } from '../policy/auto-mode.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import type { AutoView, PolicyEvents } from './policy-events.js';

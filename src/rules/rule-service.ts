@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 import { decodeHistoryFacts, encodeHistoryFacts, historyFacts } from '../policy/history-facts.js';
 import { requestFacts } from '../policy/request-facts.js';
 import { compileRules, firstMatch, ruleOutcome, type CompiledRule, type PolicyRule } from '../policy/rule-evaluation.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { authenticateThrottled } from '../http/auth-hook.js';
 import { isSameOrigin } from '../http/same-origin.js';
 import { errors } from '../http/openapi.js';

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
 import { adapters } from '../../src/adapters/registry.js';
-import { AppError, validationError } from '../../src/errors.js';
+import { AppError, validationError } from '../../src/lib/errors.js';
 import { createFormatCatalog } from '../../src/formats/format-catalog.js';
 import { upstreamDecision } from '../../src/formats/upstream-decision.js';
 import { contentHash } from '../../src/requests/content-hash.js';

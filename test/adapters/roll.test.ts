@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
 import { rollAdapter, type RollContext } from '../../src/adapters/roll/index.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/lib/errors.js';
 import type { Decision, HandupRequest } from '../../src/requests/request-schema.js';
 import { loadSchema, newAjv } from '../helpers/upstream-schemas.js';
 import { loadFixtures } from '../helpers/fixtures.js';

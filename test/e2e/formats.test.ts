@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adapters } from '../../src/adapters/registry.js';
 import { loadConfig } from '../../src/config.js';
-import { durationMs } from '../../src/durations.js';
+import { durationMs } from '../../src/lib/durations.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount, show } from '../helpers/request-api.js';

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { validate } from '@readme/openapi-parser';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../../src/errors.js';
+import { ERRORS } from '../../src/lib/errors.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /**

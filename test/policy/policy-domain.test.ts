@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/lib/errors.js';
 import { autoDecision, autoRefusal, effectiveMode } from '../../src/policy/auto-mode.js';
 import { creationVerdict } from '../../src/policy/creation-verdict.js';
 import { compileGlob, escapeGlob } from '../../src/policy/glob.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN } from '../../src/auth/principal.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/lib/errors.js';
 import { RequestEvents, type RequestEvent } from '../../src/requests/request-events.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { CreateRequestSchema } from '../../src/requests/request-schema.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
 import type { Normalized, ReplyEnv, WireAdapter } from '../adapter.js';
 import { CREATED, EVENT, INTERACTION, REQUEST_V1, REQUEST_V2, flag, keyOf, type Built, type Envelope } from './common.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, Normalized, ReplyEnv } from '../adapter.js';
 import { asTitle, toolKind } from '../shared.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import type { Option } from '../../requests/request-schema.js';
 
 /** What the Roll relay frames share: UUID ids, sequences, native keys, the approve/deny options. */

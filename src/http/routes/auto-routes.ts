@@ -3,8 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorName } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
-import { parseDuration } from '../../durations.js';
-import { AppError } from '../../errors.js';
+import { parseDuration } from '../../lib/durations.js';
+import { AppError } from '../../lib/errors.js';
 import { AUTO_MODES } from '../../policy/auto-mode.js';
 import { ErrorDoc } from '../schemas.js';
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { parseDuration } from '../../durations.js';
+import { parseDuration } from '../../lib/durations.js';
 import { ErrorDoc } from '../schemas.js';
 
 const MuteDoc = z.object({
