@@ -1,4 +1,4 @@
-import type { TerminalTransition } from '../requests/request-service.js';
+import type { TerminalTransition } from '../requests/request-hooks.js';
 
 /**
  * The callback body (product.md §6), serialised once when the outbox row is written and sent

@@ -1,5 +1,5 @@
 import { newId } from '../lib/ids.js';
-import type { TerminalHook } from '../requests/request-service.js';
+import type { TerminalHook } from '../requests/request-hooks.js';
 import { buildCallbackBody } from './callback-body.js';
 
 /**

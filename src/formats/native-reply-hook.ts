@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ReplyEnv } from '../adapters/adapter.js';
 import { newId } from '../lib/ids.js';
-import type { TerminalHook } from '../requests/request-service.js';
+import type { TerminalHook } from '../requests/request-hooks.js';
 import { HANDUP_FORMAT, type FormatCatalog } from './format-catalog.js';
 import { isUpstreamActor } from './upstream-decision.js';
 

@@ -1,4 +1,4 @@
-import type { ArrivalHook } from '../requests/request-service.js';
+import type { ArrivalHook } from '../requests/request-hooks.js';
 import { mutedBy } from './mute-match.js';
 
 /**

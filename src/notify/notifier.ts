@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { durationMs } from '../lib/durations.js';
 import { newId } from '../lib/ids.js';
 import type { HandupRequest } from '../requests/request-schema.js';
-import type { TerminalTransition } from '../requests/request-service.js';
+import type { TerminalTransition } from '../requests/request-hooks.js';
 import type { BurstWindow } from '../storage/notify-bursts.js';
 import type { StoredRequest } from '../storage/request-records.js';
 import type { WriteTx } from '../storage/store.js';

@@ -1,5 +1,5 @@
 import { creationVerdict, type CreationVerdict } from '../policy/creation-verdict.js';
-import type { CreationPolicy } from '../requests/request-service.js';
+import type { CreationPolicy } from '../requests/request-hooks.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import type { WriteTx } from '../storage/store.js';
 import type { RuleService } from './rule-service.js';
