@@ -19,13 +19,14 @@ import { registerHealthRoutes } from './http/routes/health-routes.js';
 import { registerHistoryRoutes } from './http/routes/history-routes.js';
 import { registerHookRoutes } from './http/routes/hook-routes.js';
 import { registerLinkKeyRoutes } from './http/routes/link-key-routes.js';
-import { registerLinkRoutes } from './http/routes/link-routes.js';
 import { registerMuteRoutes } from './http/routes/mute-routes.js';
 import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerRuleRoutes } from './http/routes/rule-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
 import { registerMcpRoute } from './mcp/mcp-route.js';
+import { registerBridgeRoute } from './ws/bridge-route.js';
 import { registerEventsRoute } from './ws/events-route.js';
+import { registerLinkRoutes } from './web/link-routes.js';
 import { registerPageRoutes } from './web/page-routes.js';
 import { registerSessionRoutes } from './web/session-routes.js';
 
@@ -82,6 +83,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerAutoRoutes(app, deps);
   registerEventsRoute(app, deps);
   registerFormatRoutes(app, deps);
+  registerBridgeRoute(app, deps);
   registerClaudeCodeHookRoute(app, deps);
   registerMcpRoute(app, deps);
   registerSessionRoutes(app, deps);
