@@ -8,7 +8,7 @@ import type { Clock } from './lib/clock.js';
 import type { ClusterView } from './cluster/cluster-view.js';
 import type { Config } from './config.js';
 import type { FormatCatalog } from './formats/format-catalog.js';
-import type { NativeIntake } from './formats/native-intake.js';
+import type { RequestIntake } from './formats/request-intake.js';
 import type { HookSender } from './notify/hook-sender.js';
 import type { LinkService } from './notify/link-service.js';
 import type { MuteService } from './notify/mute-service.js';
@@ -45,7 +45,7 @@ export interface Deps {
   hub: EventsHub;
   /** The wire formats served (the adapter registry, unless a test wires its own). */
   formats: FormatCatalog;
-  nativeIntake: NativeIntake;
+  intake: RequestIntake;
   /** This daemon and the others on the store. */
   cluster: ClusterView;
   /** Notifications (notify.md): the hooks' outbox writer, its events, mutes and decision links. */

@@ -21,7 +21,7 @@ import { createDecideHookRunner } from './decide-hooks/decide-hook-runner.js';
 import type { Deps } from './deps.js';
 import { durationMs } from './lib/durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
-import { createNativeIntake } from './formats/native-intake.js';
+import { createRequestIntake } from './formats/request-intake.js';
 import { createNativeDecisionCheck } from './formats/native-decision-check.js';
 import { createNativeReplyHook } from './formats/native-reply-hook.js';
 import { newId } from './lib/ids.js';
@@ -144,7 +144,7 @@ export function createDeps(
       policy: policyEvents,
     }),
     formats,
-    nativeIntake: createNativeIntake({ requests, config, clock }),
+    intake: createRequestIntake({ requests, config, clock }),
     cluster: createClusterView({
       store,
       clock,

@@ -58,7 +58,7 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
       requests: deps.requests,
       waiters: deps.waiters,
       rateLimit: deps.rateLimit,
-      config: deps.config,
+      intake: deps.intake,
       clock: deps.clock,
       version: deps.version,
       principal: request.principal,

@@ -12,7 +12,7 @@ const FormatParams = z.strictObject({ format: z.string() });
 /** `GET /v1/formats/{format}/ws`: a bridge's WebSocket, native frames in and native replies out. */
 export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { formats, nativeIntake, requests, config } = deps;
+  const { formats, intake, requests, config } = deps;
 
   r.get('/v1/formats/:format/ws', {
     websocket: true,
@@ -31,7 +31,7 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
       adapter: formats.native(request.params.format),
       principal: request.principal,
       query: parseFormatQuery(request.query, 'socket'),
-      intake: nativeIntake,
+      intake,
       requests,
       events: deps.events,
       rateLimit: deps.rateLimit,

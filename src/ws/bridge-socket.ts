@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal.js';
 import type { RateLimit } from '../auth/rate-limit.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError, toErrorBody, validationError } from '../lib/errors.js';
-import type { NativeIntake } from '../formats/native-intake.js';
+import type { RequestIntake } from '../formats/request-intake.js';
 import { isControllerSeq, requireSequencedFormat, sequencedReply } from '../formats/sequenced-reply.js';
 import { parseJson } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
@@ -19,7 +19,7 @@ export interface BridgeSocketOptions {
   principal: Principal;
   /** The upgrade request's query: overrides and context for every frame on this socket. */
   query: FormatQuery;
-  intake: NativeIntake;
+  intake: RequestIntake;
   requests: RequestService;
   events: RequestEvents;
   rateLimit: RateLimit;

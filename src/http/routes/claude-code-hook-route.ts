@@ -37,7 +37,7 @@ const HookOutputDoc = z
  */
 export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { formats, nativeIntake, requests, waiters, rateLimit } = deps;
+  const { formats, intake, requests, waiters, rateLimit } = deps;
   const readGit = createGitContextReader({ now: () => deps.clock.now() });
 
   r.post(`/v1/formats/${FORMAT}/hook`, {
@@ -59,9 +59,9 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
     const principal = request.principal;
 
     if (!isAskingEvent(hook.hook_event_name)) {
-      const asked = await nativeIntake.readFollowUp(adapter, request.body, {}, principal);
+      const asked = await intake.readFollowUp(adapter, request.body, {}, principal);
       try {
-        await nativeIntake.applyFollowUp(adapter, asked, principal);
+        await intake.applyFollowUp(adapter, asked, principal);
       } catch (err) {
         // A tool call countersign never saw (another matcher, an allow rule in Claude Code): nothing to end.
         if (!(err instanceof AppError && err.code === 'not_found')) throw err;
@@ -73,7 +73,7 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
     const git = repo === undefined && branch === undefined && hook.cwd ? await readGit(hook.cwd) : null;
     if (repo ?? git?.repo) context.repo = (repo ?? git?.repo)!;
     if (branch ?? git?.branch) context.branch = (branch ?? git?.branch)!;
-    const { stored } = await nativeIntake.submit(adapter, request.body, {
+    const { stored } = await intake.submit(adapter, request.body, {
       principal,
       overrides,
       context,

@@ -33,7 +33,7 @@ function withReply(stored: StoredRequest) {
  */
 export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { formats, nativeIntake, requests, waiters } = deps;
+  const { formats, intake, requests, waiters } = deps;
   // For the document only: the handler resolves the format itself (404 unknown_format).
   const formatParam = { format: z.enum(formats.nativeFormats() as [string, ...string[]]).describe('A native wire format') };
 
@@ -67,7 +67,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'request');
     const principal = request.principal;
-    const { stored, created } = await nativeIntake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
+    const { stored, created } = await intake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
     const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
     return reply.code(created ? 201 : 200).send(withReply(answer));
   });
@@ -109,8 +109,8 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   }, async (request, reply) => {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'follow-up');
-    const asked = await nativeIntake.readFollowUp(adapter, request.body, query.context, request.principal);
-    const result = await nativeIntake.applyFollowUp(adapter, asked, request.principal);
+    const asked = await intake.readFollowUp(adapter, request.body, query.context, request.principal);
+    const result = await intake.applyFollowUp(adapter, asked, request.principal);
     if (result.ignored) return reply.code(202).send({ ignored: true });
     const many = result.requests ? { requests: result.requests.map((s) => s.record) } : {};
     return reply.code(200).send({ request: result.stored.record, ...many });
