@@ -14,6 +14,7 @@ import { registerBlobRoutes } from './http/routes/blob-routes.js';
 import { registerClaudeCodeHookRoute } from './http/routes/claude-code-hook-route.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
 import { registerDeliveryRoutes } from './http/routes/delivery-routes.js';
+import { registerFormatListRoute } from './http/routes/format-list-route.js';
 import { registerFormatRoutes } from './http/routes/format-routes.js';
 import { registerHealthRoutes } from './http/routes/health-routes.js';
 import { registerHistoryRoutes } from './http/routes/history-routes.js';
@@ -82,6 +83,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerRuleRoutes(app, deps);
   registerAutoRoutes(app, deps);
   registerEventsRoute(app, deps);
+  registerFormatListRoute(app, deps);
   registerFormatRoutes(app, deps);
   registerBridgeRoute(app, deps);
   registerClaudeCodeHookRoute(app, deps);

@@ -4,8 +4,6 @@
  * ending is never re-added, whatever order a resync and the events arrive in.
  */
 
-export const FORMATS = ['handup', 'paperclip', 'ask', 'roll', 'alp', 'claude-code', 'mcp'];
-
 export function createPendingStore() {
   const items = new Map();
   const formats = new Map();

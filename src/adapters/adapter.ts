@@ -94,6 +94,14 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
   /** Native follow-up frames; absent when the format has none. */
   readonly followUpSchema?: z.ZodType<Follow>;
   /**
+   * This format's settings under `formats.<format>` in the configuration, with their defaults;
+   * each is also set by `COUNTERSIGN_FORMATS_<FORMAT>_<KEY>`. `default_timeout` (a duration or
+   * "none"): the timeout of requests that give none and carry no deadline of their own, for a
+   * protocol with a deadline of its own. Absent: the format has no settings, and its requests
+   * take `requests.default_timeout`.
+   */
+  readonly config?: { readonly default_timeout: string };
+  /**
    * Frame → handup Request. Throws AppError('invalid_frame') for semantic gaps and
    * AppError('unsupported_frame') for a well-formed frame that asks nothing of a human.
    */

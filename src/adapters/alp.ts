@@ -354,6 +354,8 @@ export const alpAdapter = {
   format: 'alp',
   frameSchema: AlpFrameSchema,
   followUpSchema: AlpFrameSchema,
+  // ALP's own `userAskTimeoutMs`.
+  config: { default_timeout: '30m' },
   normalize,
   renderReply,
   followUp,

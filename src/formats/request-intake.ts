@@ -54,8 +54,6 @@ export interface RequestIntakeDeps {
  * MCP, a native frame over HTTP or a bridge WebSocket), and the path of native follow-up frames.
  */
 export function createRequestIntake({ requests, config, clock }: RequestIntakeDeps) {
-  const formatDefaults = config.formats as Readonly<Record<string, { default_timeout: string } | undefined>>;
-
   /**
    * Ends each of this submitter's pending requests of the session, one by one through
    * resolveUpstream (so each gets its audit row, event and terminal hooks). None pending, or all
@@ -102,7 +100,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       if (body.on_timeout === 'approve') requireTimeoutApprove(principal, onTimeoutFrom.code, onTimeoutFrom.field);
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
       const draft = draftFromBody(body, {
-        defaultTimeout: formatDefaults[format]?.default_timeout ?? config.requests.default_timeout,
+        defaultTimeout: config.formats[format]?.default_timeout ?? config.requests.default_timeout,
         integration: principal.kind === 'submit' ? principal.name : null,
       });
       await admit?.();

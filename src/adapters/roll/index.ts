@@ -79,6 +79,8 @@ export const rollAdapter = {
   format: 'roll',
   frameSchema: RollFrameSchema,
   followUpSchema: RollFrameSchema,
+  // The Companion's own local deadline for an approval.
+  config: { default_timeout: '5m' },
   normalize,
   renderReply,
   followUp,

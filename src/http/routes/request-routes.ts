@@ -6,7 +6,7 @@ import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { CreateRequestSchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
-import { AuditEntryDoc, IdParams, ListQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
+import { AuditEntryDoc, IdParams, listQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
 
 export const WAIT_DEFAULT_MS = 25_000;
 
@@ -28,7 +28,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
   });
 
   r.get('/v1/requests', {
-    schema: { summary: 'List requests, newest first', querystring: ListQuery, response: { 200: z.array(RequestDoc) } },
+    schema: { summary: 'List requests, newest first', querystring: listQuery(deps.formats.requestFormats()), response: { 200: z.array(RequestDoc) } },
   }, async (request) => {
     const q = request.query;
     return (await requests.list(q)).map((s) => s.record);

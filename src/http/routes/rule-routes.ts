@@ -7,7 +7,7 @@ import type { Deps } from '../../deps.js';
 import { validationError } from '../../lib/errors.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { newId } from '../../lib/ids.js';
-import { StoredRuleInputSchema } from '../../policy/rule-schema.js';
+import { ruleMatchSchema, ruleSchemas, type StoredRuleInput } from '../../policy/rule-schema.js';
 import { contentHash } from '../../requests/content-hash.js';
 import type { RequestDraft } from '../../requests/request-draft.js';
 import { CreateRequestSchema, type HandupRequest } from '../../requests/request-schema.js';
@@ -28,12 +28,14 @@ const NativeTestSchema = z.strictObject({
   integration: z.string().min(1).max(256).optional(),
 });
 
-const SimulateSchema = z.strictObject({
-  rules: z.array(StoredRuleInputSchema).max(1000).optional(),
-  since: z.number().int().min(0).optional(),
-  until: z.number().int().min(0).optional(),
-  limit: z.number().int().min(1).max(SIMULATION_MAX).optional(),
-});
+/** `POST /v1/rules/simulate`: a candidate rule list (default: the current one) and the window of history. */
+const simulateSchema = (rule: z.ZodType<StoredRuleInput>) =>
+  z.strictObject({
+    rules: z.array(rule).max(1000).optional(),
+    since: z.number().int().min(0).optional(),
+    until: z.number().int().min(0).optional(),
+    limit: z.number().int().min(1).max(SIMULATION_MAX).optional(),
+  });
 
 const RuleIdParams = z.strictObject({ id: z.string().min(1).max(64) });
 
@@ -47,6 +49,9 @@ function previewRecord(draft: RequestDraft, now: number): HandupRequest {
 export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { rules, intake } = deps;
+  // A rule's `format` matcher names one of the formats this daemon serves.
+  const StoredRuleInputSchema = ruleSchemas(ruleMatchSchema(deps.formats.requestFormats())).storedInput;
+  const SimulateSchema = simulateSchema(StoredRuleInputSchema);
 
   r.get('/v1/rules', {
     schema: { summary: 'Every rule in evaluation order (config file first, then stored, oldest first), with hits', response: { 200: z.array(RuleDoc) } },
