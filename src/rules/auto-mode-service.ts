@@ -61,9 +61,10 @@ export function createAutoModeService({ store, clock, events, log }: AutoModeSer
     });
   }
 
-  async function set(mode: AutoModeName, until: number | null, actor: string, reason?: string): Promise<AutoView> {
+  async function set(mode: AutoModeName, forMs: number | null, actor: string, reason?: string): Promise<AutoView> {
+    // One reading of the clock: `until` is exactly `for` after `set_at`.
     const at = clock.now();
-    const state: AutoState = { mode, until: mode === 'off' ? null : until, set_at: at, set_by: actor };
+    const state: AutoState = { mode, until: mode === 'off' || forMs === null ? null : at + forMs, set_at: at, set_by: actor };
     const view = toView(state, at);
     await store.write(async (tx) => {
       const previous = (await tx.policy.state()).auto;
@@ -91,7 +92,7 @@ export function createAutoModeService({ store, clock, events, log }: AutoModeSer
 
     /** `PUT /v1/auto`: `for` (ms) only with low or all. */
     set(mode: AutoModeName, forMs: number | null, actor: string): Promise<AutoView> {
-      return set(mode, forMs === null ? null : clock.now() + forMs, actor);
+      return set(mode, forMs, actor);
     },
 
     /** At start: auto mode is runtime only, so a (re)starting daemon turns it off. */
