@@ -51,7 +51,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     clientErrorHandler,
   });
 
-  // The API speaks JSON only (product.md §4): a text/plain body is 415, not parsed as a string.
+  // The API speaks JSON only (docs/api.md): a text/plain body is 415, not parsed as a string.
   // Scopes that take other bodies (blobs) install their own parsers.
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);

@@ -48,14 +48,14 @@ export interface Deps {
   intake: RequestIntake;
   /** This daemon and the others on the store. */
   cluster: ClusterView;
-  /** Notifications (notify.md): the hooks' outbox writer, its events, mutes and decision links. */
+  /** Notifications: the hooks' outbox writer, its events, mutes and decision links. */
   notify: NotifyEvents;
   notifier: Notifier;
   mutes: MuteService;
   links: LinkService;
   /** One attempt of one hook message (the delivery worker, and hook tests). */
   hookSender: HookSender;
-  /** Policy (policy.md): rules, auto mode, and their change events. */
+  /** Policy: rules, auto mode, and their change events. */
   rules: RuleService;
   auto: AutoModeService;
   policyEvents: PolicyEvents;

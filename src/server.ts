@@ -176,7 +176,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   try {
     admin = resolveAdminToken(config.data_dir, config.admin_token);
     deps = createDeps(config, store, admin.token, { ...options, clock, log, node });
-    // Rule ids are unique across the config file and the store (policy.md §1).
+    // Rule ids are unique across the config file and the store.
     const clashes = await deps.rules.checkConfigIds();
     if (clashes.length) throw new ConfigError(`invalid configuration:\n  rules: rule id "${clashes[0]}" is already a stored rule (remove it over the API, or rename the config rule)`);
   } catch (err) {

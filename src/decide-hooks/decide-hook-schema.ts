@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseDuration } from '../lib/durations.js';
 import { RuleMatchSchema, type RuleMatchSchemaType } from '../policy/rule-schema.js';
 
-/** `decide_hooks:` in the config file (policy.md §3): a program or a service that may decide. */
+/** `decide_hooks:` in the config file: a program or a service that may decide. */
 
 export const HOOK_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export const DEFAULT_HOOK_TIMEOUT = '10s';

@@ -126,7 +126,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
         throw new AppError('unsupported_frame', `expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
       }
 
-      // The record's dedupe_key holds the native key (formats.md §1), so its limit is checked too.
+      // The record's dedupe_key holds the native key (docs/formats/README.md), so its limit is checked too.
       const checked = CreateRequestSchema.safeParse({ ...normalized.request, dedupe_key: key });
       if (!checked.success) {
         const err = validationError('invalid_frame', checked.error.issues);

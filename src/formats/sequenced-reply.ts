@@ -14,7 +14,7 @@ export function requireSequencedFormat(adapter: WireAdapter, code: 'invalid_quer
 }
 
 /**
- * A stored native reply as sent with the bridge's sequence number `seq` (formats.md §2): the
+ * A stored native reply as sent with the bridge's sequence number `seq` (docs/formats/paperclip.md): the
  * adapter stamps it, with fresh ids, or says it takes no number (`sequenced: false`, sent as is).
  */
 export function sequencedReply(adapter: WireAdapter, reply: unknown, seq: number, clock: Clock): { reply: unknown; sequenced: boolean } {

@@ -42,7 +42,7 @@ export async function authenticateThrottled({ tokens, sessions, throttle }: Secr
 }
 
 /**
- * Authenticates every route but the public ones (product.md §5) before anything else runs,
+ * Authenticates every route but the public ones before anything else runs,
  * WebSocket upgrades included. The one credential is `Authorization: Bearer`: a token (admin
  * or submit) or a reviewer page's session secret. Cookies are never read, so nothing a browser
  * sends on its own (to this port or any other) authenticates anything. Routes are admin-only

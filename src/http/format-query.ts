@@ -5,7 +5,7 @@ import { OnTimeoutSchema, TimeoutTextSchema, type OnTimeout } from '../requests/
 import { durationParam, waitBudget } from './schemas.js';
 
 /**
- * The query of a native-format submission (formats.md §1): the handup fields a native frame
+ * The query of a native-format submission (docs/formats/README.md): the handup fields a native frame
  * cannot carry (`timeout`, `on_timeout`, `callback_url`), `wait` for the HTTP long-poll, and
  * every other key as per-format context for the adapter (e.g. Ask's `session`).
  */

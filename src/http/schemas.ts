@@ -66,7 +66,7 @@ export const listQuery = (formats: readonly string[]) =>
 export const HistoryQuery = z.strictObject({
   cursor: z.string().max(256).optional(),
   limit: limitParam(50, 500),
-  // `auto`: decided by a rule, auto mode or a decide hook (policy.md §1), whatever the outcome.
+  // `auto`: decided by a rule, auto mode or a decide hook, whatever the outcome.
   outcome: csvOf([...TERMINAL_STATUSES, 'auto'] as unknown as readonly [string, ...string[]]).optional(),
   kind: csvOf(KINDS).optional(),
   agent: csv.optional(),

@@ -45,7 +45,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * `/mcp`: the MCP server over the Streamable HTTP transport of the official SDK (agents.md §2),
+ * `/mcp`: the MCP server over the Streamable HTTP transport of the official SDK,
  * behind the same bearer auth as every route (submit or admin; 401 without). POST carries every
  * JSON-RPC message; there is no server-to-client stream to open (GET) nor session to end (DELETE)
  * in stateless mode, so those are 405.

@@ -102,7 +102,7 @@ function failure(err: unknown): CallToolResult {
 }
 
 /**
- * The MCP server (agents.md §2) for one caller: the tools create and read requests through the
+ * The MCP server for one caller: the tools create and read requests through the
  * same service as the HTTP API, so a submit token sees and ends only its own requests. Made per
  * HTTP request (stateless transport): nothing is kept between calls.
  */

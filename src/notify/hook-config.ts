@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseDuration } from '../lib/durations.js';
 import { RuleMatchSchema, type RuleMatchSchemaType } from '../policy/rule-schema.js';
 
-/** The events a hook can ask for (notify.md §1); `events` defaults to all of them. */
+/** The events a hook can ask for; `events` defaults to all of them. */
 export const HOOK_EVENTS = [
   'request.created',
   'request.decided',

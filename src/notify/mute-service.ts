@@ -14,7 +14,7 @@ export interface NewMute {
 }
 
 /**
- * Mutes (notify.md §2), stored so they hold on every daemon and across restarts. Every change
+ * Mutes, stored so they hold on every daemon and across restarts. Every change
  * emits `mutes.changed` here after commit and, through the store, on the other daemons.
  */
 export function createMuteService({ store, clock, events }: { store: Store; clock: Clock; events: NotifyEvents }) {

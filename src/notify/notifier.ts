@@ -43,7 +43,7 @@ function sourceOf(stored: StoredRequest): { agent: string; session: string } {
 }
 
 /**
- * The notification outbox writer (notify.md). Every event a hook hears of is decided and
+ * The notification outbox writer. Every event a hook hears of is decided and
  * written here, inside the transaction that caused it: request creation (only for requests
  * still pending), each terminal transition, and the scheduler's reminders, expiring notices
  * and burst summaries. It checks mutes and burst windows (both in the store, so several daemons

@@ -4,7 +4,7 @@ import { KINDS, RiskSchema, RISKS, TimeoutTextSchema } from '../requests/request
 import { compileGlob } from './glob.js';
 
 /**
- * A rule as the config file's `rules:` list and `POST /v1/rules` take it (policy.md §1).
+ * A rule as the config file's `rules:` list and `POST /v1/rules` take it.
  * Every regex and glob is compiled here, so a rule that parses is a rule that runs.
  */
 

@@ -61,7 +61,7 @@ export type ArrivalHook = (stored: StoredRequest, tx: WriteTx, at: number) => Pr
 export type CreatedHook = (stored: StoredRequest, tx: WriteTx, at: number) => Promise<void>;
 
 /**
- * Rules and auto mode at creation (policy.md §5), read inside the creating transaction before
+ * Rules and auto mode at creation, read inside the creating transaction before
  * the request is stored. Wired from src/rules; absent, every request waits for a person.
  */
 export interface CreationPolicy {
@@ -70,5 +70,5 @@ export interface CreationPolicy {
   hit(tx: WriteTx, ruleId: string, at: number): Promise<void>;
 }
 
-/** Stores the rule a scoped approval asks for (policy.md §2) in the decision's transaction; its id. */
+/** Stores the rule a scoped approval asks for in the decision's transaction; its id. */
 export type ScopedAllow = (tx: WriteTx, record: HandupRequest, scope: Scope, actor: string, at: number) => Promise<string>;

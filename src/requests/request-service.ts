@@ -55,7 +55,7 @@ const EXPIRY_BATCH = 500;
 
 export function createRequestService({ store, clock, events, terminalHooks = [], decisionChecks = [], arrivalHooks = [], createdHooks = [], policy, scopedAllow }: RequestServiceDeps) {
   function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
-    // Someone else's request is indistinguishable from a missing one (product.md §5).
+    // Someone else's request is indistinguishable from a missing one.
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
       throw new AppError('not_found', `request ${id} not found`);
     }
@@ -207,7 +207,7 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
           if (next.decision.feedback) details.feedback = next.decision.feedback;
           final = await finish(tx, stored, { status: next.status, decision: next.decision }, 'request.decided', { event: 'decided', actor, details }, now);
         } else if (verdict.type === 'none') {
-          // No rule matched: a mute may still dismiss a notice on arrival (notify.md §2).
+          // No rule matched: a mute may still dismiss a notice on arrival.
           for (const hook of arrivalHooks) {
             const ended = await hook(stored, tx, now);
             if (!ended) continue;

@@ -23,7 +23,7 @@ const toView = (s: AutoState, now: number): AutoView =>
   effectiveMode(s, now) === 'off' ? { mode: 'off', until: null, set_at: s.set_at, set_by: s.set_by } : { ...s };
 
 /**
- * Auto mode (policy.md §4): one state in the store, so every daemon on it applies the same mode
+ * Auto mode: one state in the store, so every daemon on it applies the same mode
  * to the requests it creates. Runtime only: a daemon's start turns it off (for every daemon on
  * the store). A mode set `for` a while turns itself off when that runs out: each daemon keeps a
  * timer, the first to fire switches it off (a conditional update) and tells the others.

@@ -23,7 +23,7 @@ const NewSessionDoc = SessionDoc.extend({ session: z.string(), expires_at: z.num
  * exchanged for a fresh session secret, which the page keeps in its tab's sessionStorage and
  * sends as `Authorization: Bearer`. No cookie is ever set: a cookie for 127.0.0.1 also goes to
  * every other port of 127.0.0.1, where any local server could replay it. Only the admin
- * token reviews (product.md §5), so only it can sign in; a session cannot mint another.
+ * token reviews, so only it can sign in; a session cannot mint another.
  */
 export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();

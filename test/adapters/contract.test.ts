@@ -33,7 +33,6 @@ export function fixedReplyEnv(): ReplyEnv {
  * `"stored": {"record": <handup request body, as normalize makes it>, "context": <the adapter's context>}`:
  * the pending request the frame's native key finds, handed to `followUp` as the intake does.
  */
-type Fixture = { kind: 'request' | 'invalid' | 'followup'; description: string; frame: unknown; query?: Record<string, string>; [k: string]: any };
 
 /** The pending record the daemon would store for a normalised request body (fixed id and times). */
 function pendingRecord(body: unknown): HandupRequest {

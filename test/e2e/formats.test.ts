@@ -13,7 +13,7 @@ import { startTestServer, type ApiClient, type TestServer } from '../helpers/tes
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * The native-format endpoints over a real port (formats.md §1): every registered native format
+ * The native-format endpoints over a real port (docs/formats/README.md): every registered native format
  * runs its `e2e-request.json` / `e2e-cancel.json` fixtures through HTTP, the bridge WebSocket and
  * the reviewers' stream; the error paths run once against a test-only format.
  */

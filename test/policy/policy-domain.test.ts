@@ -71,7 +71,7 @@ describe('rule schema', () => {
     return r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n');
   };
 
-  it('takes the examples of policy.md', () => {
+  it('takes the documented examples', () => {
     expect(
       RuleListSchema.safeParse([
         { id: 'read-only-git', match: { agent: 'claude-code', kind: 'command', command: '^git (status|diff|log)( |$)' }, action: 'approve' },

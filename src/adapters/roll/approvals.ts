@@ -6,7 +6,7 @@ import { asTitle, toolKind } from '../shared.js';
 import { APPROVE_DENY, nativeKey, relayRequest, sequence, unsupported, uuid } from './common.js';
 
 /**
- * Runtime approvals inside `runtime.event` frames (Relay 1.0, formats.md §4): `approval.required`
+ * Runtime approvals inside `runtime.event` frames (Relay 1.0, docs/formats/roll.md): `approval.required`
  * in its full Runtime form or the Runtime 1.1 projection, answered with `approval.respond`
  * (Runtime 1.0) or `approval.candidate` (Runtime 1.1 on, which refuses approval.respond).
  */

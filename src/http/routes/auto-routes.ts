@@ -10,7 +10,7 @@ import { ErrorDoc } from '../schemas.js';
 
 const AutoDoc = z.object({ mode: z.enum(AUTO_MODES), until: z.number().nullable(), set_at: z.number().nullable(), set_by: z.string().nullable() });
 
-/** Auto mode (policy.md §4): admin only, runtime only. */
+/** Auto mode: admin only, runtime only. */
 export function registerAutoRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 

@@ -11,7 +11,7 @@ import { ErrorDoc } from '../schemas.js';
 
 /** How long a hook call waits for the decision unless it says otherwise. */
 export const HOOK_WAIT_DEFAULT_MS = 55_000;
-/** The longest a hook call is held (agents.md §1); longer asks are capped. */
+/** The longest a hook call is held (docs/formats/claude-code.md); longer asks are capped. */
 export const HOOK_WAIT_MAX_MS = 10 * 60_000;
 
 const HookQuery = z.strictObject({
@@ -29,7 +29,7 @@ const HookOutputDoc = z
   .describe("Claude Code's hook output: PreToolUse permissionDecision allow / deny / ask, PermissionRequest decision.behavior allow / deny, or {}");
 
 /**
- * `POST /v1/formats/claude-code/hook` (agents.md §1): Claude Code's hook JSON in, its hook output
+ * `POST /v1/formats/claude-code/hook` (docs/formats/claude-code.md): Claude Code's hook JSON in, its hook output
  * out, held until the request ends or `wait` runs out. The same URL takes the follow-up hooks
  * (PostToolUse, PostToolUseFailure, PermissionDenied, SessionEnd) and answers them `{}`, so one
  * hook URL serves every event. Whatever the hook answers, the request stays in countersign: a

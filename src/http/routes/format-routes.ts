@@ -27,7 +27,7 @@ function withReply(stored: StoredRequest) {
 }
 
 /**
- * The native-format endpoints (formats.md §1): agents and bridges send frames in their own
+ * The native-format endpoints (docs/formats/README.md): agents and bridges send frames in their own
  * protocol and read back the native reply. The frame's shape depends on `{format}`, so bodies
  * are parsed by the adapter in the handler rather than by a route schema.
  */

@@ -49,7 +49,7 @@ function describe(h: HookConfig) {
   };
 }
 
-/** Event hooks (notify.md §1): listed with their last delivery, their deliveries, a test send. Admin only. */
+/** Event hooks: listed with their last delivery, their deliveries, a test send. Admin only. */
 export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const hookOr404 = (name: string) => {

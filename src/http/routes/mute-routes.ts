@@ -25,7 +25,7 @@ const MuteBody = z.strictObject({
   dismiss_notices: z.boolean().optional(),
 });
 
-/** Mutes (notify.md §2), admin only. A mute with neither agent nor session silences every source. */
+/** Mutes, admin only. A mute with neither agent nor session silences every source. */
 export function registerMuteRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 

@@ -18,7 +18,7 @@ import { ErrorDoc, limitParam } from '../schemas.js';
 
 const RuleDoc = z
   .looseObject({ id: z.string(), source: z.enum(['config', 'stored']), match: z.looseObject({}), action: z.string(), hits: z.number(), last_hit_at: z.number().nullable() })
-  .describe('A rule as listed (policy.md §1)') as unknown as z.ZodType<RuleView>;
+  .describe('A rule as listed') as unknown as z.ZodType<RuleView>;
 
 /** `POST /v1/rules/test` with a native frame: the frame, the query a submission would carry, and the token name to assume. */
 const NativeTestSchema = z.strictObject({
@@ -45,7 +45,7 @@ function previewRecord(draft: RequestDraft, now: number): HandupRequest {
   return { id: newId(now), ...fields, status: 'pending', content_hash: contentHash(fields), created_at: now, expires_at: timeoutMs === null ? null : now + timeoutMs, decision: null };
 }
 
-/** The policy's rules (policy.md §1): list, add, remove, dry runs; and the policy audit log. Admin only. */
+/** The policy's rules: list, add, remove, dry runs; and the policy audit log. Admin only. */
 export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { rules, intake } = deps;
