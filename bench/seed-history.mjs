@@ -18,7 +18,7 @@ const OPTIONS = [
 
 export async function seedHistory(dataDir, count, { now = Date.now() } = {}) {
   const { openSqliteStore } = await import(join(ROOT, 'dist', 'storage', 'sqlite', 'sqlite-store.js'));
-  const { newId } = await import(join(ROOT, 'dist', 'ids.js'));
+  const { newId } = await import(join(ROOT, 'dist', 'lib', 'ids.js'));
   const { encodeHistoryFacts, historyFacts } = await import(join(ROOT, 'dist', 'policy', 'history-facts.js'));
   const store = openSqliteStore(join(dataDir, 'countersign.db'), { synchronous: 'normal' });
   const batch = 2000;

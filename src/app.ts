@@ -14,18 +14,20 @@ import { registerBlobRoutes } from './http/routes/blob-routes.js';
 import { registerClaudeCodeHookRoute } from './http/routes/claude-code-hook-route.js';
 import { registerDecisionRoutes } from './http/routes/decision-routes.js';
 import { registerDeliveryRoutes } from './http/routes/delivery-routes.js';
+import { registerFormatListRoute } from './http/routes/format-list-route.js';
 import { registerFormatRoutes } from './http/routes/format-routes.js';
 import { registerHealthRoutes } from './http/routes/health-routes.js';
 import { registerHistoryRoutes } from './http/routes/history-routes.js';
 import { registerHookRoutes } from './http/routes/hook-routes.js';
 import { registerLinkKeyRoutes } from './http/routes/link-key-routes.js';
-import { registerLinkRoutes } from './http/routes/link-routes.js';
 import { registerMuteRoutes } from './http/routes/mute-routes.js';
 import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerRuleRoutes } from './http/routes/rule-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
 import { registerMcpRoute } from './mcp/mcp-route.js';
+import { registerBridgeRoute } from './ws/bridge-route.js';
 import { registerEventsRoute } from './ws/events-route.js';
+import { registerLinkRoutes } from './web/link-routes.js';
 import { registerPageRoutes } from './web/page-routes.js';
 import { registerSessionRoutes } from './web/session-routes.js';
 
@@ -49,7 +51,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     clientErrorHandler,
   });
 
-  // The API speaks JSON only (product.md §4): a text/plain body is 415, not parsed as a string.
+  // The API speaks JSON only (docs/api.md): a text/plain body is 415, not parsed as a string.
   // Scopes that take other bodies (blobs) install their own parsers.
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
@@ -81,7 +83,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerRuleRoutes(app, deps);
   registerAutoRoutes(app, deps);
   registerEventsRoute(app, deps);
+  registerFormatListRoute(app, deps);
   registerFormatRoutes(app, deps);
+  registerBridgeRoute(app, deps);
   registerClaudeCodeHookRoute(app, deps);
   registerMcpRoute(app, deps);
   registerSessionRoutes(app, deps);

@@ -3,19 +3,22 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { WireAdapter } from './adapters/adapter.js';
+import { adapters as registeredAdapters } from './adapters/registry.js';
 import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
-import { closestMatch } from './closest-match.js';
-import { parseDuration } from './durations.js';
-import { DecideHookListSchema } from './decide-hooks/decide-hook-schema.js';
-import { HookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
-
-import { RuleListSchema } from './policy/rule-schema.js';
+import { decideHookSchemas } from './decide-hooks/decide-hook-schema.js';
+import { requestFormats } from './formats/request-formats.js';
+import { closestMatch } from './lib/closest-match.js';
+import { parseDuration } from './lib/durations.js';
+import { hookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
+import { ruleMatchSchema, ruleSchemas } from './policy/rule-schema.js';
 
 export { clientEnv };
 
 /**
  * The whole configuration, validated by one schema. Defaults live in `config/default.json`
- * (not here), an optional file overrides them, and `COUNTERSIGN_<SECTION>_<KEY>` environment
+ * (not here; a wire format's own settings, `formats.<format>`, have the defaults its adapter
+ * declares), an optional file overrides them, and `COUNTERSIGN_<SECTION>_<KEY>` environment
  * variables override both. This module (and client-env.ts, its half for the CLI client) is the
  * only one that reads `process.env`.
  */
@@ -30,90 +33,114 @@ const port = numeric(z.number().int().min(0).max(65535));
 const positiveInt = numeric(z.number().int().positive());
 const nonNegativeInt = numeric(z.number().int().min(0));
 
-export const ConfigSchema = z.strictObject({
-  host: z.string().min(1),
-  port,
-  data_dir: z.string().min(1),
-  // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
-  admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
-  /**
-   * Where people reach the inbox (absolute http(s) URL): links in notifications use it, and its
-   * host is one of the daemon's names. Stored without a trailing slash.
-   */
-  public_url: PublicUrlSchema,
-  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-  server: z.strictObject({
-    // Host names (or IP literals) requests may name besides the built-in ones: the loopback
-    // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).
-    allowed_hosts: z.array(z.string().min(1).max(253).refine((h) => !/[\s/@]/.test(h), { message: 'must be a host name or IP literal, without scheme or path' })),
-  }),
-  requests: z.strictObject({
-    default_timeout: durationOrNone,
-    max_per_minute: nonNegativeInt,
-    max_body_bytes: positiveInt,
-  }),
-  events: z.strictObject({
-    ping_interval: duration,
-    max_buffered_bytes: positiveInt,
-  }),
-  storage: z.strictObject({
-    synchronous: z.enum(['full', 'normal']),
-    // Unset: SQLite in the data dir. A postgres:// URL: PostgreSQL, shared by several daemons.
-    url: z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-      .nullable(),
-    pool_size: positiveInt,
-  }),
-  cluster: z.strictObject({
-    // A daemon whose heartbeat is three intervals old is gone: its delivery leases are taken over.
-    heartbeat_interval: duration,
-  }),
-  blobs: z.strictObject({
-    // Bytes each submit token may keep stored (the admin has no quota).
-    quota_per_token: positiveInt,
-    // How long a blob no request names is kept after its last upload.
-    retention: duration,
-  }),
-  callbacks: z.strictObject({
-    allowlist: z.array(z.string().min(1)),
-    secret: z.string().min(1).nullable(),
-    retry_schedule: z.array(duration),
-    max_age: duration,
-    timeout: duration,
-  }),
-  formats: z.strictObject({
-    roll: z.strictObject({ default_timeout: durationOrNone }),
-    alp: z.strictObject({ default_timeout: durationOrNone }),
-  }),
-  web: z.strictObject({
-    session_idle_timeout: duration,
-    session_max_age: duration,
-  }),
-  notifications: NotificationsSchema,
-  hooks: z.array(HookSchema),
-  // Policy (policy.md): rules evaluated first, in file order; decide hooks; scoped-approval lifetime.
-  rules: RuleListSchema,
-  decide_hooks: DecideHookListSchema,
-  policy: z.strictObject({
-    session_scope_ttl: duration,
-  }),
-}).superRefine((c, ctx) => {
-  const seen = new Set<string>();
-  c.hooks.forEach((h, i) => {
-    if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: ['hooks', i, 'name'], message: `duplicate hook name "${h.name}"` });
-    seen.add(h.name);
-    // A link must reach this daemon from wherever the notification is read.
-    if (h.decision_links && c.notifications.decision_links && !c.public_url) {
-      ctx.addIssue({ code: 'custom', path: ['hooks', i, 'decision_links'], message: 'needs public_url (the address people reach this daemon at)' });
-    }
+type Adapters = readonly WireAdapter<any, any, any>[];
+
+/** A wire format's settings (`formats.<format>`), as its adapter declares them. */
+export interface FormatSettings {
+  default_timeout: string;
+}
+
+/** `formats`: one section per adapter that declares settings, each key defaulting to the adapter's value. */
+function formatsSection(adapters: Adapters) {
+  const shape: Record<string, z.ZodType<FormatSettings>> = {};
+  for (const a of adapters) {
+    if (a.config) shape[a.format] = z.strictObject({ default_timeout: durationOrNone.default(a.config.default_timeout) }).prefault({});
+  }
+  return z.strictObject(shape).prefault({});
+}
+
+/**
+ * The schema for a daemon serving these wire formats: `formats` has their settings, and the
+ * `format` matchers of rules and hooks take their names.
+ */
+export function configSchema(adapters: Adapters) {
+  const match = ruleMatchSchema(requestFormats(adapters));
+  return z.strictObject({
+    host: z.string().min(1),
+    port,
+    data_dir: z.string().min(1),
+    // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
+    admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+    /**
+     * Where people reach the inbox (absolute http(s) URL): links in notifications use it, and its
+     * host is one of the daemon's names. Stored without a trailing slash.
+     */
+    public_url: PublicUrlSchema,
+    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    server: z.strictObject({
+      // Host names (or IP literals) requests may name besides the built-in ones: the loopback
+      // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).
+      allowed_hosts: z.array(z.string().min(1).max(253).refine((h) => !/[\s/@]/.test(h), { message: 'must be a host name or IP literal, without scheme or path' })),
+    }),
+    requests: z.strictObject({
+      default_timeout: durationOrNone,
+      max_per_minute: nonNegativeInt,
+      max_body_bytes: positiveInt,
+    }),
+    events: z.strictObject({
+      ping_interval: duration,
+      max_buffered_bytes: positiveInt,
+    }),
+    storage: z.strictObject({
+      synchronous: z.enum(['full', 'normal']),
+      // Unset: SQLite in the data dir. A postgres:// URL: PostgreSQL, shared by several daemons.
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+        .nullable(),
+      pool_size: positiveInt,
+    }),
+    cluster: z.strictObject({
+      // A daemon whose heartbeat is three intervals old is gone: its delivery leases are taken over.
+      heartbeat_interval: duration,
+    }),
+    blobs: z.strictObject({
+      // Bytes each submit token may keep stored (the admin has no quota).
+      quota_per_token: positiveInt,
+      // How long a blob no request names is kept after its last upload.
+      retention: duration,
+    }),
+    callbacks: z.strictObject({
+      allowlist: z.array(z.string().min(1)),
+      secret: z.string().min(1).nullable(),
+      retry_schedule: z.array(duration),
+      max_age: duration,
+      timeout: duration,
+    }),
+    formats: formatsSection(adapters),
+    web: z.strictObject({
+      session_idle_timeout: duration,
+      session_max_age: duration,
+    }),
+    notifications: NotificationsSchema,
+    hooks: z.array(hookSchema(match)),
+    // Policy: rules evaluated first, in file order; decide hooks; scoped-approval lifetime.
+    rules: ruleSchemas(match).list,
+    decide_hooks: decideHookSchemas(match).list,
+    policy: z.strictObject({
+      session_scope_ttl: duration,
+    }),
+  }).superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.hooks.forEach((h, i) => {
+      if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: ['hooks', i, 'name'], message: `duplicate hook name "${h.name}"` });
+      seen.add(h.name);
+      // A link must reach this daemon from wherever the notification is read.
+      if (h.decision_links && c.notifications.decision_links && !c.public_url) {
+        ctx.addIssue({ code: 'custom', path: ['hooks', i, 'decision_links'], message: 'needs public_url (the address people reach this daemon at)' });
+      }
+    });
   });
-});
+}
+
+/** The schema of a daemon serving the registry's wire formats. */
+export const ConfigSchema = configSchema(registeredAdapters);
+type Schema = typeof ConfigSchema;
 
 /** Lists of objects are written in the config file only: no environment variable sets them. */
 const FILE_ONLY = new Set(['rules', 'decide_hooks', 'hooks']);
 
-export type Config = Omit<z.infer<typeof ConfigSchema>, 'hooks'> & { hooks: HookConfig[] };
+export type Config = Omit<z.infer<typeof ConfigSchema>, 'hooks' | 'formats'> & { hooks: HookConfig[]; formats: Readonly<Record<string, FormatSettings | undefined>> };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -130,17 +157,20 @@ export interface LoadConfigOptions {
   env?: Env;
   /** Values that win over everything (used by tests and embedders). */
   overrides?: DeepPartial<Config>;
+  /** The wire formats the daemon will serve (default: the registry); `formats` and the `format` matchers follow them. */
+  adapters?: Adapters;
 }
 
 export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
 
-export function loadConfig({ file, env = process.env, overrides }: LoadConfigOptions = {}): Readonly<Config> {
+export function loadConfig({ file, env = process.env, overrides, adapters = registeredAdapters }: LoadConfigOptions = {}): Readonly<Config> {
+  const schema: Schema = adapters === registeredAdapters ? ConfigSchema : configSchema(adapters);
   let merged = readConfigFile(DEFAULT_CONFIG_FILE) as Record<string, unknown>;
   const path = file ?? env.COUNTERSIGN_CONFIG;
   const fromFile = path ? (readConfigFile(path) as Record<string, unknown>) : {};
   merged = deepMerge(merged, fromFile);
   const fromEnv = new Map<string, { envName: string; raw: string }>();
-  for (const { path: keyPath, envName, isList } of envKeys()) {
+  for (const { path: keyPath, envName, isList } of envKeys(schema)) {
     const raw = env[envName];
     if (raw === undefined) continue;
     fromEnv.set(keyPath.join('.'), { envName, raw });
@@ -148,12 +178,12 @@ export function loadConfig({ file, env = process.env, overrides }: LoadConfigOpt
     merged = setPath(merged, keyPath, value);
   }
   if (overrides) merged = deepMerge(merged, overrides as Record<string, unknown>);
-  const lines = unknownVariables(env);
-  const result = ConfigSchema.safeParse(merged);
+  const lines = unknownVariables(env, schema);
+  const result = schema.safeParse(merged);
   if (!result.success) {
     for (const issue of result.error.issues) {
       if (issue.code === 'unrecognized_keys') {
-        for (const k of issue.keys) lines.push(unknownKey(issue.path.map(String), k, path));
+        for (const k of issue.keys) lines.push(unknownKey(schema, issue.path.map(String), k, path));
         continue;
       }
       const key = issue.path.join('.') || '(root)';
@@ -198,11 +228,11 @@ function truncate(text: string): string {
 }
 
 /** `requests.default_timeot: unknown key (did you mean requests.default_timeout?)`. */
-function unknownKey(parent: string[], key: string, file: string | undefined): string {
+function unknownKey(schema: Schema, parent: string[], key: string, file: string | undefined): string {
   const full = [...parent, key].join('.');
-  const siblings = Object.keys(shapeAt(parent));
+  const siblings = Object.keys(shapeAt(schema, parent));
   const guess = closestMatch(key, siblings);
-  const elsewhere = guess ? [] : envKeys().filter((k) => k.path.at(-1) === key).map((k) => k.path.join('.'));
+  const elsewhere = guess ? [] : envKeys(schema).filter((k) => k.path.at(-1) === key).map((k) => k.path.join('.'));
   const hint = guess ? ` (did you mean ${[...parent, guess].join('.')}?)` : elsewhere.length ? ` (${key} belongs under ${elsewhere.join(' or ')})` : '';
   return `${full}: unknown key${file ? ` in ${file}` : ''}${hint}`;
 }
@@ -212,8 +242,8 @@ function unknownKey(parent: string[], key: string, file: string | undefined): st
  * default, so it is an error naming the closest known variable. Known: one per config key (from
  * the schema, so new keys count at once), the CLI's own, and COUNTERSIGN_CONFIG.
  */
-function unknownVariables(env: Env): string[] {
-  const known = [...envKeys().map((k) => k.envName), ...CLIENT_ENV_KEYS, 'COUNTERSIGN_CONFIG'];
+function unknownVariables(env: Env, schema: Schema): string[] {
+  const known = [...envKeys(schema).map((k) => k.envName), ...CLIENT_ENV_KEYS, 'COUNTERSIGN_CONFIG'];
   const prefix = 'COUNTERSIGN_';
   return Object.keys(env)
     .filter((name) => name.startsWith(prefix) && !known.includes(name))
@@ -224,16 +254,20 @@ function unknownVariables(env: Env): string[] {
     });
 }
 
+/** A section's object schema, when `schema` is one (a section may have defaults of its own). */
+function sectionOf(schema: z.ZodType): z.ZodObject | null {
+  const inner = schema instanceof z.ZodPrefault ? (schema.unwrap() as z.ZodType) : schema;
+  return inner instanceof z.ZodObject ? inner : null;
+}
+
 /** The object schema's keys at `path` (empty when the path is not a section). */
-function shapeAt(path: string[]): Record<string, z.ZodType> {
-  let schema: z.ZodType = ConfigSchema;
+function shapeAt(root: Schema, path: string[]): Record<string, z.ZodType> {
+  let section = sectionOf(root);
   for (const part of path) {
-    if (!(schema instanceof z.ZodObject)) return {};
-    const next = (schema.shape as Record<string, z.ZodType>)[part];
-    if (!next) return {};
-    schema = next;
+    const next = (section?.shape as Record<string, z.ZodType> | undefined)?.[part];
+    section = next ? sectionOf(next) : null;
   }
-  return schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : {};
+  return (section?.shape as Record<string, z.ZodType> | undefined) ?? {};
 }
 
 function getPath(obj: unknown, path: string[]): unknown {
@@ -245,18 +279,22 @@ function getPath(obj: unknown, path: string[]): unknown {
   return cur;
 }
 
-/** Every leaf key with the environment variable that overrides it. */
-export function envKeys(): Array<{ path: string[]; envName: string; isList: boolean }> {
+/**
+ * Every leaf key with the environment variable that overrides it (`-` in a format's name is `_`
+ * there: `COUNTERSIGN_FORMATS_ROLL_DEFAULT_TIMEOUT`).
+ */
+export function envKeys(schema: Schema = ConfigSchema): Array<{ path: string[]; envName: string; isList: boolean }> {
   const out: Array<{ path: string[]; envName: string; isList: boolean }> = [];
   const walk = (shape: Record<string, z.ZodType>, prefix: string[]) => {
-    for (const [key, schema] of Object.entries(shape)) {
+    for (const [key, child] of Object.entries(shape)) {
       if (prefix.length === 0 && FILE_ONLY.has(key)) continue;
       const path = [...prefix, key];
-      if (schema instanceof z.ZodObject) walk(schema.shape as Record<string, z.ZodType>, path);
-      else out.push({ path, envName: `COUNTERSIGN_${path.join('_').toUpperCase()}`, isList: schema instanceof z.ZodArray });
+      const section = sectionOf(child);
+      if (section) walk(section.shape as Record<string, z.ZodType>, path);
+      else out.push({ path, envName: `COUNTERSIGN_${path.join('_').toUpperCase().replace(/-/g, '_')}`, isList: child instanceof z.ZodArray });
     }
   };
-  walk(ConfigSchema.shape as unknown as Record<string, z.ZodType>, []);
+  walk(schema.shape as unknown as Record<string, z.ZodType>, []);
   return out;
 }
 

@@ -4,11 +4,11 @@ import type { RateLimit } from './auth/rate-limit.js';
 import type { TokenService } from './auth/token-service.js';
 import type { WebSessionService } from './auth/web-session-service.js';
 import type { BlobStore } from './blobs/blob-store.js';
-import type { Clock } from './clock.js';
+import type { Clock } from './lib/clock.js';
 import type { ClusterView } from './cluster/cluster-view.js';
 import type { Config } from './config.js';
 import type { FormatCatalog } from './formats/format-catalog.js';
-import type { NativeIntake } from './formats/native-intake.js';
+import type { RequestIntake } from './formats/request-intake.js';
 import type { HookSender } from './notify/hook-sender.js';
 import type { LinkService } from './notify/link-service.js';
 import type { MuteService } from './notify/mute-service.js';
@@ -45,17 +45,17 @@ export interface Deps {
   hub: EventsHub;
   /** The wire formats served (the adapter registry, unless a test wires its own). */
   formats: FormatCatalog;
-  nativeIntake: NativeIntake;
+  intake: RequestIntake;
   /** This daemon and the others on the store. */
   cluster: ClusterView;
-  /** Notifications (notify.md): the hooks' outbox writer, its events, mutes and decision links. */
+  /** Notifications: the hooks' outbox writer, its events, mutes and decision links. */
   notify: NotifyEvents;
   notifier: Notifier;
   mutes: MuteService;
   links: LinkService;
   /** One attempt of one hook message (the delivery worker, and hook tests). */
   hookSender: HookSender;
-  /** Policy (policy.md): rules, auto mode, and their change events. */
+  /** Policy: rules, auto mode, and their change events. */
   rules: RuleService;
   auto: AutoModeService;
   policyEvents: PolicyEvents;

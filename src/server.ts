@@ -13,19 +13,19 @@ import { createBlobStore } from './blobs/blob-store.js';
 import { createBlobSweeper } from './blobs/blob-sweeper.js';
 import { createCallbackDispatcher, type CallbackDispatcherOverrides } from './callbacks/callback-dispatcher.js';
 import { createCallbackOutboxHook } from './callbacks/callback-outbox-hook.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from './lib/clock.js';
 import { createClusterView } from './cluster/cluster-view.js';
 import { relayRemoteChanges } from './cluster/remote-change-relay.js';
 import { ConfigError, hookProgramEnv, type Config } from './config.js';
 import { createDecideHookRunner } from './decide-hooks/decide-hook-runner.js';
 import type { Deps } from './deps.js';
-import { durationMs } from './durations.js';
+import { durationMs } from './lib/durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
-import { createNativeIntake } from './formats/native-intake.js';
+import { createRequestIntake } from './formats/request-intake.js';
 import { createNativeDecisionCheck } from './formats/native-decision-check.js';
 import { createNativeReplyHook } from './formats/native-reply-hook.js';
-import { newId } from './ids.js';
-import { createLogger } from './logger.js';
+import { newId } from './lib/ids.js';
+import { createLogger } from './lib/logger.js';
 import { createLinkService } from './notify/link-service.js';
 import { createMuteArrivalHook } from './notify/mute-arrival-hook.js';
 import { createMuteService } from './notify/mute-service.js';
@@ -44,7 +44,7 @@ import { PolicyEvents } from './rules/policy-events.js';
 import { createRuleService } from './rules/rule-service.js';
 import { openStore } from './storage/open-store.js';
 import type { Store } from './storage/store.js';
-import { VERSION } from './version.js';
+import { VERSION } from './lib/version.js';
 import { createEventsHub } from './ws/events-hub.js';
 
 export interface RunningServer {
@@ -144,7 +144,7 @@ export function createDeps(
       policy: policyEvents,
     }),
     formats,
-    nativeIntake: createNativeIntake({ requests, config, clock }),
+    intake: createRequestIntake({ requests, config, clock }),
     cluster: createClusterView({
       store,
       clock,
@@ -176,7 +176,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   try {
     admin = resolveAdminToken(config.data_dir, config.admin_token);
     deps = createDeps(config, store, admin.token, { ...options, clock, log, node });
-    // Rule ids are unique across the config file and the store (policy.md §1).
+    // Rule ids are unique across the config file and the store.
     const clashes = await deps.rules.checkConfigIds();
     if (clashes.length) throw new ConfigError(`invalid configuration:\n  rules: rule id "${clashes[0]}" is already a stored rule (remove it over the API, or rename the config rule)`);
   } catch (err) {

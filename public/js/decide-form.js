@@ -154,7 +154,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
 const SCOPE_LABEL = { session: 'this session', project: 'this project', always: 'always' };
 
 /**
- * "Don't ask again" (policy.md §2): offered on approvals only, with the scopes this request's
+ * "Don't ask again": offered on approvals only, with the scopes this request's
  * source allows (a session needs source.session, a project source.repo; every scope the agent).
  * Approving with one also stores a rule that approves the same action from the same agent.
  */

@@ -1,8 +1,5 @@
 /** Human-readable times, durations and sizes. */
 
-/** The request kinds (handup's `kind`), for the filters. */
-export const KINDS = ['command', 'edit', 'review', 'question', 'info', 'custom'];
-
 const pad = (n) => String(n).padStart(2, '0');
 
 /** "45s", "4m 05s", "2h 10m", "3d 4h": two units at most, enough to judge urgency. */

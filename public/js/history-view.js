@@ -1,6 +1,6 @@
 import { api } from './api.js';
 import { $, h, replace } from './dom.js';
-import { ago, dateTime, KINDS, STATUS_LABEL } from './format.js';
+import { ago, dateTime, STATUS_LABEL } from './format.js';
 import { visible } from './visible-text.js';
 
 const OUTCOMES = ['approved', 'denied', 'answered', 'dismissed', 'expired', 'cancelled'];
@@ -29,7 +29,6 @@ export function createHistoryView() {
     e.preventDefault();
     void load();
   });
-  replace(kind, h('option', { value: '' }, 'All kinds'), KINDS.map((k) => h('option', { value: k }, k)));
   for (const select of [outcome, kind]) select.addEventListener('change', () => void load());
   more.addEventListener('click', () => void load({ append: true }));
 
@@ -97,9 +96,17 @@ export function createHistoryView() {
     }
   }
 
+  /** The kind filter's choices, as the daemon serves them (GET /v1/formats); a chosen value is kept. */
+  function setKinds(kinds) {
+    const chosen = kind.value;
+    replace(kind, h('option', { value: '' }, 'All kinds'), kinds.map((k) => h('option', { value: k }, k)));
+    kind.value = kinds.includes(chosen) ? chosen : '';
+  }
+
   return {
     load,
     select,
+    setKinds,
     get: (id) => records.get(id),
     ids: () => [...list.querySelectorAll('a.card')].map((a) => a.dataset.id),
     focusSearch: () => q.focus(),

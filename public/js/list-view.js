@@ -1,6 +1,5 @@
 import { $, h, replace } from './dom.js';
-import { ago, KINDS, timeLeft, urgency } from './format.js';
-import { FORMATS } from './pending-store.js';
+import { ago, timeLeft, urgency } from './format.js';
 
 /** The pending column: filters, count, cards (newest first) with live countdowns. */
 export function createListView({ store }) {
@@ -12,9 +11,17 @@ export function createListView({ store }) {
   const agent = $('#filter-agent');
   let selectedId = null;
 
-  replace(format, h('option', { value: '' }, 'All formats'), FORMATS.map((f) => h('option', { value: f }, f)));
-  replace(kind, h('option', { value: '' }, 'All kinds'), KINDS.map((k) => h('option', { value: k }, k)));
   for (const select of [format, kind, agent]) select.addEventListener('change', render);
+
+  /** The filters' choices, as the daemon serves them (GET /v1/formats); a chosen value is kept. */
+  function setChoices({ formats, kinds }) {
+    for (const [select, values, all] of [[format, formats, 'All formats'], [kind, kinds, 'All kinds']]) {
+      const chosen = select.value;
+      replace(select, h('option', { value: '' }, all), values.map((v) => h('option', { value: v }, v)));
+      select.value = values.includes(chosen) ? chosen : '';
+    }
+    render();
+  }
 
   const matches = (r) =>
     (!format.value || store.formatOf(r.id) === format.value) &&
@@ -115,5 +122,5 @@ export function createListView({ store }) {
     }
   }
 
-  return { render, tick, select, visible };
+  return { render, tick, select, visible, setChoices };
 }

@@ -7,7 +7,7 @@ import { createHooksView } from './hooks-view.js';
 import { installShortcuts, SHORTCUTS } from './keyboard.js';
 import { createListView } from './list-view.js';
 import { createLive } from './live.js';
-import { createPendingStore, FORMATS } from './pending-store.js';
+import { createPendingStore } from './pending-store.js';
 import { forgetSessionSecret } from './session-secret.js';
 import { createRulesView } from './rules-view.js';
 import { checkSession, signIn, signInMessage, signOut } from './session.js';
@@ -43,6 +43,8 @@ const live = createLive({ onEvent, resync, onStatus: showStatus, onDown: checkSt
 let route = { view: 'pending', id: null };
 let signedIn = false;
 let historyLoaded = false;
+// The format and kind names the daemon serves (GET /v1/formats), fetched once per sign-in.
+let choices = null;
 
 // ---- routing ----
 
@@ -135,12 +137,29 @@ async function reloadRecord(id, notice) {
 
 // ---- live queue ----
 
+/** The filters' choices from the daemon: its wire formats (and mcp) and the request kinds. */
+async function loadChoices() {
+  if (!choices) {
+    choices = api('GET', '/v1/formats').then((answer) => {
+      listView.setChoices(answer);
+      historyView.setKinds(answer.kinds);
+      return answer;
+    });
+    // A failed fetch is tried again by the next resync.
+    choices.catch(() => {
+      choices = null;
+    });
+  }
+  return choices;
+}
+
 async function resync() {
-  const pending = (format) => api('GET', `/v1/requests?status=pending&limit=500${format ? `&format=${format}` : ''}`);
+  const { formats } = await loadChoices();
+  const pending = (format) => api('GET', `/v1/requests?status=pending&limit=500${format ? `&format=${encodeURIComponent(format)}` : ''}`);
   // Listed records do not carry their wire format; asking once per format recovers it.
-  const [all, ...byFormat] = await Promise.all([pending(null), ...FORMATS.map(pending)]);
+  const [all, ...byFormat] = await Promise.all([pending(null), ...formats.map(pending)]);
   const formatOf = new Map();
-  byFormat.forEach((records, i) => records.forEach((r) => formatOf.set(r.id, FORMATS[i])));
+  byFormat.forEach((records, i) => records.forEach((r) => formatOf.set(r.id, formats[i])));
   store.replaceAll(all, formatOf);
   // The request on screen may have ended while the stream was down.
   if (route.view === 'pending' && detail.id && !store.has(detail.id)) void reloadRecord(detail.id);
@@ -209,6 +228,7 @@ function leave(message, kind = 'error') {
   live.stop();
   store.clear();
   historyLoaded = false;
+  choices = null;
   detail.show(null);
   $('#app').hidden = true;
   $('#signin').hidden = false;

@@ -1,10 +1,8 @@
 /**
  * The pending queue as the page knows it: filled by a resync (GET /v1/requests) and kept
- * current by `/v1/events`. Terminal states never change back (product.md §2), so an id seen
+ * current by `/v1/events`. Terminal states never change back (docs/api.md), so an id seen
  * ending is never re-added, whatever order a resync and the events arrive in.
  */
-
-export const FORMATS = ['handup', 'paperclip', 'ask', 'roll', 'alp', 'claude-code', 'mcp'];
 
 export function createPendingStore() {
   const items = new Map();

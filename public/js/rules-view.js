@@ -3,7 +3,7 @@ import { $, h, replace, toast } from './dom.js';
 import { ago, dateTime } from './format.js';
 
 const ACTIONS = ['approve', 'deny', 'ask', 'dismiss'];
-/** Matchers that take a value or a comma list, then globs, then regular expressions (policy.md §1). */
+/** Matchers that take a value or a comma list, then globs, then regular expressions. */
 const EXACT = [['agent', 'claude-code'], ['session', ''], ['integration', 'token name'], ['format', 'handup, paperclip…'], ['kind', 'command, edit…'], ['risk', 'low, medium']];
 const GLOBS = [['tool', 'spend.*'], ['cwd', '**/deploy/**'], ['repo', 'acme/*']];
 const REGEXES = [['command', '^git (status|diff)( |$)'], ['title', '^Deploy']];

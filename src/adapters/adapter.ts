@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { CreateRequestBody, HandupRequest, Status } from '../requests/request-schema.js';
 
 /**
- * The contract every wire format implements (formats.md). An adapter is a pure translation:
+ * The contract every wire format implements (docs/formats/README.md). An adapter is a pure translation:
  * no I/O, no clock, no logging, no globals. Fresh ids and times it needs for a reply come in
  * through `ReplyEnv`, so a golden fixture fully specifies an adapter.
  *
@@ -94,6 +94,14 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
   /** Native follow-up frames; absent when the format has none. */
   readonly followUpSchema?: z.ZodType<Follow>;
   /**
+   * This format's settings under `formats.<format>` in the configuration, with their defaults;
+   * each is also set by `COUNTERSIGN_FORMATS_<FORMAT>_<KEY>`. `default_timeout` (a duration or
+   * "none"): the timeout of requests that give none and carry no deadline of their own, for a
+   * protocol with a deadline of its own. Absent: the format has no settings, and its requests
+   * take `requests.default_timeout`.
+   */
+  readonly config?: { readonly default_timeout: string };
+  /**
    * Frame → handup Request. Throws AppError('invalid_frame') for semantic gaps and
    * AppError('unsupported_frame') for a well-formed frame that asks nothing of a human.
    */
@@ -125,7 +133,7 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
   supersedes?(newer: Ctx, older: Ctx): boolean;
   /**
    * The stored reply stamped with a sequence number the bridge gives (PaperClip's controllerSeq,
-   * formats.md §2) and fresh ids where the protocol wants one per sending; null when this reply
+   * docs/formats/paperclip.md) and fresh ids where the protocol wants one per sending; null when this reply
    * takes no sequence number (it is then sent as stored). Absent for protocols without one.
    */
   sequenceReply?(reply: unknown, seq: number, env: Pick<ReplyEnv, 'ulid'>): unknown;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { Decision, HandupRequest, Kind, Option, Outcome } from '../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
 import { answerText, asTitle } from './shared.js';
@@ -90,7 +90,7 @@ type ChoiceId = 'allow_once' | 'always_allow' | 'deny' | 'approve' | 'reject';
 type Lang = 'en' | 'vi';
 type ChoiceSet = 'permission' | 'confirmation';
 
-/** ALP's own labels (its language.ts), in the two languages it writes. */
+/** ALP's own labels (from its language module), in the two languages it writes. */
 const CHOICES: Record<ChoiceId, { outcome: Outcome; style: string | null } & Record<Lang, string>> = {
   allow_once: { outcome: 'approve', style: 'primary', en: 'Allow once', vi: 'Cho phép lần này' },
   always_allow: { outcome: 'approve', style: null, en: 'Always allow', vi: 'Luôn cho phép' },
@@ -258,7 +258,7 @@ function renderReply(record: HandupRequest, context: AlpContext, env: ReplyEnv):
     }
     case 'denied': {
       const feedback = decision.feedback?.trim() ? decision.feedback : null;
-      // ALP takes any text as a question's answer: declining one never sends text (formats.md §5).
+      // ALP takes any text as a question's answer: declining one never sends text (docs/formats/alp.md).
       if (context.set === 'question') return dismiss(feedback);
       if (feedback !== null) return couldReadAsConsent(feedback) ? dismiss(feedback) : reply({ text: feedback });
       const label = context.labels[decision.option as ChoiceId];
@@ -354,6 +354,8 @@ export const alpAdapter = {
   format: 'alp',
   frameSchema: AlpFrameSchema,
   followUpSchema: AlpFrameSchema,
+  // ALP's own `userAskTimeoutMs`.
+  config: { default_timeout: '30m' },
   normalize,
   renderReply,
   followUp,

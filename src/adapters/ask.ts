@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, type CreateRequestBody, type HandupRequest, type Kind, type Option, type Risk } from '../requests/request-schema.js';
 import type { FollowUp, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
 import { answerText, toolKind } from './shared.js';
@@ -365,7 +365,7 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
     case 'session.ended': {
       const named = params?.interactionId ?? (ctx.query.interaction || undefined);
       const ended = session(event.type === 'session.ended' ? event.payload.sessionId : undefined);
-      // Pending when the turn aborts or the session ends → cancelled (formats.md §3): naming none, every one of the session.
+      // Pending when the turn aborts or the session ends → cancelled (docs/formats/ask.md): naming none, every one of the session.
       if (named === undefined) return { kind: 'resolve-session', session: ended, status: 'cancelled' };
       return { kind: 'resolve', nativeKey: nativeKey(ended, named), status: 'cancelled' };
     }
@@ -375,7 +375,7 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
 }
 
 /**
- * A newer plan proposal supersedes the session's older pending plans (formats.md §3):
+ * A newer plan proposal supersedes the session's older pending plans (docs/formats/ask.md):
  * `plan/approve` names no plan, so the host applies it to its newest one, which the reviewer of
  * an older card never saw.
  */

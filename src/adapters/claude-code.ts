@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { CreateRequestBody, HandupRequest, Option, Risk } from '../requests/request-schema.js';
 import type { FollowUp, FrameContext, Normalized, WireAdapter } from './adapter.js';
 import { codeLanguage } from './code-language.js';
 import { unifiedDiff } from './unified-diff.js';
 
 /**
- * Claude Code hooks (agents.md §1): the JSON Claude Code sends to a `PreToolUse` or
+ * Claude Code hooks (docs/formats/claude-code.md): the JSON Claude Code sends to a `PreToolUse` or
  * `PermissionRequest` hook is the frame, and the reply is the hook output Claude Code reads back.
  * The same JSON reaches the hook endpoint (`POST /v1/formats/claude-code/hook`), which holds the
  * answer until the request ends; this file only translates.
@@ -122,7 +122,7 @@ interface Shown {
 
 const jsonPreview = (input: Record<string, unknown>): Shown['previews'][number] => ({ type: 'json', title: 'Tool input', inline: JSON.stringify(input, null, 2) });
 
-/** What the reviewer sees for each tool family (agents.md §1, "Mapping to the record"). */
+/** What the reviewer sees for each tool family (docs/formats/claude-code.md, "From hook JSON to Request"). */
 function show(f: ToolHook): Shown {
   const { tool_name: tool, tool_input: input, cwd } = f;
   if (tool === 'Bash') {
@@ -264,7 +264,7 @@ function verdict(record: HandupRequest, toolInput: Record<string, unknown>): Ver
 }
 
 /**
- * The hook output for `event` given the record as it stands (agents.md §1 table). A pending record
+ * The hook output for `event` given the record as it stands (docs/formats/claude-code.md, "The answer"). A pending record
  * answers `ask` (Claude Code prompts locally) or, with `onWait: 'deny'`, a deny; for
  * PermissionRequest a pending `ask` is `{}`, which leaves Claude Code's own dialog in place.
  */

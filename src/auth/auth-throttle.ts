@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 
 /** Failed authentications one client address may make in a rolling window before it is refused. */
 export const AUTH_FAILURES_PER_MINUTE = 10;

@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
 import type { RateCounters } from '../storage/rate-counters.js';
 
 const MINUTE_MS = 60_000;

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 import type { Store } from '../storage/store.js';
 import type { TokenRow } from '../storage/token-records.js';
 import { GRANTS, normalizeGrants, type Grant } from './grants.js';

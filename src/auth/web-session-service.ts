@@ -1,6 +1,6 @@
 import { scryptSync } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
 import { ADMIN, type Principal } from './principal.js';
 import { newSecret, sha256Hex } from './secrets.js';
 import type { Store } from '../storage/store.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 import type { Store } from '../storage/store.js';
 
 /** Chunks of an upload in progress are kept under `upload:<start time>:<id>` until it finishes. */

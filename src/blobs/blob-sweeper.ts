@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../lib/clock.js';
 import type { BlobStore } from './blob-store.js';
 
 // setTimeout stores its delay in an int32; longer waits are reached in hops.

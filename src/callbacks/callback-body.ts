@@ -1,7 +1,7 @@
-import type { TerminalTransition } from '../requests/request-service.js';
+import type { TerminalTransition } from '../requests/request-hooks.js';
 
 /**
- * The callback body (product.md §6), serialised once when the outbox row is written and sent
+ * The callback body (docs/callbacks.md), serialised once when the outbox row is written and sent
  * byte for byte on every attempt, so signatures and receivers' dedupe see the same payload:
  * `{"v":1,"type","id","time","data":{"request","decision"}}`, plus `format` and `reply` (the
  * native reply rendered by the reply hook) for requests that came in a native format.

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../lib/clock.js';
 import type { Config } from '../config.js';
-import { durationMs } from '../durations.js';
+import { durationMs } from '../lib/durations.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { HookConfig } from '../notify/hook-config.js';
 import type { HookSender } from '../notify/hook-sender.js';
@@ -39,7 +39,7 @@ export interface CallbackDispatcherDeps extends CallbackDispatcherOverrides {
   config: Readonly<Config['callbacks']>;
   log: Logger;
   userAgent: string;
-  /** Hook deliveries (notify.md): the hooks by name, read at each attempt, and the queue signal. */
+  /** Hook deliveries: the hooks by name, read at each attempt, and the queue signal. */
   hooks?: {
     get(name: string): HookConfig | undefined;
     all(): readonly HookConfig[];
@@ -61,7 +61,7 @@ const ACTOR = 'callbacks';
 
 
 /**
- * The callback worker (product.md §6), one per daemon. It leases due outbox rows, POSTs each
+ * The callback worker (docs/callbacks.md), one per daemon. It leases due outbox rows, POSTs each
  * body through the SSRF-safe dispatcher, records every attempt and reschedules or finishes the
  * row, all in the store, so a restart resumes exactly where the last process stopped and several
  * daemons never make one attempt twice. It is woken after commit by terminal events for requests

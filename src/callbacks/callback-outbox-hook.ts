@@ -1,9 +1,9 @@
-import { newId } from '../ids.js';
-import type { TerminalHook } from '../requests/request-service.js';
+import { newId } from '../lib/ids.js';
+import type { TerminalHook } from '../requests/request-hooks.js';
 import { buildCallbackBody } from './callback-body.js';
 
 /**
- * The outbox write (product.md §6): for a request with a `callback_url`, one delivery row per
+ * The outbox write (docs/callbacks.md): for a request with a `callback_url`, one delivery row per
  * terminal transition, inside the transition's own transaction, so a committed decision always
  * has its delivery and a rolled-back one never does. Register it after the reply hook: native
  * requests carry the reply that hook renders.

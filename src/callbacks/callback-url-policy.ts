@@ -1,9 +1,9 @@
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 
 /**
- * The `callback_url` rules of product.md §6, checked at create time and again before each
+ * The `callback_url` rules (docs/callbacks.md), checked at create time and again before each
  * delivery: the host must be allowlisted (exact, case-insensitive; `*.example.com` means
  * subdomains only), HTTPS is required except `http://` to loopback, and credentials or
  * fragments are refused. An empty allowlist refuses every callback.

@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { hostExactlyAllowlisted } from './callback-url-policy.js';
 
 /**
- * Which IP addresses a callback may be dialled at (product.md §6, SSRF defence at connect
+ * Which IP addresses a callback may be dialled at (docs/callbacks.md, SSRF defence at connect
  * time). The check runs on the address actually dialled: every DNS answer, or the literal IP.
  *
  * - Public unicast is allowed: ipaddr.js range `unicast`, and for IPv6 only inside the global

@@ -1,7 +1,7 @@
 import type { AttemptErrorClass } from '../storage/delivery-outbox.js';
 
 /**
- * The retry rules of product.md §6 as pure functions: what an HTTP status means, when the next
+ * The retry rules of callbacks (docs/callbacks.md) as pure functions: what an HTTP status means, when the next
  * attempt is due, and when to give up.
  */
 

@@ -39,7 +39,7 @@ export interface SafeConnectorOptions {
 }
 
 /**
- * An undici connector that checks the address actually dialled (product.md §6): literal IPs
+ * An undici connector that checks the address actually dialled (docs/callbacks.md): literal IPs
  * (which `net.connect` would dial without calling `lookup`) and every DNS answer go through
  * checkDialAddress before `dial` is called; a refused address never reaches `dial`.
  */

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * The headers of one callback attempt (product.md §6). `webhook-id` is the delivery id and
+ * The headers of one callback attempt (docs/callbacks.md). `webhook-id` is the delivery id and
  * stays the same across retries; both timestamps are fresh per attempt (Unix seconds).
  *
  * Keys, from `callbacks.secret`:
- * - Standard Webhooks (`webhook-signature: v1,<base64 HMAC-SHA256 of "id.ts.body">`): a
+ * - Standard Webhooks (`webhook-signature: v1,<base64 HMAC-SHA256 of "<msg-id>.<timestamp>.<body>">`): a
  *   `whsec_<base64>` secret is base64-decoded, exactly as the standardwebhooks libraries do;
  *   any other secret is used as its UTF-8 bytes (verify with `new Webhook(secret, {format: 'raw'})`).
  * - handup (`x-handup-signature: sha256=<hex HMAC-SHA256 of "ts.body">`): the secret string's

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { closestMatch } from '../closest-match.js';
+import { closestMatch } from '../lib/closest-match.js';
 import { usageError } from './cli-error.js';
 
 /** Options every client command takes, wherever they appear after the command name. */

@@ -1,5 +1,5 @@
 import { Agent, fetch as undiciFetch } from 'undici';
-import { parseDuration } from '../durations.js';
+import { parseDuration } from '../lib/durations.js';
 import { readGitContext } from '../formats/git-context.js';
 import { createApiClient, type Fetch } from './api-client.js';
 import { CliError, usageError } from './cli-error.js';

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseDuration } from '../durations.js';
+import { parseDuration } from '../lib/durations.js';
 import { CliError, usageError } from './cli-error.js';
 import { connect, type CliContext } from './cli-context.js';
 import { DEFAULT_URL } from './client-settings.js';
@@ -29,7 +29,7 @@ export interface IntegrationOptions {
 }
 
 /**
- * The `hooks` block of `.claude/settings.json` (agents.md §1): the asking hook with the matcher,
+ * The `hooks` block of `.claude/settings.json` (docs/formats/claude-code.md): the asking hook with the matcher,
  * and follow-up hooks (the call went ahead, failed, or the session ended) that end what no longer
  * waits. The HTTP form reads the token from `$COUNTERSIGN_TOKEN` (`allowedEnvVars`); nothing
  * secret is written into the file.

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { parseDuration } from '../durations.js';
+import { parseDuration } from '../lib/durations.js';
 import type { RuleTestAnswer, RuleView } from '../rules/rule-service.js';
 import type { SimulationResult } from '../policy/simulate-rules.js';
 import { usageError } from './cli-error.js';

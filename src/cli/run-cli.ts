@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { text } from 'node:stream/consumers';
-import { closestMatch } from '../closest-match.js';
+import { closestMatch } from '../lib/closest-match.js';
 import { clientEnv } from '../client-env.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './cli-context.js';
@@ -62,7 +62,7 @@ export async function runCli(argv: string[], context: CliContext = processContex
     return EXIT_ERROR;
   }
   if (given === '--version' || given === '-V' || given === 'version') {
-    const { VERSION } = await import('../version.js');
+    const { VERSION } = await import('../lib/version.js');
     ctx.out(`countersign ${VERSION}\n`);
     return EXIT_OK;
   }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { NodeInfo } from '../storage/cluster-nodes.js';
 import type { Store } from '../storage/store.js';
 

@@ -40,7 +40,7 @@ export function relayRemoteChanges({
   });
 }
 
-/** Notification topics (notify.md): mutes, queued deliveries and notices, reminders and expiring notices. */
+/** Notification topics: mutes, queued deliveries and notices, reminders and expiring notices. */
 async function relayNotifyChange(store: Store, notify: NotifyEvents, change: Change): Promise<boolean> {
   switch (change.type) {
     case 'mutes.changed':

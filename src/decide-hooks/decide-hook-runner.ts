@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { durationMs } from '../durations.js';
+import { durationMs } from '../lib/durations.js';
 import { ADMIN } from '../auth/principal.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { requestFacts } from '../policy/request-facts.js';
 import { compileMatch, type FactsTest } from '../policy/rule-matcher.js';
 import type { RequestEvents } from '../requests/request-events.js';
@@ -36,7 +36,7 @@ interface Hook {
 }
 
 /**
- * Decide hooks (policy.md §3). For each request this daemon created that is still pending after
+ * Decide hooks. For each request this daemon created that is still pending after
  * rules and auto mode, the matching hooks run one after another, in config order, off the request
  * path, until one decides (through the normal decision path, bound to the record's content_hash,
  * as `hook:<name>`) or one fails. A failure (a timeout, a crash, a non-zero exit, bad JSON, an

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { formatIssuePath } from '../errors.js';
+import { formatIssuePath } from '../lib/errors.js';
 
-/** What a decide hook answered (policy.md §3): no opinion, or a decision to apply. */
+/** What a decide hook answered: no opinion, or a decision to apply. */
 export type HookAnswer = { type: 'none' } | { type: 'decide'; option: string; feedback: string | null; fields: Record<string, unknown> | null };
 
 /** A hook that failed: timed out, crashed, or answered something that is not a decision. */

@@ -1,5 +1,6 @@
 import type { WireAdapter } from '../adapters/adapter.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
+import { requestFormats } from './request-formats.js';
 
 /** The handup format is served by POST /v1/requests, never by the native-format endpoints. */
 export const HANDUP_FORMAT = 'handup';
@@ -15,6 +16,7 @@ export function createFormatCatalog(adapters: readonly WireAdapter<any, any, any
     byFormat.set(a.format, a);
   }
   const native = adapters.map((a) => a.format).filter((f) => f !== HANDUP_FORMAT);
+  const all = requestFormats(adapters);
 
   return {
     get(format: string): WireAdapter<any, any, any> | undefined {
@@ -34,6 +36,11 @@ export function createFormatCatalog(adapters: readonly WireAdapter<any, any, any
     /** Every native format name (not handup), in registry order. */
     nativeFormats(): readonly string[] {
       return native;
+    },
+
+    /** Every value a request's `format` can hold: the wired formats (handup first), then `mcp`. */
+    requestFormats(): readonly string[] {
+      return all;
     },
   };
 }

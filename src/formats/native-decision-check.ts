@@ -1,4 +1,4 @@
-import type { DecisionCheck } from '../requests/request-service.js';
+import type { DecisionCheck } from '../requests/request-hooks.js';
 import { HANDUP_FORMAT, type FormatCatalog } from './format-catalog.js';
 
 /**

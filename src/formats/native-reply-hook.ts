@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ReplyEnv } from '../adapters/adapter.js';
-import { newId } from '../ids.js';
-import type { TerminalHook } from '../requests/request-service.js';
+import { newId } from '../lib/ids.js';
+import type { TerminalHook } from '../requests/request-hooks.js';
 import { HANDUP_FORMAT, type FormatCatalog } from './format-catalog.js';
 import { isUpstreamActor } from './upstream-decision.js';
 
@@ -28,7 +28,7 @@ const NEEDS_RPC_ID = Symbol('needs an rpc id');
  * - A request resolved by a follow-up frame gets no reply: the upstream resolved it already,
  *   and answering would resolve it a second time.
  * - Feedback the rendered reply does not carry is written to the audit log
- *   (`reply.feedback_not_sent`), never silently dropped (formats.md §1).
+ *   (`reply.feedback_not_sent`), never silently dropped (docs/formats/README.md).
  * - An adapter that throws must not block the transition (an expiry sweep would retry the
  *   same request forever): the request ends with no reply and a `reply.render_failed` row.
  */

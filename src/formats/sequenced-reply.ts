@@ -1,7 +1,7 @@
 import type { WireAdapter } from '../adapters/adapter.js';
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 
 /** `next` of the bridge's `countersign.controller_seq` and `?controller_seq=`: a positive safe integer. */
 export function isControllerSeq(n: unknown): n is number {
@@ -14,7 +14,7 @@ export function requireSequencedFormat(adapter: WireAdapter, code: 'invalid_quer
 }
 
 /**
- * A stored native reply as sent with the bridge's sequence number `seq` (formats.md §2): the
+ * A stored native reply as sent with the bridge's sequence number `seq` (docs/formats/paperclip.md): the
  * adapter stamps it, with fresh ids, or says it takes no number (`sequenced: false`, sent as is).
  */
 export function sequencedReply(adapter: WireAdapter, reply: unknown, seq: number, clock: Clock): { reply: unknown; sequenced: boolean } {

@@ -3,7 +3,7 @@ import type { AuthThrottle } from '../auth/auth-throttle.js';
 import { authenticateSecret, type Authenticated } from '../auth/authenticate-secret.js';
 import type { TokenService } from '../auth/token-service.js';
 import type { WebSessionService } from '../auth/web-session-service.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import './route-config.js';
 import { isSameOrigin } from './same-origin.js';
 
@@ -42,7 +42,7 @@ export async function authenticateThrottled({ tokens, sessions, throttle }: Secr
 }
 
 /**
- * Authenticates every route but the public ones (product.md §5) before anything else runs,
+ * Authenticates every route but the public ones before anything else runs,
  * WebSocket upgrades included. The one credential is `Authorization: Bearer`: a token (admin
  * or submit) or a reviewer page's session secret. Cookies are never read, so nothing a browser
  * sends on its own (to this port or any other) authenticates anything. Routes are admin-only

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { AppError, toErrorBody } from '../errors.js';
+import { AppError, toErrorBody } from '../lib/errors.js';
 
 const STATUS: Record<string, [number, string, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'the request took too long to arrive'],

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, formatIssuePath, toErrorBody, validationError, type ErrorCode } from '../errors.js';
+import { AppError, formatIssuePath, toErrorBody, validationError, type ErrorCode } from '../lib/errors.js';
 import './route-config.js';
 
 interface ValidationIssue {

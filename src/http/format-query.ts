@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { validationError } from '../errors.js';
+import { validationError } from '../lib/errors.js';
 import { isControllerSeq } from '../formats/sequenced-reply.js';
 import { OnTimeoutSchema, TimeoutTextSchema, type OnTimeout } from '../requests/request-schema.js';
 import { durationParam, waitBudget } from './schemas.js';
 
 /**
- * The query of a native-format submission (formats.md §1): the handup fields a native frame
+ * The query of a native-format submission (docs/formats/README.md): the handup fields a native frame
  * cannot carry (`timeout`, `on_timeout`, `callback_url`), `wait` for the HTTP long-poll, and
  * every other key as per-format context for the adapter (e.g. Ask's `session`).
  */

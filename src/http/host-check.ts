@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { canonicalHost } from '../callbacks/callback-url-policy.js';
 import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 
 /** Bind addresses that mean "every interface": not a name anyone reaches the daemon by. */
 const WILDCARDS = new Set(['0.0.0.0', '::'].map(canonicalHost));

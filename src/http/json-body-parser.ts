@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, formatIssuePath } from '../errors.js';
+import { AppError, formatIssuePath } from '../lib/errors.js';
 import './route-config.js';
 
 /** serde_json's default recursion limit, so anything handup itself accepts is accepted here. */

@@ -2,7 +2,7 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import type { RouteOptions } from 'fastify';
 import { createJsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
-import { ERRORS, type ErrorCode } from '../errors.js';
+import { ERRORS, type ErrorCode } from '../lib/errors.js';
 import type { RouteConfig } from './route-config.js';
 import { ErrorDoc } from './schemas.js';
 

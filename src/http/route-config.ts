@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import type { WebSession } from '../auth/web-session-service.js';
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../lib/errors.js';
 import type { RouteDocs } from './openapi.js';
 
 /**

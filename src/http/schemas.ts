@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from '../durations.js';
-import { REQUEST_FORMATS } from '../formats/request-formats.js';
+import { parseDuration } from '../lib/durations.js';
 import {
   CreateRequestSchema,
   DecisionBodySchema,
@@ -20,9 +19,6 @@ import {
 } from '../requests/request-schema.js';
 
 /** Shared zod pieces for route schemas (params, queries, documented responses). */
-
-/** The `format` filter accepts exactly the request formats: the registered wire formats and `mcp`. */
-export const FORMATS = REQUEST_FORMATS as unknown as readonly [string, ...string[]];
 
 const commaSeparated = z.string().transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean));
 
@@ -56,19 +52,21 @@ export function waitBudget(wait: string): number {
   return r.ok ? Math.min(r.ms, WAIT_MAX_MS) : 0;
 }
 
-export const ListQuery = z.strictObject({
-  status: csvOf(STATUSES).optional(),
-  kind: csvOf(KINDS).optional(),
-  format: csvOf(FORMATS).optional(),
-  agent: csv.optional(),
-  session: csv.optional(),
-  limit: limitParam(100, 500),
-});
+/** `GET /v1/requests`: the `format` filter takes exactly `formats`, the request formats the daemon serves. */
+export const listQuery = (formats: readonly string[]) =>
+  z.strictObject({
+    status: csvOf(STATUSES).optional(),
+    kind: csvOf(KINDS).optional(),
+    format: csvOf(formats as [string, ...string[]]).optional(),
+    agent: csv.optional(),
+    session: csv.optional(),
+    limit: limitParam(100, 500),
+  });
 
 export const HistoryQuery = z.strictObject({
   cursor: z.string().max(256).optional(),
   limit: limitParam(50, 500),
-  // `auto`: decided by a rule, auto mode or a decide hook (policy.md §1), whatever the outcome.
+  // `auto`: decided by a rule, auto mode or a decide hook, whatever the outcome.
   outcome: csvOf([...TERMINAL_STATUSES, 'auto'] as unknown as readonly [string, ...string[]]).optional(),
   kind: csvOf(KINDS).optional(),
   agent: csv.optional(),

@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { createMcpServer } from './mcp-server.js';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -45,7 +45,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * `/mcp`: the MCP server over the Streamable HTTP transport of the official SDK (agents.md §2),
+ * `/mcp`: the MCP server over the Streamable HTTP transport of the official SDK,
  * behind the same bearer auth as every route (submit or admin; 401 without). POST carries every
  * JSON-RPC message; there is no server-to-client stream to open (GET) nor session to end (DELETE)
  * in stateless mode, so those are 405.
@@ -58,7 +58,7 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
       requests: deps.requests,
       waiters: deps.waiters,
       rateLimit: deps.rateLimit,
-      config: deps.config,
+      intake: deps.intake,
       clock: deps.clock,
       version: deps.version,
       principal: request.principal,

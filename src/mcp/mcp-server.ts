@@ -4,11 +4,10 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import { z } from 'zod';
 import type { RateLimit } from '../auth/rate-limit.js';
 import { submitterKey, type Principal } from '../auth/principal.js';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { AppError, validationError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError, validationError } from '../lib/errors.js';
+import type { RequestIntake } from '../formats/request-intake.js';
 import { MCP_FORMAT } from '../formats/request-formats.js';
-import { draftFromBody } from '../requests/request-draft.js';
 import {
   CreateRequestSchema,
   OptionSchema,
@@ -29,7 +28,8 @@ export interface McpServerDeps {
   requests: RequestService;
   waiters: Waiters;
   rateLimit: RateLimit;
-  config: Readonly<Config>;
+  /** The create path every request takes. */
+  intake: RequestIntake;
   clock: Clock;
   version: string;
   /** Who is calling (the bearer token of this HTTP request). */
@@ -102,12 +102,12 @@ function failure(err: unknown): CallToolResult {
 }
 
 /**
- * The MCP server (agents.md §2) for one caller: the tools create and read requests through the
+ * The MCP server for one caller: the tools create and read requests through the
  * same service as the HTTP API, so a submit token sees and ends only its own requests. Made per
  * HTTP request (stateless transport): nothing is kept between calls.
  */
 export function createMcpServer(deps: McpServerDeps): McpServer {
-  const { requests, waiters, rateLimit, config, clock, principal, clientName } = deps;
+  const { requests, waiters, rateLimit, intake, clock, principal, clientName } = deps;
   const progressEvery = deps.progressIntervalMs ?? PROGRESS_INTERVAL_MS;
   const server = new McpServer({ name: 'countersign', version: deps.version }, { instructions: MCP_INSTRUCTIONS, capabilities: { tools: {} } });
 
@@ -142,12 +142,10 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   async function create(body: CreateRequestBody, waitFor: number, extra: Extra): Promise<CallToolResult> {
     const checked = CreateRequestSchema.safeParse(body);
     if (!checked.success) throw validationError('invalid_request', checked.error.issues);
-    const draft = draftFromBody(checked.data, {
-      defaultTimeout: config.requests.default_timeout,
-      integration: principal.kind === 'submit' ? principal.name : null,
-    });
-    if (principal.kind === 'submit') await rateLimit(principal.tokenId, principal.name);
-    const { stored } = await requests.create(draft, { principal, format: MCP_FORMAT });
+    const admit = async () => {
+      if (principal.kind === 'submit') await rateLimit(principal.tokenId, principal.name);
+    };
+    const { stored } = await intake.create(checked.data, { principal, format: MCP_FORMAT, admit });
     const [record] = await settle([stored.record.id], waitFor, extra);
     return one(record!);
   }

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Decision-link tokens (notify.md §3): `<request>.<option>.<hash>.<hook>.<expiry>.<mac>`, an
+ * Decision-link tokens: `<request>.<option>.<hash>.<hook>.<expiry>.<mac>`, an
  * HMAC-SHA-256 over everything before the MAC with the key the daemons share. The token binds
  * the request, one option, the content hash the notification showed, the hook and an expiry;
  * changing any part breaks the MAC, and rotating the key breaks every outstanding token.

@@ -1,9 +1,9 @@
 import Mustache from 'mustache';
 import { z } from 'zod';
-import { parseDuration } from '../durations.js';
-import { MatchSchema } from './request-matcher.js';
+import { parseDuration } from '../lib/durations.js';
+import { RuleMatchSchema, type RuleMatchSchemaType } from '../policy/rule-schema.js';
 
-/** The events a hook can ask for (notify.md §1); `events` defaults to all of them. */
+/** The events a hook can ask for; `events` defaults to all of them. */
 export const HOOK_EVENTS = [
   'request.created',
   'request.decided',
@@ -39,53 +39,58 @@ export function checkHttpUrl(raw: string): string | null {
 /**
  * One `hooks:` entry. Exactly one of `webhook` (a URL) and `exec` (an argv list, never run
  * through a shell); `format`, `template`, `content_type` and `secret_env` are for webhooks.
+ * `match` is the policy's (`match` of the rules), over the formats the daemon is wired with.
  */
-export const HookSchema = z
-  .strictObject({
-    name: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be 1-64 characters of a-z, 0-9 and -'),
-    webhook: z.string().optional(),
-    exec: z.array(z.string().min(1, 'must not be empty')).min(1, 'must name a program').optional(),
-    format: z.enum(HOOK_FORMATS).optional(),
-    template: z.string().optional(),
-    content_type: z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/plain').optional(),
-    events: z.array(z.enum(HOOK_EVENTS)).optional(),
-    match: MatchSchema.optional(),
-    decision_links: z.boolean().optional(),
-    include_content: z.boolean().optional(),
-    secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
-    timeout: duration.optional(),
-  })
-  .superRefine((h, ctx) => {
-    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    if ((h.webhook === undefined) === (h.exec === undefined)) {
-      issue(h.webhook === undefined ? 'webhook' : 'exec', 'give exactly one of webhook and exec');
-      return;
-    }
-    if (h.webhook !== undefined) {
-      const bad = checkHttpUrl(h.webhook);
-      if (bad) issue('webhook', bad);
-      else if (h.format === 'ntfy' && new URL(h.webhook).pathname.replace(/\/+$/, '').split('/').pop() === '') {
-        issue('webhook', 'an ntfy hook needs the topic in the URL, e.g. https://ntfy.sh/my-topic');
+export function hookSchema(match: RuleMatchSchemaType) {
+  return z
+    .strictObject({
+      name: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be 1-64 characters of a-z, 0-9 and -'),
+      webhook: z.string().optional(),
+      exec: z.array(z.string().min(1, 'must not be empty')).min(1, 'must name a program').optional(),
+      format: z.enum(HOOK_FORMATS).optional(),
+      template: z.string().optional(),
+      content_type: z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/plain').optional(),
+      events: z.array(z.enum(HOOK_EVENTS)).optional(),
+      match: match.optional(),
+      decision_links: z.boolean().optional(),
+      include_content: z.boolean().optional(),
+      secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+      timeout: duration.optional(),
+    })
+    .superRefine((h, ctx) => {
+      const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+      if ((h.webhook === undefined) === (h.exec === undefined)) {
+        issue(h.webhook === undefined ? 'webhook' : 'exec', 'give exactly one of webhook and exec');
+        return;
       }
-    } else {
-      for (const key of ['format', 'template', 'content_type', 'secret_env'] as const) {
-        if (h[key] !== undefined) issue(key, 'is for webhook hooks only (an exec hook gets the JSON envelope on stdin)');
-      }
-    }
-    if (h.format === 'template') {
-      if (h.template === undefined) issue('template', 'is required with format: template');
-      else {
-        try {
-          Mustache.parse(h.template);
-        } catch (err) {
-          issue('template', `is not a valid template: ${(err as Error).message}`);
+      if (h.webhook !== undefined) {
+        const bad = checkHttpUrl(h.webhook);
+        if (bad) issue('webhook', bad);
+        else if (h.format === 'ntfy' && new URL(h.webhook).pathname.replace(/\/+$/, '').split('/').pop() === '') {
+          issue('webhook', 'an ntfy hook needs the topic in the URL, e.g. https://ntfy.sh/my-topic');
+        }
+      } else {
+        for (const key of ['format', 'template', 'content_type', 'secret_env'] as const) {
+          if (h[key] !== undefined) issue(key, 'is for webhook hooks only (an exec hook gets the JSON envelope on stdin)');
         }
       }
-    } else {
-      if (h.template !== undefined) issue('template', 'is only used with format: template');
-      if (h.content_type !== undefined) issue('content_type', 'is only used with format: template');
-    }
-  });
+      if (h.format === 'template') {
+        if (h.template === undefined) issue('template', 'is required with format: template');
+        else {
+          try {
+            Mustache.parse(h.template);
+          } catch (err) {
+            issue('template', `is not a valid template: ${(err as Error).message}`);
+          }
+        }
+      } else {
+        if (h.template !== undefined) issue('template', 'is only used with format: template');
+        if (h.content_type !== undefined) issue('content_type', 'is only used with format: template');
+      }
+    });
+}
+
+export const HookSchema = hookSchema(RuleMatchSchema);
 
 export type HookConfig = z.infer<typeof HookSchema> & {
   /** The value of `secret_env`, read at start (never from the file itself). */

@@ -3,8 +3,8 @@ import { Agent, request } from 'undici';
 import { classifyError, TIMEOUT } from '../callbacks/attempt-errors.js';
 import { classifyStatus, type AttemptOutcome } from '../callbacks/retry-policy.js';
 import { webhookHeaders } from '../callbacks/webhook-signature.js';
-import type { Clock } from '../clock.js';
-import { durationMs } from '../durations.js';
+import type { Clock } from '../lib/clock.js';
+import { durationMs } from '../lib/durations.js';
 import { runExecHook } from './exec-hook.js';
 import type { HookConfig } from './hook-config.js';
 import { hookContentType, hookPostUrl } from './hook-render.js';
@@ -36,7 +36,7 @@ export interface HookSenderDeps {
  * delivery worker for outbox rows and by `POST /v1/hooks/{name}/test`.
  */
 export function createHookSender({ clock, userAgent, defaultTimeoutMs, env, monotonic = () => performance.now() }: HookSenderDeps) {
-  // Hook URLs are written by the operator and trusted (notify.md §1): no allowlist or address
+  // Hook URLs are written by the operator and trusted: no allowlist or address
   // checks. Like callbacks, redirects are never followed (undici's request does not follow them).
   const agent = new Agent({ headersTimeout: defaultTimeoutMs, bodyTimeout: defaultTimeoutMs, connections: 4 });
   const timeoutOf = (h: HookConfig) => (h.timeout ? durationMs(h.timeout) : h.exec ? EXEC_TIMEOUT_MS : defaultTimeoutMs);

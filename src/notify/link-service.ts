@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { Option } from '../requests/request-schema.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { StoredRequest } from '../storage/request-records.js';
@@ -8,7 +8,7 @@ import type { Store } from '../storage/store.js';
 import { verifyLink, type LinkClaims } from './decision-links.js';
 import { LINK_KEY } from './notifier.js';
 
-/** What a decision link leads to, for the page (notify.md §3). */
+/** What a decision link leads to, for the page. */
 export type LinkOutcome =
   | { state: 'open'; status: 200; claims: LinkClaims; stored: StoredRequest; option: Option }
   | { state: 'decided'; status: 200; claims: LinkClaims; stored: StoredRequest; option: Option }

@@ -1,8 +1,8 @@
-import type { ArrivalHook } from '../requests/request-service.js';
+import type { ArrivalHook } from '../requests/request-hooks.js';
 import { mutedBy } from './mute-match.js';
 
 /**
- * `dismiss_notices` (notify.md §2): a `kind: info` notice from a source muted with it is
+ * `dismiss_notices`: a `kind: info` notice from a source muted with it is
  * dismissed on arrival, `decided_by: "mute"`, in the creating transaction. Runs after the rules
  * (a rule that matched has already decided the request, and this hook then sees it terminal).
  */

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 import type { MuteRow } from '../storage/mute-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import type { NotifyEvents } from './notify-events.js';
@@ -14,7 +14,7 @@ export interface NewMute {
 }
 
 /**
- * Mutes (notify.md §2), stored so they hold on every daemon and across restarts. Every change
+ * Mutes, stored so they hold on every daemon and across restarts. Every change
  * emits `mutes.changed` here after commit and, through the store, on the other daemons.
  */
 export function createMuteService({ store, clock, events }: { store: Store; clock: Clock; events: NotifyEvents }) {

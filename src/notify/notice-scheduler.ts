@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../lib/clock.js';
 import type { Store } from '../storage/store.js';
 import type { Notifier } from './notifier.js';
 import type { NotifyEvents } from './notify-events.js';

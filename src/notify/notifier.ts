@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { durationMs } from '../durations.js';
-import { newId } from '../ids.js';
+import { durationMs } from '../lib/durations.js';
+import { newId } from '../lib/ids.js';
+import { requestFacts } from '../policy/request-facts.js';
+import { compileMatch, type FactsTest } from '../policy/rule-matcher.js';
 import type { HandupRequest } from '../requests/request-schema.js';
-import type { TerminalTransition } from '../requests/request-service.js';
+import type { TerminalTransition } from '../requests/request-hooks.js';
 import type { BurstWindow } from '../storage/notify-bursts.js';
 import type { StoredRequest } from '../storage/request-records.js';
 import type { WriteTx } from '../storage/store.js';
@@ -15,7 +17,6 @@ import { mutedBy } from './mute-match.js';
 import { noticeText } from './notice-text.js';
 import type { NotifyEvents } from './notify-events.js';
 import { requestEnvelope, summaryEnvelope, type DecisionLink, type Envelope } from './notify-envelope.js';
-import { compileMatcher, type RequestMatcher } from './request-matcher.js';
 
 /** The store key the decision-link HMAC key is kept under (shared by every daemon). */
 export const LINK_KEY = 'decision-links';
@@ -27,7 +28,7 @@ const SWEEP_BATCH = 200;
 interface CompiledHook {
   config: HookConfig;
   events: ReadonlySet<string>;
-  matches: RequestMatcher;
+  matches: FactsTest;
 }
 
 export interface NotifierDeps {
@@ -42,7 +43,7 @@ function sourceOf(stored: StoredRequest): { agent: string; session: string } {
 }
 
 /**
- * The notification outbox writer (notify.md). Every event a hook hears of is decided and
+ * The notification outbox writer. Every event a hook hears of is decided and
  * written here, inside the transaction that caused it: request creation (only for requests
  * still pending), each terminal transition, and the scheduler's reminders, expiring notices
  * and burst summaries. It checks mutes and burst windows (both in the store, so several daemons
@@ -53,7 +54,8 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
   const hooks: CompiledHook[] = config.hooks.map((h) => ({
     config: h,
     events: new Set<string>(h.events ?? HOOK_EVENTS),
-    matches: compileMatcher(h.match),
+    // The policy's matchers: a hook without `match` hears of every request.
+    matches: compileMatch(h.match ?? {}),
   }));
   const byName = new Map(hooks.map((h) => [h.config.name, h]));
   const remindMs = config.notifications.remind_every === 'none' ? null : durationMs(config.notifications.remind_every);
@@ -167,7 +169,8 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
 
   /** One event to every hook that wants it: mutes, `events`, `match`, bursts, then the outbox row. */
   async function dispatch(tx: WriteTx, type: HookEvent, stored: StoredRequest, at: number): Promise<number> {
-    const wanting = hooks.filter((h) => h.events.has(type) && h.matches({ record: stored.record, format: stored.format }));
+    const facts = requestFacts(stored.record, stored.format);
+    const wanting = hooks.filter((h) => h.events.has(type) && h.matches(facts));
     if (wanting.length === 0) return 0;
     if (mutedBy(await tx.mutes.active(at), stored.record.source)) return 0;
     let written = 0;

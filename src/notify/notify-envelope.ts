@@ -1,7 +1,7 @@
 import type { HandupRequest, Preview, Source } from '../requests/request-schema.js';
 import type { StoredRequest } from '../storage/request-records.js';
 
-/** A request as events describe it (notify.md §1): never a token or a secret. */
+/** A request as events describe it: never a token or a secret. */
 export interface EnvelopeRequest {
   id: string;
   title: string;

@@ -20,7 +20,7 @@ export function effectiveMode(state: Pick<AutoState, 'mode' | 'until'>, now: num
 }
 
 /**
- * Why auto mode must leave this request to a person (policy.md §4), or null when it may approve
+ * Why auto mode must leave this request to a person, or null when it may approve
  * it: never questions, info notices, forms (`input.fields`), free text, a deny that needs
  * feedback, or a request without exactly one approve option; `low` only risk low and medium.
  */

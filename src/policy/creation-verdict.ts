@@ -3,7 +3,7 @@ import { autoDecision, effectiveMode, type AutoModeName, type AutoState } from '
 import { requestFacts } from './request-facts.js';
 import { firstMatch, ruleOutcome, type CompiledRule, type PolicyRule, type RuleOutcome } from './rule-evaluation.js';
 
-/** What policy does with a new request, before it is stored (policy.md §5). */
+/** What policy does with a new request, before it is stored. */
 export type CreationVerdict =
   | { type: 'none' }
   | { type: 'rule'; rule: PolicyRule; outcome: RuleOutcome }

@@ -1,6 +1,6 @@
 import type { HandupRequest } from '../requests/request-schema.js';
 
-/** What rule matchers look at in a request, read once per request (policy.md §1). */
+/** What rule matchers look at in a request, read once per request. */
 export interface RequestFacts {
   agent: string | null;
   session: string | null;

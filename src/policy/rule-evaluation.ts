@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { decide } from '../requests/decision-rules.js';
 import type { Decision, HandupRequest, Outcome, Risk, Status } from '../requests/request-schema.js';
 import type { RequestFacts } from './request-facts.js';
@@ -57,7 +57,7 @@ export interface DecidableShape {
 export type RulePlan = Exclude<RuleOutcome, { type: 'decide' }> | { type: 'decide'; option: string; feedback: string | null };
 
 /**
- * Which option a matched rule would pick (policy.md §1 "Applying a rule"), or why it cannot
+ * Which option a matched rule would pick, or why it cannot
  * decide: approve takes the first option with outcome approve, deny the first with outcome
  * deny, dismiss the option `dismiss`; questions, requests without such an option, approvals
  * that would need `fields` and denials that need feedback the rule does not give are left to a

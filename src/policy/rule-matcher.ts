@@ -15,7 +15,7 @@ const REGEXES: readonly RegexKey[] = ['command', 'title'];
 /**
  * Compiles a rule's `match` once into one test: every key given must match, and a field the
  * request lacks never matches. Exact keys take a value or a list; `tool`, `cwd`, `repo` are
- * globs; `command` and `title` are regular expressions searched anywhere in the text.
+ * globs (one or a list); `command` and `title` are regular expressions searched anywhere in the text.
  * The match must already be valid (RuleMatchSchema); a bad pattern throws here.
  */
 export function compileMatch(match: RuleMatch): FactsTest {
@@ -32,8 +32,8 @@ export function compileMatch(match: RuleMatch): FactsTest {
   for (const key of GLOBS) {
     const glob = match[key];
     if (glob === undefined) continue;
-    const re = compileGlob(glob);
-    tests.push((f) => f[key] !== null && re.test(f[key]!));
+    const res = (typeof glob === 'string' ? [glob] : glob).map(compileGlob);
+    tests.push((f) => f[key] !== null && res.some((re) => re.test(f[key]!)));
   }
   for (const key of REGEXES) {
     const pattern = match[key];

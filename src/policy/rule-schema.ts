@@ -1,18 +1,16 @@
 import { z } from 'zod';
+import { REQUEST_FORMATS } from '../formats/request-formats.js';
 import { KINDS, RiskSchema, RISKS, TimeoutTextSchema } from '../requests/request-schema.js';
 import { compileGlob } from './glob.js';
 
 /**
- * A rule as the config file's `rules:` list and `POST /v1/rules` take it (policy.md §1).
+ * A rule as the config file's `rules:` list and `POST /v1/rules` take it.
  * Every regex and glob is compiled here, so a rule that parses is a rule that runs.
  */
 
 export const RULE_ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export const RULE_ACTIONS = ['approve', 'deny', 'ask', 'dismiss'] as const;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
-/** The `format` values a rule may name: the wire formats of formats.md and agents.md. */
-export const RULE_FORMATS = ['handup', 'paperclip', 'ask', 'roll', 'alp', 'claude-code', 'mcp'] as const;
-
 /** The longest regex or glob a rule takes (a scoped approval of a long exact command is refused beyond it). */
 export const MAX_PATTERN = 8192;
 
@@ -30,6 +28,8 @@ const glob = z
       ctx.addIssue({ code: 'custom', message: `invalid glob: ${(err as Error).message}` });
     }
   });
+/** A glob or a list of them (any one matches). */
+const globs = exact(glob);
 
 const regex = z
   .string()
@@ -43,26 +43,35 @@ const regex = z
     }
   });
 
-export const RuleMatchSchema = z
-  .strictObject({
-    agent: exact(name).optional(),
-    session: exact(name).optional(),
-    integration: exact(name).optional(),
-    format: exact(z.enum(RULE_FORMATS)).optional(),
-    kind: exact(z.enum(KINDS)).optional(),
-    risk: exact(z.enum(RISKS)).optional(),
-    tool: glob.optional(),
-    cwd: glob.optional(),
-    repo: glob.optional(),
-    command: regex.optional(),
-    title: regex.optional(),
-  })
-  .refine((m) => Object.values(m).some((v) => v !== undefined), { message: 'must name at least one field to match' });
+/**
+ * What `match:` takes (rules, decide hooks, notification hooks). `format` names one of
+ * `formats`, the request formats of the adapters the daemon is wired with.
+ */
+export function ruleMatchSchema(formats: readonly string[]) {
+  return z
+    .strictObject({
+      agent: exact(name).optional(),
+      session: exact(name).optional(),
+      integration: exact(name).optional(),
+      format: exact(z.enum(formats as [string, ...string[]])).optional(),
+      kind: exact(z.enum(KINDS)).optional(),
+      risk: exact(z.enum(RISKS)).optional(),
+      tool: globs.optional(),
+      cwd: globs.optional(),
+      repo: globs.optional(),
+      command: regex.optional(),
+      title: regex.optional(),
+    })
+    .refine((m) => Object.values(m).some((v) => v !== undefined), { message: 'must name at least one field to match' });
+}
+export type RuleMatchSchemaType = ReturnType<typeof ruleMatchSchema>;
+
+/** The match of the registry's formats. */
+export const RuleMatchSchema = ruleMatchSchema(REQUEST_FORMATS);
 export type RuleMatch = z.infer<typeof RuleMatchSchema>;
 
 const ruleShape = {
   id: z.string().regex(RULE_ID, 'must be 1-64 characters of a-z, 0-9 and -, starting with a letter or digit'),
-  match: RuleMatchSchema,
   action: z.enum(RULE_ACTIONS),
   feedback: z.string().min(1).max(65_536).optional(),
   risk: RiskSchema.optional(),
@@ -90,21 +99,27 @@ function checkAction(rule: { action: RuleAction; match: RuleMatch; feedback?: st
   }
 }
 
-/** A rule of the config file. */
-export const RuleSchema = z.strictObject(ruleShape).superRefine(checkAction);
-export type Rule = z.infer<typeof RuleSchema>;
-
-/** A rule sent to `POST /v1/rules`: may also expire (Unix ms). */
-export const StoredRuleInputSchema = z
-  .strictObject({ ...ruleShape, expires_at: z.number().int().positive().nullable().optional() })
-  .superRefine(checkAction);
-export type StoredRuleInput = z.infer<typeof StoredRuleInputSchema>;
-
-/** The config file's `rules:` list: ids unique. */
-export const RuleListSchema = z.array(RuleSchema).superRefine((rules, ctx) => {
-  const seen = new Set<string>();
-  rules.forEach((r, i) => {
-    if (seen.has(r.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate rule id "${r.id}"` });
-    seen.add(r.id);
+/**
+ * The rule schemas over one `match` schema: a rule of the config file (`rule`), a rule sent to
+ * `POST /v1/rules`, which may also expire (`storedInput`, Unix ms), and the config file's
+ * `rules:` list, ids unique (`list`).
+ */
+export function ruleSchemas(match: RuleMatchSchemaType) {
+  const rule = z.strictObject({ ...ruleShape, match }).superRefine(checkAction);
+  const storedInput = z.strictObject({ ...ruleShape, match, expires_at: z.number().int().positive().nullable().optional() }).superRefine(checkAction);
+  const list = z.array(rule).superRefine((rules, ctx) => {
+    const seen = new Set<string>();
+    rules.forEach((r, i) => {
+      if (seen.has(r.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate rule id "${r.id}"` });
+      seen.add(r.id);
+    });
   });
-});
+  return { rule, storedInput, list };
+}
+
+const registered = ruleSchemas(RuleMatchSchema);
+export const RuleSchema = registered.rule;
+export type Rule = z.infer<typeof RuleSchema>;
+export const StoredRuleInputSchema = registered.storedInput;
+export type StoredRuleInput = z.infer<typeof StoredRuleInputSchema>;
+export const RuleListSchema = registered.list;

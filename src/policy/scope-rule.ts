@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { escapeGlob, escapeRegExp } from './glob.js';
 import { commandPreview, requestTool } from './request-facts.js';
@@ -6,7 +6,7 @@ import { MAX_PATTERN, type RuleMatch } from './rule-schema.js';
 
 export type Scope = 'session' | 'project' | 'always';
 
-/** Characters that make a command more than one plain program call (policy.md §2). */
+/** Characters that make a command more than one plain program call. */
 const SHELL_SYNTAX = /[;|&$`><()'"\\\r\n]/;
 /** A plain word: letters, digits and `_./=:@%+,-`. */
 const PLAIN_CHARS = 'A-Za-z0-9_./=:@%+,\\-';

@@ -28,7 +28,7 @@ export function decidedByPerson(decidedBy: string | null | undefined): boolean {
 }
 
 /**
- * Replays a rule list over ended requests (policy.md §1 "Simulation against history"): what
+ * Replays a rule list over ended requests: what
  * each request would have become, per rule how many it would have taken, and every request a
  * rule would have decided one way that a person decided the other way: an approval a person
  * denied or that was cancelled, a deny a person approved. A rule that matches but could not

@@ -6,7 +6,7 @@ type Hashed = Pick<HandupRequest, 'title' | 'summary' | 'kind' | 'previews' | 'o
 
 /**
  * `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of exactly what the reviewer sees
- * (product.md §2). A decision must echo it, so a request whose content changed cannot be
+ * (docs/api.md). A decision must echo it, so a request whose content changed cannot be
  * approved by someone who saw the old version.
  */
 export function contentHash(r: Hashed): string {

@@ -1,9 +1,9 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import type { Answer, Decision, DecisionBody, HandupRequest, Status } from './request-schema.js';
 
 /**
  * Checks a reviewer's decision against the record they saw and works out the resulting status
- * (product.md §2). Pure: the caller has already checked the request is pending.
+ * (docs/api.md). Pure: the caller has already checked the request is pending.
  */
 export function decide(
   record: HandupRequest,
@@ -24,7 +24,7 @@ export function decide(
     throw new AppError('invalid_decision', 'feedback: this request requires feedback when denied');
   }
   if (body.scope) {
-    // Scoped allow (policy.md §2): the scope names what later requests must match (agent plus
+    // Scoped allow: the scope names what later requests must match (agent plus
     // session or repo, and the command, tool or title), so each needs those source fields;
     // edited input cannot be widened, and questions and notices are never approved by a rule.
     if (option.outcome !== 'approve') throw new AppError('invalid_decision', 'scope: only an approval can carry a scope');

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../lib/clock.js';
 import type { RequestEvents } from './request-events.js';
 import type { RequestService } from './request-service.js';
 
@@ -7,7 +7,7 @@ import type { RequestService } from './request-service.js';
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * One timer to the next deadline, never polling (product.md §3). It re-arms after each sweep
+ * One timer to the next deadline, never polling (docs/api.md). It re-arms after each sweep
  * and whenever a new request's deadline is earlier than the one it waits for, including
  * requests created on other daemons (their events arrive through the store). `start()` sweeps
  * first, so requests that came due while the daemon was down expire at start-up. Several

@@ -1,4 +1,4 @@
-import { parseDuration } from '../durations.js';
+import { parseDuration } from '../lib/durations.js';
 import type { CreateRequestBody, HandupRequest, Option, Preview, Source } from './request-schema.js';
 
 /**

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { parseDuration, ONE_YEAR_MS } from '../durations.js';
+import { parseDuration, ONE_YEAR_MS } from '../lib/durations.js';
 
 /**
  * The handup Request as clients send it (POST /v1/requests) and as countersign stores and
  * serves it. Field names and shapes follow handup's published schema exactly; limits follow
- * product.md §9. Unknown fields are rejected everywhere.
+ * docs/api.md ("Bad input"). Unknown fields are rejected everywhere.
  */
 
 const KiB = 1024;

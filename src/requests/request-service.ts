@@ -1,9 +1,9 @@
 import type { Principal } from '../auth/principal.js';
 import { actorName, submitterKey } from '../auth/principal.js';
-import type { Clock } from '../clock.js';
-import { parseDuration } from '../durations.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { parseDuration } from '../lib/durations.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 import type { CreationVerdict } from '../policy/creation-verdict.js';
 import type { Scope } from '../policy/scope-rule.js';
 import type { HistoryFilters, ListFilters, StoredRequest } from '../storage/request-records.js';
@@ -13,57 +13,8 @@ import { decide, timeoutDecision } from './decision-rules.js';
 import { previewBlobs } from './preview-blobs.js';
 import type { RequestDraft } from './request-draft.js';
 import type { RequestEvents, RequestEventType } from './request-events.js';
+import type { ArrivalHook, CreatedHook, CreationPolicy, DecisionCheck, ScopedAllow, Supersede, TerminalEventType, TerminalHook } from './request-hooks.js';
 import type { Decision, DecisionBody, HandupRequest, Status } from './request-schema.js';
-
-export type TerminalEventType = Exclude<RequestEventType, 'request.created'>;
-
-/** A terminal transition, handed to hooks inside the transaction that commits it. */
-export interface TerminalTransition {
-  stored: StoredRequest;
-  type: TerminalEventType;
-  at: number;
-  /** Who caused it (the audit actor): a principal's name, `timeout` or `upstream`. */
-  actor: string;
-}
-
-/**
- * Runs inside the write transaction of every terminal transition (decision, expiry, cancel,
- * upstream resolution). Whatever a hook writes through `tx` commits or rolls back with the
- * transition: this is where the native reply is rendered and the callback outbox row is written.
- */
-export type TerminalHook = (transition: TerminalTransition, tx: WriteTx) => Promise<void>;
-
-/**
- * Runs on a reviewer's decision before it is stored, with the request as it would be once
- * decided; throwing (AppError 'invalid_decision') refuses the decision and stores nothing.
- */
-export type DecisionCheck = (decided: StoredRequest) => void;
-
-/** Pending requests a new one ends on arrival: same submitter, format and `source.session`. */
-export interface Supersede {
-  /** Whether the new request supersedes this older pending one. */
-  matches(older: StoredRequest): boolean;
-  /** Audit actor of the `superseded` rows (no native reply is sent for them). */
-  actor: string;
-  /** Audit details; `superseded_by` (the new request's id) is added. */
-  details?: Record<string, unknown>;
-}
-
-/** How a request ends on arrival (before anyone sees it): a mute dismissing a notice. */
-export interface ArrivalDecision {
-  status: Exclude<Status, 'pending'>;
-  decision: Decision;
-  actor: string;
-  details?: unknown;
-}
-
-/**
- * Runs inside the create transaction, after the insert, in order: an arrival hook may end the
- * request there and then (returning how); a created hook sees the request as it was stored
- * (final status) and writes what must commit with it (the notification outbox).
- */
-export type ArrivalHook = (stored: StoredRequest, tx: WriteTx, at: number) => Promise<ArrivalDecision | null>;
-export type CreatedHook = (stored: StoredRequest, tx: WriteTx, at: number) => Promise<void>;
 
 export interface NativeOrigin {
   /** Permanent key derived from native ids; a re-sent frame maps to the same record. */
@@ -88,19 +39,6 @@ export interface UpstreamResolution {
   details?: unknown;
 }
 
-/**
- * Rules and auto mode at creation (policy.md §5), read inside the creating transaction before
- * the request is stored. Wired from src/rules; absent, every request waits for a person.
- */
-export interface CreationPolicy {
-  verdict(tx: WriteTx, record: HandupRequest, format: string, at: number): Promise<CreationVerdict>;
-  /** Counts a real match of a rule, in the same transaction. */
-  hit(tx: WriteTx, ruleId: string, at: number): Promise<void>;
-}
-
-/** Stores the rule a scoped approval asks for (policy.md §2) in the decision's transaction; its id. */
-export type ScopedAllow = (tx: WriteTx, record: HandupRequest, scope: Scope, actor: string, at: number) => Promise<string>;
-
 export interface RequestServiceDeps {
   store: Store;
   clock: Clock;
@@ -117,7 +55,7 @@ const EXPIRY_BATCH = 500;
 
 export function createRequestService({ store, clock, events, terminalHooks = [], decisionChecks = [], arrivalHooks = [], createdHooks = [], policy, scopedAllow }: RequestServiceDeps) {
   function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
-    // Someone else's request is indistinguishable from a missing one (product.md §5).
+    // Someone else's request is indistinguishable from a missing one.
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
       throw new AppError('not_found', `request ${id} not found`);
     }
@@ -269,7 +207,7 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
           if (next.decision.feedback) details.feedback = next.decision.feedback;
           final = await finish(tx, stored, { status: next.status, decision: next.decision }, 'request.decided', { event: 'decided', actor, details }, now);
         } else if (verdict.type === 'none') {
-          // No rule matched: a mute may still dismiss a notice on arrival (notify.md §2).
+          // No rule matched: a mute may still dismiss a notice on arrival.
           for (const hook of arrivalHooks) {
             const ended = await hook(stored, tx, now);
             if (!ended) continue;

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { RequestEvents } from './request-events.js';
 import type { HandupRequest } from './request-schema.js';
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../lib/clock.js';
 import { effectiveMode, type AutoModeName, type AutoState } from '../policy/auto-mode.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import type { AutoView, PolicyEvents } from './policy-events.js';
@@ -23,7 +23,7 @@ const toView = (s: AutoState, now: number): AutoView =>
   effectiveMode(s, now) === 'off' ? { mode: 'off', until: null, set_at: s.set_at, set_by: s.set_by } : { ...s };
 
 /**
- * Auto mode (policy.md §4): one state in the store, so every daemon on it applies the same mode
+ * Auto mode: one state in the store, so every daemon on it applies the same mode
  * to the requests it creates. Runtime only: a daemon's start turns it off (for every daemon on
  * the store). A mode set `for` a while turns itself off when that runs out: each daemon keeps a
  * timer, the first to fire switches it off (a conditional update) and tells the others.
@@ -61,9 +61,10 @@ export function createAutoModeService({ store, clock, events, log }: AutoModeSer
     });
   }
 
-  async function set(mode: AutoModeName, until: number | null, actor: string, reason?: string): Promise<AutoView> {
+  async function set(mode: AutoModeName, forMs: number | null, actor: string, reason?: string): Promise<AutoView> {
+    // One reading of the clock: `until` is exactly `for` after `set_at`.
     const at = clock.now();
-    const state: AutoState = { mode, until: mode === 'off' ? null : until, set_at: at, set_by: actor };
+    const state: AutoState = { mode, until: mode === 'off' || forMs === null ? null : at + forMs, set_at: at, set_by: actor };
     const view = toView(state, at);
     await store.write(async (tx) => {
       const previous = (await tx.policy.state()).auto;
@@ -91,7 +92,7 @@ export function createAutoModeService({ store, clock, events, log }: AutoModeSer
 
     /** `PUT /v1/auto`: `for` (ms) only with low or all. */
     set(mode: AutoModeName, forMs: number | null, actor: string): Promise<AutoView> {
-      return set(mode, forMs === null ? null : clock.now() + forMs, actor);
+      return set(mode, forMs, actor);
     },
 
     /** At start: auto mode is runtime only, so a (re)starting daemon turns it off. */

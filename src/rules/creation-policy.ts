@@ -1,11 +1,11 @@
 import { creationVerdict, type CreationVerdict } from '../policy/creation-verdict.js';
-import type { CreationPolicy } from '../requests/request-service.js';
+import type { CreationPolicy } from '../requests/request-hooks.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import type { WriteTx } from '../storage/store.js';
 import type { RuleService } from './rule-service.js';
 
 /**
- * Policy at creation, read inside the creating transaction (policy.md §5): the policy state row
+ * Policy at creation, read inside the creating transaction: the policy state row
  * (the stored rules' version and auto mode, as committed by any daemon), then the evaluation.
  */
 export function createCreationPolicy({ rules }: { rules: RuleService }): CreationPolicy {

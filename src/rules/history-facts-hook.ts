@@ -1,5 +1,5 @@
 import { encodeHistoryFacts, historyFacts } from '../policy/history-facts.js';
-import type { TerminalHook } from '../requests/request-service.js';
+import type { TerminalHook } from '../requests/request-hooks.js';
 
 /**
  * Keeps the facts of each request as it ends, in its terminal transaction, for the history

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 import { decodeHistoryFacts, encodeHistoryFacts, historyFacts } from '../policy/history-facts.js';
 import { requestFacts } from '../policy/request-facts.js';
 import { compileRules, firstMatch, ruleOutcome, type CompiledRule, type PolicyRule } from '../policy/rule-evaluation.js';
@@ -12,7 +12,7 @@ import type { StoredRuleRow } from '../storage/policy-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import type { PolicyEvents } from './policy-events.js';
 
-/** A rule as `GET /v1/rules` lists it (policy.md §1 API). */
+/** A rule as `GET /v1/rules` lists it. */
 export interface RuleView {
   id: string;
   source: 'config' | 'stored';
@@ -192,7 +192,7 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
     },
 
     /**
-     * Stores the approve rule of a scoped approval (policy.md §2), in the decision's own
+     * Stores the approve rule of a scoped approval, in the decision's own
      * transaction; its id. Session scope expires after `policy.session_scope_ttl`.
      */
     async addScopeRule(tx: WriteTx, record: HandupRequest, scope: Scope, actor: string, at: number): Promise<string> {

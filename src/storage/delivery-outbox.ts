@@ -1,6 +1,6 @@
 /**
  * The delivery outbox: one delivery per terminal transition of a request with a callback_url,
- * and one per notification to a hook (notify.md §1), with the same leases, retries and records.
+ * and one per notification to a hook, with the same leases, retries and records.
  */
 
 export type DeliveryState = 'pending' | 'leased' | 'delivered' | 'failed';

@@ -1,4 +1,4 @@
-/** Muted sources (notify.md §2): a muted source sends no notifications. */
+/** Muted sources: a muted source sends no notifications. */
 export interface MuteRow {
   id: string;
   /** null: any agent. */

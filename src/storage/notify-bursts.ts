@@ -1,4 +1,4 @@
-/** Burst windows per hook and source (notify.md §2), shared by every daemon on the store. */
+/** Burst windows per hook and source, shared by every daemon on the store. */
 export interface BurstWindow {
   hook: string;
   /** `source.agent`, or `unknown`. */

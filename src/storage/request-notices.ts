@@ -1,4 +1,4 @@
-/** When a pending request's reminder and expiring notice are due (notify.md §1). */
+/** When a pending request's reminder and expiring notice are due. */
 export interface NoticeRow {
   requestId: string;
   /** Unix ms of the next `request.reminder`, null for none. */

@@ -24,7 +24,7 @@ export interface Store {
   readonly tokens: TokenReads;
   readonly blobs: BlobReads;
   readonly webSessions: WebSessionReads;
-  /** Stored rules, rule hits, auto mode, the policy audit log (policy.md). */
+  /** Stored rules, rule hits, auto mode, the policy audit log. */
   readonly policy: PolicyReads;
   /** The daemons sharing this store (a heartbeat table). */
   readonly nodes: ClusterNodes;

@@ -63,7 +63,7 @@ const DONE: Record<string, string> = {
 };
 
 /**
- * The decision-link page (notify.md §3), server-rendered without scripts: the confirmation
+ * The decision-link page, server-rendered without scripts: the confirmation
  * form for an open link (its button POSTs the same URL), the result after a POST, or why the
  * link cannot be used.
  */

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { setPageHeaders } from './page-headers.js';
 import { loadStaticFiles, type StaticFile } from './static-files.js';
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../lib/errors.js';
 import { authenticateThrottled } from '../http/auth-hook.js';
 import { isSameOrigin } from '../http/same-origin.js';
 import { errors } from '../http/openapi.js';
@@ -23,7 +23,7 @@ const NewSessionDoc = SessionDoc.extend({ session: z.string(), expires_at: z.num
  * exchanged for a fresh session secret, which the page keeps in its tab's sessionStorage and
  * sends as `Authorization: Bearer`. No cookie is ever set: a cookie for 127.0.0.1 also goes to
  * every other port of 127.0.0.1, where any local server could replay it. Only the admin
- * token reviews (product.md §5), so only it can sign in; a session cannot mint another.
+ * token reviews, so only it can sign in; a session cannot mint another.
  */
 export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();

@@ -4,9 +4,9 @@ import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { RateLimit } from '../auth/rate-limit.js';
-import type { Clock } from '../clock.js';
-import { AppError, toErrorBody, validationError } from '../errors.js';
-import type { NativeIntake } from '../formats/native-intake.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError, toErrorBody, validationError } from '../lib/errors.js';
+import type { RequestIntake } from '../formats/request-intake.js';
 import { isControllerSeq, requireSequencedFormat, sequencedReply } from '../formats/sequenced-reply.js';
 import { parseJson } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
@@ -19,7 +19,7 @@ export interface BridgeSocketOptions {
   principal: Principal;
   /** The upgrade request's query: overrides and context for every frame on this socket. */
   query: FormatQuery;
-  intake: NativeIntake;
+  intake: RequestIntake;
   requests: RequestService;
   events: RequestEvents;
   rateLimit: RateLimit;
@@ -38,7 +38,7 @@ const ControllerSeqMessage = z.strictObject({
 });
 
 /**
- * One bridge connection on `/v1/formats/{format}/ws` (formats.md §1). Each message is one
+ * One bridge connection on `/v1/formats/{format}/ws` (docs/formats/README.md). Each message is one
  * native frame: a follow-up when the adapter's follow-up schema takes it and it resolves
  * something, else a request. Frames that change nothing and ask nothing get no answer.
  * A request is answered with `countersign.accepted`; when it ends, its native reply is sent
@@ -48,7 +48,7 @@ const ControllerSeqMessage = z.strictObject({
  * time, in order: the next waits until the previous one is stored and answered.
  *
  * `{"type":"countersign.controller_seq","next":n}` gives the sequence number the bridge's
- * controller expects next (formats.md §2): the replies pushed after it that take one (PaperClip
+ * controller expects next (docs/formats/paperclip.md): the replies pushed after it that take one (PaperClip
  * commands) carry n, n+1, … in push order; the stored replies keep theirs.
  */
 export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
@@ -121,7 +121,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   }
 
   /**
-   * The follow-up schema is tried first (formats.md §1); null when it does not take the frame.
+   * The follow-up schema is tried first (docs/formats/README.md); null when it does not take the frame.
    * Schemas may overlap (a protocol's event stream carries both kinds), so an adapter error on
    * a frame the request schema also takes defers to the request path.
    */

@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import { z } from 'zod';
 import type { Authenticated } from '../auth/authenticate-secret.js';
-import type { Clock } from '../clock.js';
-import { AppError, toErrorBody, validationError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError, toErrorBody, validationError } from '../lib/errors.js';
 
 /** A browser's socket has this long after the upgrade to say who it is. */
 export const FIRST_MESSAGE_AUTH_TIMEOUT_MS = 10_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { askAdapter, type AskContext } from '../../src/adapters/ask.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/lib/errors.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
 import { loadSchema, newAjv } from '../helpers/upstream-schemas.js';
 import { loadFixtures } from '../helpers/fixtures.js';

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
 import { adapters } from '../../src/adapters/registry.js';
-import { AppError, validationError } from '../../src/errors.js';
+import { AppError, validationError } from '../../src/lib/errors.js';
 import { createFormatCatalog } from '../../src/formats/format-catalog.js';
 import { upstreamDecision } from '../../src/formats/upstream-decision.js';
 import { contentHash } from '../../src/requests/content-hash.js';
@@ -33,7 +33,6 @@ export function fixedReplyEnv(): ReplyEnv {
  * `"stored": {"record": <handup request body, as normalize makes it>, "context": <the adapter's context>}`:
  * the pending request the frame's native key finds, handed to `followUp` as the intake does.
  */
-type Fixture = { kind: 'request' | 'invalid' | 'followup'; description: string; frame: unknown; query?: Record<string, string>; [k: string]: any };
 
 /** The pending record the daemon would store for a normalised request body (fixed id and times). */
 function pendingRecord(body: unknown): HandupRequest {

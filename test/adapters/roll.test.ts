@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ReplyEnv } from '../../src/adapters/adapter.js';
 import { rollAdapter, type RollContext } from '../../src/adapters/roll/index.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/lib/errors.js';
 import type { Decision, HandupRequest } from '../../src/requests/request-schema.js';
 import { loadSchema, newAjv } from '../helpers/upstream-schemas.js';
 import { loadFixtures } from '../helpers/fixtures.js';
@@ -39,7 +39,7 @@ function expectApprovalCandidate(reply: any) {
 // The 1.0 schema still checks what it knows of these frames: the runtime.request envelope (closed,
 // UUID ids, JSON params) once the 1.1 method is swapped for a 1.0 one, and every id against its
 // UUID pattern. The 1.1 shapes themselves are transcribed below from upstream's zod schemas
-// (relay-protocol src/index.ts and protocol src/index.ts: relayInteractionCandidateParamsSchemaV11,
+// (the index modules of upstream's relay-protocol and protocol packages: relayInteractionCandidateParamsSchemaV11,
 // relayInteractionRequestSchemaV11, relayApprovalInteractionProjectionSchemaV11, userInputFormSchema).
 const uuidRef = { $ref: 'roll#/$defs/approvalCandidateParams/properties/approvalId' };
 const closed = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { CallbackDispatcherOverrides } from '../../src/callbacks/callback-dispatcher.js';
 import type { Resolver } from '../../src/callbacks/safe-dispatcher.js';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/lib/clock.js';
 import { loadConfig, type Config, type DeepPartial } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 import { ADMIN_TOKEN, createApiClient, type ApiClient } from '../helpers/test-server.js';

@@ -8,7 +8,8 @@ import { createCallbackOutboxHook } from '../../src/callbacks/callback-outbox-ho
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { RequestEvents } from '../../src/requests/request-events.js';
 import { CreateRequestSchema } from '../../src/requests/request-schema.js';
-import { createRequestService, type TerminalHook } from '../../src/requests/request-service.js';
+import type { TerminalHook } from '../../src/requests/request-hooks.js';
+import { createRequestService } from '../../src/requests/request-service.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { createFakeClock } from '../helpers/fake-clock.js';

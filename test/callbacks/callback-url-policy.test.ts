@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkCallbackUrl, hostAllowed } from '../../src/callbacks/callback-url-policy.js';
 
-/** The callback_url rules of product.md §6, URL by URL (no daemon, no network). */
+/** The callback_url rules (docs/callbacks.md), URL by URL (no daemon, no network). */
 describe('checkCallbackUrl', () => {
   const ok = (url: string, allowlist: string[]) => expect(() => checkCallbackUrl(url, allowlist), url).not.toThrow();
   const refused = (url: string, allowlist: string[]) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { hostExactlyAllowlisted } from '../../src/callbacks/callback-url-policy.js';
 import { checkDialAddress } from '../../src/callbacks/dial-address-policy.js';
 
-/** The connect-time address rule (product.md §6), address by address. */
+/** The connect-time address rule (docs/callbacks.md), address by address. */
 describe('checkDialAddress', () => {
   const refused = (address: string, host = address, allowlist: string[] = []) => {
     const v = checkDialAddress(address, host, allowlist);

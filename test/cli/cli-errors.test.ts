@@ -103,7 +103,7 @@ describe('countersign CLI: errors, usage and settings', { timeout: 60_000 }, () 
   });
 
   it('--version prints the package version', async () => {
-    const { VERSION } = await import('../../src/version.js');
+    const { VERSION } = await import('../../src/lib/version.js');
     for (const flag of ['--version', '-V', 'version']) {
       const r = await inProcessCli()([flag]);
       expect(r).toEqual({ code: 0, stdout: `countersign ${VERSION}\n`, stderr: '' });

@@ -7,11 +7,11 @@ import { findPostgresBin, startPostgresServer } from '../../scripts/postgres-ser
 import { startReceiver, type Receiver } from '../callbacks/callback-kit.js';
 import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { createApiClient, type ApiClient } from '../helpers/test-server.js';
-import { connectWs, type WsClient } from '../helpers/ws-client.js';
+import { connectWs } from '../helpers/ws-client.js';
 
 /**
  * Three daemons on one PostgreSQL database, as real processes, checked against every point of
- * cluster.md §2: any node serves any call, wake-ups cross nodes, decisions, expiries, dedupe,
+ * docs/cluster.md: any node serves any call, wake-ups cross nodes, decisions, expiries, dedupe,
  * native replays and deliveries happen once whichever nodes race (a node killed with kill -9
  * included), rate limits are shared, and a PostgreSQL restart is answered with 503 and healed.
  * The database server is this test's own, so it can be restarted.

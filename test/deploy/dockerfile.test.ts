@@ -37,7 +37,7 @@ const majorsOf = (range: string) => range.split('||').map((part) => Number(/(\d+
 const aptPackages = (command: string) =>
   [...command.matchAll(/apt-get install((?:\s+(?!&&)\S+)+)/g)].flatMap((m) => m[1]!.trim().split(/\s+/).filter((w) => !w.startsWith('-')));
 
-describe('Dockerfile (product.md §12)', () => {
+describe('Dockerfile (docs/docker.md)', () => {
   it('is multi-stage with a non-root runtime, /data volume, port, healthcheck, stop signal and CMD', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     const build = stages[0]!;

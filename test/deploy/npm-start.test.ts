@@ -8,7 +8,7 @@ import { spawnDaemon } from '../helpers/daemon-process.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 /**
- * product.md §12: `npm start` on a fresh clone (after `npm install`) builds if needed, migrates
+ * `npm start` (docs/docker.md) on a fresh clone (after `npm install`) builds if needed, migrates
  * and serves with SQLite under ./data. The clone is the files git would check out, with the
  * installed node_modules linked in (installing is not what is under test here).
  */

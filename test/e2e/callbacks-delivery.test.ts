@@ -20,7 +20,7 @@ import { createApiClient } from '../helpers/test-server.js';
 
 /**
  * One signed delivery per terminal transition, to a real HTTP receiver on loopback, from the
- * real daemon: decided, expired and cancelled, the body as product.md §6 specifies.
+ * real daemon: decided, expired and cancelled, the body as docs/callbacks.md describes it.
  */
 describe('callback delivery', () => {
   let t: CallbackServer | undefined;

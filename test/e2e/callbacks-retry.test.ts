@@ -17,7 +17,7 @@ import {
 import { createFakeClock, type FakeClock } from '../helpers/fake-clock.js';
 
 /**
- * Retries over real HTTP with a fake clock (product.md §6): nothing is sent before its
+ * Retries over real HTTP with a fake clock (docs/callbacks.md): nothing is sent before its
  * scheduled time and it is sent at that time. The worker leases a due row synchronously when
  * its timer fires, so the deliveries endpoint shows an early attempt at once.
  */

@@ -13,7 +13,7 @@ import {
 import { createFakeClock } from '../helpers/fake-clock.js';
 
 /**
- * Graceful shutdown (product.md §12): an attempt in flight gets a short grace to finish; one
+ * Graceful shutdown: an attempt in flight gets a short grace to finish; one
  * still running after it is cut, recorded as interrupted and released, so the next start makes
  * it. Queued deliveries simply wait in SQLite.
  */

@@ -15,7 +15,7 @@ import {
 import { createFakeClock } from '../helpers/fake-clock.js';
 
 /**
- * The SSRF matrix against the real daemon (product.md §6). Every case is either refused at
+ * The SSRF matrix against the real daemon (docs/callbacks.md). Every case is either refused at
  * create (400 callback_not_allowed, nothing stored) or created and then refused at connect,
  * never dialled: a loopback trap counts connections, and a dial spy stands in wherever the
  * address is not on this machine. Nothing here sends traffic beyond loopback.

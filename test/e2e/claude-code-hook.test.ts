@@ -11,7 +11,7 @@ import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * The Claude Code hook endpoint over a real port (agents.md §1), driven by the recorded hook
+ * The Claude Code hook endpoint over a real port (docs/formats/claude-code.md), driven by the recorded hook
  * payloads of test/fixtures/claude-code (one per tool family): Claude Code POSTs the hook JSON,
  * the call is held until a reviewer decides (or `wait` runs out), and the body is the hook output.
  */
@@ -19,7 +19,6 @@ import { connectWs, type WsClient } from '../helpers/ws-client.js';
 const HOOK = '/v1/formats/claude-code/hook';
 const FIXED_REQUEST_ID = '01KDXB5M00000000000000REQ0';
 const fixtures = loadFixtures('claude-code');
-const fixture = (name: string) => fixtures.find(([f]) => f === name)![1];
 const bashFrame = (toolUseId: string, command = 'make deploy', extra: Record<string, unknown> = {}) => ({
   session_id: 'sess-1',
   transcript_path: '/home/dev/.claude/projects/x/sess-1.jsonl',

@@ -8,7 +8,7 @@ import { compileSchema, expectValidRequest } from '../helpers/upstream-schemas.j
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * The revised native-format rules (formats.md, revised 2026-11-30) over a real port: each reply
+ * The revised native-format rules (docs/formats/README.md) over a real port: each reply
  * as the agent's runtime takes it, over HTTP and, where the rule touches it, the bridge socket.
  */
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adapters } from '../../src/adapters/registry.js';
 import { loadConfig } from '../../src/config.js';
-import { durationMs } from '../../src/durations.js';
+import { durationMs } from '../../src/lib/durations.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount, show } from '../helpers/request-api.js';
@@ -13,7 +13,7 @@ import { startTestServer, type ApiClient, type TestServer } from '../helpers/tes
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * The native-format endpoints over a real port (formats.md §1): every registered native format
+ * The native-format endpoints over a real port (docs/formats/README.md): every registered native format
  * runs its `e2e-request.json` / `e2e-cancel.json` fixtures through HTTP, the bridge WebSocket and
  * the reviewers' stream; the error paths run once against a test-only format.
  */

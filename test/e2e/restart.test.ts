@@ -15,7 +15,7 @@ const ADMIN = 'restart-admin-token-0123456789abcdef';
 /**
  * The daemon as a real child process on a real SQLite file: decisions acknowledged before a
  * `kill -9` are still there after a restart, deadlines survive restarts, and SIGTERM shuts down
- * gracefully (product.md §3, §7, §12).
+ * gracefully.
  */
 describe('restart safety (real child process, kill -9)', { timeout: 120_000 }, () => {
   let dataDir: string;

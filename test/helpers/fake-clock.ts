@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../../src/clock.js';
+import type { Clock, TimerHandle } from '../../src/lib/clock.js';
 
 export interface FakeClock extends Clock {
   /** Moves time forward, firing due timers in deadline order. */

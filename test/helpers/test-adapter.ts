@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FollowUp, FrameContext, WireAdapter } from '../../src/adapters/adapter.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/lib/errors.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
 
 /**

@@ -101,6 +101,8 @@ export async function startTestServer(
   const storage = fresh ? { ...overrides.storage, url: fresh.url } : overrides.storage;
   const config = loadConfig({
     env,
+    // The formats and the `format` matchers of the config follow the adapters the daemon serves.
+    ...(opts.adapters ? { adapters: opts.adapters } : {}),
     overrides: {
       host: '127.0.0.1',
       port: 0,

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
-import { createRequest, decide, expectError, requestCount } from '../helpers/request-api.js';
+import { createRequest, expectError, requestCount } from '../helpers/request-api.js';
 import { createApiClient, startTestServer, type TestServer } from '../helpers/test-server.js';
 
-/** product.md §5: who may call what. */
+/** Who may call what: the admin token everything, a submit token its own requests. */
 
 const ID = '01KDXB5M000000000000000000';
 const HASH = `sha256:${'a'.repeat(64)}`;
@@ -29,7 +29,7 @@ const PROTECTED: Array<[string, string, unknown?]> = [
   ['GET', '/v1/cluster'],
 ];
 
-/** Routes a submit token may not use at all (product.md §5): 403 before anything else. */
+/** Routes a submit token may not use at all: 403 before anything else. */
 const ADMIN_ONLY = PROTECTED.filter(([method, path]) =>
   !(method === 'POST' && path === '/v1/requests') &&
   !(method === 'POST' && path === '/v1/blobs') &&

@@ -3,7 +3,7 @@ import { createRequest } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /**
- * product.md §9: anything malformed gets a 4xx with a code and a message naming the field, and
+ * Bad input (docs/api.md): anything malformed gets a 4xx with a code and a message naming the field, and
  * nothing is stored. One table, one server; after every case the stored state is unchanged.
  */
 

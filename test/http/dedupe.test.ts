@@ -3,7 +3,7 @@ import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
-/** handup dedupe_key (product.md §3): per submitter, only while the first request is pending. */
+/** handup dedupe_key (docs/api.md): per submitter, only while the first request is pending. */
 describe('dedupe_key', () => {
   let t: TestServer;
   afterEach(async () => t?.close());

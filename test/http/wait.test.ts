@@ -3,7 +3,7 @@ import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
-/** GET /v1/requests/{id}/wait: the long-poll (product.md §4). Real clock, real server. */
+/** GET /v1/requests/{id}/wait: the long-poll (docs/api.md). Real clock, real server. */
 describe('long-poll wait', () => {
   let t: TestServer;
   afterEach(async () => t?.close());

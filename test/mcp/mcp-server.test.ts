@@ -8,7 +8,7 @@ import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * The MCP server at /mcp (agents.md §2) driven by the official SDK's own Client over the
+ * The MCP server at /mcp driven by the official SDK's own Client over the
  * Streamable HTTP transport, as Claude Code, Cursor or any MCP client would.
  */
 

@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { COMMAND, hookDeliveries, settledAll, waitForHookDeliveries, withHooks } from './notify-kit.js';
 
 /**
- * Two daemons on one PostgreSQL database (cluster.md): a reminder goes out once whichever
+ * Two daemons on one PostgreSQL database (docs/cluster.md): a reminder goes out once whichever
  * daemon's timer fires, a link made by one is used on the other once, and a mute made on one
  * silences the other. Skipped without a test PostgreSQL server.
  */

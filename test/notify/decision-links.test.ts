@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { COMMAND, withHooks, type HookInput } from './notify-kit.js';
 
 /**
- * Decision links over real HTTP (notify.md §3): a GET only shows, a POST decides once, and
+ * Decision links over real HTTP: a GET only shows, a POST decides once, and
  * forged, altered, replayed, expired, revoked and stale links are refused without deciding.
  */
 describe('decision links', () => {

@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectWs } from '../helpers/ws-client.js';
 import { COMMAND, hookDeliveries, settledAll, waitForHookDeliveries, withHooks } from './notify-kit.js';
 
-/** Reminders and expiring notices (notify.md §1) on an injected clock: each at its time, once. */
+/** Reminders and expiring notices on an injected clock: each at its time, once. */
 describe('request.reminder and request.expiring', () => {
   let t: TestServer | undefined;
   let receiver: Receiver | undefined;

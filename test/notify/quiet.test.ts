@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectWs } from '../helpers/ws-client.js';
 import { COMMAND, hookDeliveries, settledAll, waitForHookDeliveries, withHooks } from './notify-kit.js';
 
-/** Bursts and mutes (notify.md §2), with an injected clock and real loopback receivers. */
+/** Bursts and mutes, with an injected clock and real loopback receivers. */
 describe('quiet: bursts and mutes', () => {
   let t: TestServer | undefined;
   let receiver: Receiver | undefined;

@@ -4,7 +4,7 @@ import { createFakeClock } from '../helpers/fake-clock.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectWs } from '../helpers/ws-client.js';
 
-/** Auto mode (policy.md §4) against the real daemon. */
+/** Auto mode against the real daemon. */
 
 let t: TestServer | undefined;
 let other: TestServer | undefined;

@@ -8,7 +8,7 @@ import { createRequest, decide, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /**
- * Decide hooks (policy.md §3) with real child programs and a real loopback HTTP service: they
+ * Decide hooks with real child programs and a real loopback HTTP service: they
  * decide through the normal path, in order, off the request path, and every failure leaves the
  * request pending (audited `hook.failed`), never approved.
  */

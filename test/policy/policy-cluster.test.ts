@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectWs } from '../helpers/ws-client.js';
 
 /**
- * Policy with two daemons on one PostgreSQL database (cluster.md §2): stored rules, hits and auto
+ * Policy with two daemons on one PostgreSQL database (docs/cluster.md): stored rules, hits and auto
  * mode are shared and apply to every create on every daemon at once; changes reach the other
  * daemon's `/v1/events`; decide hooks run once, on the daemon that created the request.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/lib/errors.js';
 import { autoDecision, autoRefusal, effectiveMode } from '../../src/policy/auto-mode.js';
 import { creationVerdict } from '../../src/policy/creation-verdict.js';
 import { compileGlob, escapeGlob } from '../../src/policy/glob.js';
@@ -71,7 +71,7 @@ describe('rule schema', () => {
     return r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n');
   };
 
-  it('takes the examples of policy.md', () => {
+  it('takes the documented examples', () => {
     expect(
       RuleListSchema.safeParse([
         { id: 'read-only-git', match: { agent: 'claude-code', kind: 'command', command: '^git (status|diff|log)( |$)' }, action: 'approve' },

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import type { Config, DeepPartial } from '../../src/config.js';
 import { runCli } from '../helpers/cli-process.js';
 import { loadFixtures } from '../helpers/fixtures.js';
-import { createRequest, decide, expectError, show } from '../helpers/request-api.js';
+import { createRequest, decide, expectError } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { connectWs } from '../helpers/ws-client.js';
 
 /**
- * Rules over HTTP against the real daemon (policy.md §1): the API, first match across the config
+ * Rules over HTTP against the real daemon: the API, first match across the config
  * file and the store, every action applied inside the creating transaction (terminal record,
  * events, audit, native reply, callback outbox), the requests rules never decide, and rules
  * kept across restarts.

@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectWs } from '../helpers/ws-client.js';
 
 /**
- * "Don't ask again" (policy.md §2): a scoped approval stores an approve rule for the same action
+ * "Don't ask again": a scoped approval stores an approve rule for the same action
  * from the same agent, widened by the scope, and never widened past shell syntax.
  */
 

@@ -3,7 +3,7 @@ import { createRequest, decide, expectError } from '../helpers/request-api.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
-/** `POST /v1/rules/simulate` (policy.md §1): a rule list replayed over real, ended requests. */
+/** `POST /v1/rules/simulate`: a rule list replayed over real, ended requests. */
 
 const DAY = 86_400_000;
 const source = { agent: 'claude-code', repo: 'acme/api' };

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/lib/logger.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /**

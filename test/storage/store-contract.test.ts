@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { newId } from '../../src/ids.js';
+import { newId } from '../../src/lib/ids.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import type { StoredRequest } from '../../src/storage/request-records.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { durationMs, formatDuration, ONE_YEAR_MS, parseDuration } from '../../src/durations.js';
+import { durationMs, formatDuration, ONE_YEAR_MS, parseDuration } from '../../src/lib/durations.js';
 
 describe('durations', () => {
   it.each([

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, envKeys, hookProgramEnv, loadConfig, type Config, type DeepPartial } from '../../src/config.js';
 import { runCli } from '../helpers/cli-process.js';
 
-/** `hooks:`, `notifications:` and `public_url` (notify.md): invalid hooks stop the daemon naming the key. */
+/** `hooks:`, `notifications:` and `public_url`: invalid hooks stop the daemon naming the key. */
 describe('hook configuration', () => {
   const load = (overrides: Record<string, unknown>, env: Record<string, string> = {}) => loadConfig({ env, overrides: overrides as DeepPartial<Config> });
   const refuse = (overrides: Record<string, unknown>, key: string, message?: string, env: Record<string, string> = {}) => {

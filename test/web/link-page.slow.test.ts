@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { COMMAND, withHooks } from '../notify/notify-kit.js';
 
 /**
- * The decision-link page in real headless Chromium (notify.md §3): opening the link decides
+ * The decision-link page in real headless Chromium: opening the link decides
  * nothing, the button decides once, a replay and a forged link are refused, and the page runs
  * under its CSP without a single violation (it has no scripts at all).
  */

@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 /**
  * The page's policy parts in real headless Chromium against the real daemon: the Rules view
  * (list with hits, a new rule checked against history before it is saved, delete, try a
- * request) and "Don't ask again" on the decision form. Same harness as inbox.test.ts.
+ * request) and "Don't ask again" on the decision form. Same harness as inbox.slow.test.ts.
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

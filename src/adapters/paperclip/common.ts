@@ -50,7 +50,7 @@ export type Preview = NonNullable<CreateRequestBody['previews']>[number];
 /** What a sub-protocol builds from its request; the entry adds the native key. */
 export type Built<Ctx> = Omit<Normalized<Ctx>, 'nativeKey'>;
 
-/** `paperclip:{runId or "-"}:{requestId}` (formats.md §2): a bare request has no run. */
+/** `paperclip:{runId or "-"}:{requestId}` (docs/formats/paperclip.md): a bare request has no run. */
 export const keyOf = (runId: string | null, requestId: string) => `paperclip:${runId ?? '-'}:${requestId}`;
 
 export function source(origin: Origin | undefined, env: Envelope): CreateRequestBody['source'] {

@@ -3,7 +3,7 @@ import type { FollowUp } from '../adapter.js';
 import { EVENT, flag, keyOf, requestId } from './common.js';
 import { outcomeOfKey } from './legacy.js';
 
-/** PRP events that settle a runtime request elsewhere: resolved, cancelled, expired (formats.md §2). */
+/** PRP events that settle a runtime request elsewhere: resolved, cancelled, expired (docs/formats/paperclip.md). */
 
 const TERMINAL_EVENTS = ['runtime_request.resolved', 'runtime_request.cancelled', 'runtime_request.expired'];
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
 import type { Normalized, ReplyEnv, WireAdapter } from '../adapter.js';
 import { CREATED, EVENT, INTERACTION, REQUEST_V1, REQUEST_V2, flag, keyOf, type Built, type Envelope } from './common.js';
@@ -20,7 +20,7 @@ import {
 } from './runtime.js';
 
 /**
- * PaperClip Runner Protocol (formats.md §2). Runtime requests (v2 permission approvals, v2
+ * PaperClip Runner Protocol (docs/formats/paperclip.md). Runtime requests (v2 permission approvals, v2
  * question sets, driver-level requests) are answered with a `paperclip.prp.command.v1`
  * `request.resolve` command (runtime.ts); v1 requests in the legacy `{requestId, response}` shape
  * (legacy.ts); issue-thread interactions with the body PaperClip's interaction routes take
@@ -40,7 +40,7 @@ const EventRequestSchema = z.discriminatedUnion('schema', [...requestOptions, Dr
 });
 type PrpRequest = z.infer<typeof EventRequestSchema>;
 
-/** The PRP event envelope (research §1.2); only `runtime_request.created` carries a request. */
+/** The PRP event envelope; only `runtime_request.created` carries a request. */
 const EventSchema = z
   .looseObject({
     schema: z.literal(EVENT),

@@ -60,7 +60,7 @@ export function v1ElicitationRequest(r: z.infer<typeof V1ElicitationSchema>, env
 
 export type LegacyContext = { reply: 'legacy'; requestId: string; type: 'permission' | 'input'; keys: Array<[label: string, key: string]> };
 
-// v1 choice keys are free strings; these words make a key an approval (formats.md §2).
+// v1 choice keys are free strings; these words make a key an approval (docs/formats/paperclip.md).
 const ALLOW_WORDS = new Set([
   'allow', 'allowed', 'approve', 'approved', 'accept', 'accepted', 'yes', 'y', 'ok', 'okay', 'confirm', 'continue', 'proceed', 'grant',
   'always', 'run',

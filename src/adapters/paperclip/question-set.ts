@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTIONS, MAX_QUESTION_BYTES, MAX_QUESTION_OPTIONS, type Question } from '../../requests/request-schema.js';
 import { distinctLabels } from '../shared.js';
 import { QUESTION_SET, flag, unique, type Answers, type Preview } from './common.js';
 import { TextValidationSchema, checksPattern, textValidationProblem, type TextValidation } from './text-validation.js';
 
 /**
- * PaperClip question sets (`paperclip.question_set.v1`, question-set.schema.json) and their
+ * PaperClip question sets (`paperclip.question_set.v1`, test/schemas/paperclip-question-set.schema.json) and their
  * mapping to handup questions and back: the form of v2 input requests and driver requests.
  */
 
@@ -78,7 +78,7 @@ export function mapQuestionSet(set: QuestionSet) {
   const maps: QuestionMap[] = [];
   const previews: Preview[] = [];
   const notes: string[] = [];
-  // `required: false` may be left unanswered (formats.md §2); the record lists them for the domain and the page.
+  // `required: false` may be left unanswered (docs/formats/paperclip.md); the record lists them for the domain and the page.
   const optional = set.questions.filter((q) => !q.required).map((q) => q.id);
   set.questions.forEach((q, i) => {
     const options = q.options ?? [];

@@ -1,14 +1,14 @@
 /**
  * Driver `details` are provider-defined and may carry credentials (upstream's own test sends
  * `authorization: "Bearer …"`). Before anything of them reaches a reviewer, the value of every
- * credential-like key is replaced, at any depth (formats.md §2). The stored frame keeps the
+ * credential-like key is replaced, at any depth (docs/formats/paperclip.md). The stored frame keeps the
  * original for the reply; only previews are built from this copy.
  */
 
 export const REDACTED = '[redacted]';
 
 // Compared with the key lower-cased and stripped of separators, so `api_key`, `x-api-key`,
-// `apiKey` and `APIKEY` all match; formats.md lists the first seven, the rest are as plain.
+// `apiKey` and `APIKEY` all match; docs/formats/paperclip.md lists them all.
 const CREDENTIAL_WORDS = ['authorization', 'cookie', 'token', 'secret', 'password', 'apikey', 'accesskey', 'passwd', 'privatekey', 'credential'];
 
 export function isCredentialKey(key: string): boolean {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option } from '../../requests/request-schema.js';
 import type { ReplyEnv } from '../adapter.js';
 import { asTitle, submitOptions } from '../shared.js';
@@ -65,7 +65,7 @@ const DRIVER_KINDS = ['command_approval', 'file_approval', 'permission_approval'
 
 /**
  * A driver's own HarnessRuntimeRequest, which runners put in `runtime_request.created` as is
- * (no `schema`, `type` = the provider method): not in request.schema.json, but seen live.
+ * (no `schema`, `type` = the provider method): not in the PRP request schema (test/schemas/paperclip-prp-request.schema.json), but seen live.
  */
 export const DriverRequestSchema = z
   .looseObject({
@@ -263,7 +263,7 @@ export function checkRuntimeDecision(record: HandupRequest, ctx: RuntimeContext)
 
 /**
  * A stored `request.resolve` command with the bridge's `controllerSeq` and a fresh commandId (the
- * runner takes a command only as its controller's next; formats.md §2). Other replies take none.
+ * runner takes a command only as its controller's next; docs/formats/paperclip.md). Other replies take none.
  */
 export function sequenceCommand(reply: unknown, seq: number, env: Pick<ReplyEnv, 'ulid'>): unknown {
   const command = reply as { schema?: unknown } | null;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { flag } from './common.js';
 
 /**
- * A question set's `textValidation` (question-set.schema.json) and the check PaperClip runs on a
+ * A question set's `textValidation` (test/schemas/paperclip-question-set.schema.json) and the check PaperClip runs on a
  * text or custom answer when the runner resolves the request (parsePaperclipQuestionResponse):
  * lengths in UTF-16 code units, the pattern unanchored, numbers as JavaScript's Number() reads
  * them. countersign runs the same check when the reviewer decides, so a violating answer is

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, Normalized, ReplyEnv } from '../adapter.js';
 import { asTitle, toolKind } from '../shared.js';
 import { APPROVE_DENY, nativeKey, relayRequest, sequence, unsupported, uuid } from './common.js';
 
 /**
- * Runtime approvals inside `runtime.event` frames (Relay 1.0, formats.md §4): `approval.required`
+ * Runtime approvals inside `runtime.event` frames (Relay 1.0, docs/formats/roll.md): `approval.required`
  * in its full Runtime form or the Runtime 1.1 projection, answered with `approval.respond`
  * (Runtime 1.0) or `approval.candidate` (Runtime 1.1 on, which refuses approval.respond).
  */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import type { Option } from '../../requests/request-schema.js';
 
 /** What the Roll relay frames share: UUID ids, sequences, native keys, the approve/deny options. */
@@ -9,7 +9,7 @@ const UUID = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-
 export const uuid = z.string().regex(UUID, 'must be a UUID');
 export const sequence = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
-/** `roll:{workspaceId}:{approval or interaction id}` (formats.md §4). */
+/** `roll:{workspaceId}:{approval or interaction id}` (docs/formats/roll.md). */
 export const nativeKey = (workspaceId: string, id: string) => `roll:${workspaceId}:${id}`;
 
 export const APPROVE_DENY: Option[] = [

@@ -15,7 +15,7 @@ import {
 } from './interactions.js';
 
 /**
- * Roll Relay Protocol (`@roll-agent/relay-protocol`, formats.md §4). Relay 1.0: the Companion
+ * Roll Relay Protocol (`@roll-agent/relay-protocol`, docs/formats/roll.md). Relay 1.0: the Companion
  * relays the Runtime's `approval.required` inside a `runtime.event` frame, answered with the
  * `runtime.request` frame a Browser would send back: `approval.respond` for Runtime 1.0,
  * `approval.candidate` from Runtime 1.1 on (approvals.ts). Relay 1.1/1.2: `interaction.request`
@@ -79,6 +79,8 @@ export const rollAdapter = {
   format: 'roll',
   frameSchema: RollFrameSchema,
   followUpSchema: RollFrameSchema,
+  // The Companion's own local deadline for an approval.
+  config: { default_timeout: '5m' },
   normalize,
   renderReply,
   followUp,

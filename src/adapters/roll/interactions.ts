@@ -1,18 +1,18 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, MAX_QUESTIONS, type HandupRequest, type Question } from '../../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, Normalized, ReplyEnv } from '../adapter.js';
 import { asTitle, distinctLabels, submitOptions, toolKind } from '../shared.js';
 import { APPROVE_DENY, nativeKey, relayRequest, sequence, uuid } from './common.js';
 
 /**
- * Relay 1.1/1.2 interactions (formats.md §4, research §3.5): `interaction.request` frames asking
+ * Relay 1.1/1.2 interactions (docs/formats/roll.md): `interaction.request` frames asking
  * for an approval (`approval.request`) or user input (`userInput.request`, a form of controls),
  * answered with `interaction.candidate`; `interaction.resolved` / `interaction.cancelled` settle
  * them and, by design, say nothing of the result.
  */
 
-// ---- Frames, in Roll's own field names (relay-protocol src/index.ts, protocol src/index.ts) ----
+// ---- Frames, in Roll's own field names (the index modules of upstream's relay-protocol and protocol packages) ----
 
 const timestamp = z.iso.datetime({ offset: true });
 const identifier = z.string().min(1).max(64).refine((s) => s.trim().length > 0, 'must not be blank');

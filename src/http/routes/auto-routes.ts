@@ -3,14 +3,14 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorName } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
-import { parseDuration } from '../../durations.js';
-import { AppError } from '../../errors.js';
+import { parseDuration } from '../../lib/durations.js';
+import { AppError } from '../../lib/errors.js';
 import { AUTO_MODES } from '../../policy/auto-mode.js';
 import { ErrorDoc } from '../schemas.js';
 
 const AutoDoc = z.object({ mode: z.enum(AUTO_MODES), until: z.number().nullable(), set_at: z.number().nullable(), set_by: z.string().nullable() });
 
-/** Auto mode (policy.md §4): admin only, runtime only. */
+/** Auto mode: admin only, runtime only. */
 export function registerAutoRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { submitterKey } from '../../auth/principal.js';
 import type { BlobUpload } from '../../blobs/blob-store.js';
 import type { Deps } from '../../deps.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
 import { setBlobResponseHeaders } from '../blob-response-headers.js';
 import { errors } from '../openapi.js';

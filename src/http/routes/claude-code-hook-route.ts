@@ -3,15 +3,15 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ClaudeCodeHookSchema, FORMAT, hookOutput, isAskingEvent } from '../../adapters/claude-code.js';
 import type { Deps } from '../../deps.js';
-import { durationMs, parseDuration } from '../../durations.js';
-import { AppError, validationError } from '../../errors.js';
+import { durationMs, parseDuration } from '../../lib/durations.js';
+import { AppError, validationError } from '../../lib/errors.js';
 import { createGitContextReader } from '../../formats/git-context.js';
 import { OnTimeoutSchema, TimeoutTextSchema } from '../../requests/request-schema.js';
 import { ErrorDoc } from '../schemas.js';
 
 /** How long a hook call waits for the decision unless it says otherwise. */
 export const HOOK_WAIT_DEFAULT_MS = 55_000;
-/** The longest a hook call is held (agents.md §1); longer asks are capped. */
+/** The longest a hook call is held (docs/formats/claude-code.md); longer asks are capped. */
 export const HOOK_WAIT_MAX_MS = 10 * 60_000;
 
 const HookQuery = z.strictObject({
@@ -29,7 +29,7 @@ const HookOutputDoc = z
   .describe("Claude Code's hook output: PreToolUse permissionDecision allow / deny / ask, PermissionRequest decision.behavior allow / deny, or {}");
 
 /**
- * `POST /v1/formats/claude-code/hook` (agents.md §1): Claude Code's hook JSON in, its hook output
+ * `POST /v1/formats/claude-code/hook` (docs/formats/claude-code.md): Claude Code's hook JSON in, its hook output
  * out, held until the request ends or `wait` runs out. The same URL takes the follow-up hooks
  * (PostToolUse, PostToolUseFailure, PermissionDenied, SessionEnd) and answers them `{}`, so one
  * hook URL serves every event. Whatever the hook answers, the request stays in countersign: a
@@ -37,7 +37,7 @@ const HookOutputDoc = z
  */
 export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { formats, nativeIntake, requests, waiters, rateLimit } = deps;
+  const { formats, intake, requests, waiters, rateLimit } = deps;
   const readGit = createGitContextReader({ now: () => deps.clock.now() });
 
   r.post(`/v1/formats/${FORMAT}/hook`, {
@@ -59,9 +59,9 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
     const principal = request.principal;
 
     if (!isAskingEvent(hook.hook_event_name)) {
-      const asked = await nativeIntake.readFollowUp(adapter, request.body, {}, principal);
+      const asked = await intake.readFollowUp(adapter, request.body, {}, principal);
       try {
-        await nativeIntake.applyFollowUp(adapter, asked, principal);
+        await intake.applyFollowUp(adapter, asked, principal);
       } catch (err) {
         // A tool call countersign never saw (another matcher, an allow rule in Claude Code): nothing to end.
         if (!(err instanceof AppError && err.code === 'not_found')) throw err;
@@ -73,7 +73,7 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
     const git = repo === undefined && branch === undefined && hook.cwd ? await readGit(hook.cwd) : null;
     if (repo ?? git?.repo) context.repo = (repo ?? git?.repo)!;
     if (branch ?? git?.branch) context.branch = (branch ?? git?.branch)!;
-    const { stored } = await nativeIntake.submit(adapter, request.body, {
+    const { stored } = await intake.submit(adapter, request.body, {
       principal,
       overrides,
       context,

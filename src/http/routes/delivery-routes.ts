@@ -27,7 +27,7 @@ export const DeliveryDoc = z.object({
   attempts: z.array(AttemptDoc),
 }).meta({ id: 'Delivery' });
 
-/** Callback deliveries of one request with every attempt (product.md §6); admin only. */
+/** Callback deliveries of one request with every attempt (docs/callbacks.md); admin only. */
 export function registerDeliveryRoutes(app: FastifyInstance, deps: Deps) {
   app.withTypeProvider<ZodTypeProvider>().get('/v1/requests/:id/deliveries', {
     schema: {

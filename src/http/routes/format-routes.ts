@@ -1,14 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { requireTimeoutApprove } from '../../auth/grants.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
-import { durationMs } from '../../durations.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import { requireSequencedFormat, sequencedReply } from '../../formats/sequenced-reply.js';
 import type { StoredRequest } from '../../storage/request-records.js';
-import { attachBridgeSocket } from '../../ws/bridge-socket.js';
 import { FormatQuerySchema, parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
 import { errors } from '../openapi.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
@@ -30,13 +27,13 @@ function withReply(stored: StoredRequest) {
 }
 
 /**
- * The native-format endpoints (formats.md §1): agents and bridges send frames in their own
+ * The native-format endpoints (docs/formats/README.md): agents and bridges send frames in their own
  * protocol and read back the native reply. The frame's shape depends on `{format}`, so bodies
  * are parsed by the adapter in the handler rather than by a route schema.
  */
 export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { formats, nativeIntake, requests, waiters, config } = deps;
+  const { formats, intake, requests, waiters } = deps;
   // For the document only: the handler resolves the format itself (404 unknown_format).
   const formatParam = { format: z.enum(formats.nativeFormats() as [string, ...string[]]).describe('A native wire format') };
 
@@ -70,7 +67,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'request');
     const principal = request.principal;
-    const { stored, created } = await nativeIntake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
+    const { stored, created } = await intake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
     const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
     return reply.code(created ? 201 : 200).send(withReply(answer));
   });
@@ -112,38 +109,10 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   }, async (request, reply) => {
     const adapter = formats.native(request.params.format);
     const query = parseFormatQuery(request.query, 'follow-up');
-    const asked = await nativeIntake.readFollowUp(adapter, request.body, query.context, request.principal);
-    const result = await nativeIntake.applyFollowUp(adapter, asked, request.principal);
+    const asked = await intake.readFollowUp(adapter, request.body, query.context, request.principal);
+    const result = await intake.applyFollowUp(adapter, asked, request.principal);
     if (result.ignored) return reply.code(202).send({ ignored: true });
     const many = result.requests ? { requests: result.requests.map((s) => s.record) } : {};
     return reply.code(200).send({ request: result.stored.record, ...many });
-  });
-
-  r.get('/v1/formats/:format/ws', {
-    websocket: true,
-    config: { auth: 'submit', validationCode: 'invalid_query' },
-    // Runs before the upgrade, so an unknown format or a bad query is a plain HTTP error.
-    preValidation: async (request) => {
-      const { format } = request.params as { format: string };
-      formats.native(format);
-      const query = parseFormatQuery(request.query, 'socket');
-      // Every frame on the socket would be refused: say so before the upgrade.
-      if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'invalid_query', 'query.on_timeout');
-    },
-    schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
-  }, (socket, request) => {
-    attachBridgeSocket(socket, {
-      adapter: formats.native(request.params.format),
-      principal: request.principal,
-      query: parseFormatQuery(request.query, 'socket'),
-      intake: nativeIntake,
-      requests,
-      events: deps.events,
-      rateLimit: deps.rateLimit,
-      clock: deps.clock,
-      log: deps.log.child({ module: 'bridge', format: request.params.format }),
-      pingIntervalMs: durationMs(config.events.ping_interval),
-      maxBufferedBytes: config.events.max_buffered_bytes,
-    });
   });
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import { HistoryQuery, RequestDoc } from '../schemas.js';
 
 /** Cursors are opaque to clients: base64url of `<resolved_at>.<id>` of the last item served. */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 import { HOOK_EVENTS, type HookConfig } from '../../notify/hook-config.js';
 import { describeHookTarget } from '../../notify/hook-render.js';
 import { LINK_KEY } from '../../notify/notifier.js';
@@ -49,7 +49,7 @@ function describe(h: HookConfig) {
   };
 }
 
-/** Event hooks (notify.md §1): listed with their last delivery, their deliveries, a test send. Admin only. */
+/** Event hooks: listed with their last delivery, their deliveries, a test send. Admin only. */
 export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const hookOr404 = (name: string) => {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { parseDuration } from '../../durations.js';
+import { parseDuration } from '../../lib/durations.js';
 import { ErrorDoc } from '../schemas.js';
 
 const MuteDoc = z.object({
@@ -25,7 +25,7 @@ const MuteBody = z.strictObject({
   dismiss_notices: z.boolean().optional(),
 });
 
-/** Mutes (notify.md §2), admin only. A mute with neither agent nor session silences every source. */
+/** Mutes, admin only. A mute with neither agent nor session silences every source. */
 export function registerMuteRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 

@@ -1,25 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { requireTimeoutApprove } from '../../auth/grants.js';
-import { checkCallbackUrl } from '../../callbacks/callback-url-policy.js';
 import type { Deps } from '../../deps.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
-import { draftFromBody } from '../../requests/request-draft.js';
-import { CreateRequestSchema, type CreateRequestBody } from '../../requests/request-schema.js';
+import { CreateRequestSchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
-import { AuditEntryDoc, IdParams, ListQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
+import { AuditEntryDoc, IdParams, listQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
 
 export const WAIT_DEFAULT_MS = 25_000;
 
 export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { requests, waiters, config } = deps;
-  // handup requests take the registry's path like every wire format; its adapter is the
-  // identity, and its frame schema is the body schema below.
-  const handup = deps.formats.get(HANDUP_FORMAT);
-  if (!handup) throw new Error('the handup adapter is not registered');
+  const { requests, waiters, intake } = deps;
 
   r.post('/v1/requests', {
     config: { auth: 'submit', validationCode: 'invalid_request' },
@@ -30,20 +23,12 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       response: { 200: RequestDoc, 201: RequestDoc, ...errors('callback_not_allowed', 'dedupe_conflict', 'rate_limited') },
     },
   }, async (request, reply) => {
-    const body = handup.normalize(request.body, { query: {} }).request as CreateRequestBody;
-    if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
-    const p = request.principal;
-    if (body.on_timeout === 'approve') requireTimeoutApprove(p, 'invalid_request', 'on_timeout');
-    const draft = draftFromBody(body, {
-      defaultTimeout: config.requests.default_timeout,
-      integration: p.kind === 'submit' ? p.name : null,
-    });
-    const { stored, created } = await requests.create(draft, { principal: p });
+    const { stored, created } = await intake.create(request.body, { principal: request.principal, format: HANDUP_FORMAT });
     return reply.code(created ? 201 : 200).send(stored.record);
   });
 
   r.get('/v1/requests', {
-    schema: { summary: 'List requests, newest first', querystring: ListQuery, response: { 200: z.array(RequestDoc) } },
+    schema: { summary: 'List requests, newest first', querystring: listQuery(deps.formats.requestFormats()), response: { 200: z.array(RequestDoc) } },
   }, async (request) => {
     const q = request.query;
     return (await requests.list(q)).map((s) => s.record);

@@ -4,20 +4,21 @@ import { z } from 'zod';
 import { GRANTS } from '../../auth/grants.js';
 import { actorName, ADMIN, type Principal } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
-import { validationError } from '../../errors.js';
+import { validationError } from '../../lib/errors.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
-import { newId } from '../../ids.js';
-import { StoredRuleInputSchema } from '../../policy/rule-schema.js';
+import { newId } from '../../lib/ids.js';
+import { ruleMatchSchema, ruleSchemas, type StoredRuleInput } from '../../policy/rule-schema.js';
 import { contentHash } from '../../requests/content-hash.js';
-import { draftFromBody, type RequestDraft } from '../../requests/request-draft.js';
-import { CreateRequestSchema, type CreateRequestBody, type HandupRequest } from '../../requests/request-schema.js';
+import type { RequestDraft } from '../../requests/request-draft.js';
+import { CreateRequestSchema, type HandupRequest } from '../../requests/request-schema.js';
+import type { RequestService } from '../../requests/request-service.js';
 import { SIMULATION_MAX, type RuleView } from '../../rules/rule-service.js';
 import { parseFormatQuery } from '../format-query.js';
 import { ErrorDoc, limitParam } from '../schemas.js';
 
 const RuleDoc = z
   .looseObject({ id: z.string(), source: z.enum(['config', 'stored']), match: z.looseObject({}), action: z.string(), hits: z.number(), last_hit_at: z.number().nullable() })
-  .describe('A rule as listed (policy.md §1)') as unknown as z.ZodType<RuleView>;
+  .describe('A rule as listed') as unknown as z.ZodType<RuleView>;
 
 /** `POST /v1/rules/test` with a native frame: the frame, the query a submission would carry, and the token name to assume. */
 const NativeTestSchema = z.strictObject({
@@ -27,12 +28,14 @@ const NativeTestSchema = z.strictObject({
   integration: z.string().min(1).max(256).optional(),
 });
 
-const SimulateSchema = z.strictObject({
-  rules: z.array(StoredRuleInputSchema).max(1000).optional(),
-  since: z.number().int().min(0).optional(),
-  until: z.number().int().min(0).optional(),
-  limit: z.number().int().min(1).max(SIMULATION_MAX).optional(),
-});
+/** `POST /v1/rules/simulate`: a candidate rule list (default: the current one) and the window of history. */
+const simulateSchema = (rule: z.ZodType<StoredRuleInput>) =>
+  z.strictObject({
+    rules: z.array(rule).max(1000).optional(),
+    since: z.number().int().min(0).optional(),
+    until: z.number().int().min(0).optional(),
+    limit: z.number().int().min(1).max(SIMULATION_MAX).optional(),
+  });
 
 const RuleIdParams = z.strictObject({ id: z.string().min(1).max(64) });
 
@@ -42,10 +45,13 @@ function previewRecord(draft: RequestDraft, now: number): HandupRequest {
   return { id: newId(now), ...fields, status: 'pending', content_hash: contentHash(fields), created_at: now, expires_at: timeoutMs === null ? null : now + timeoutMs, decision: null };
 }
 
-/** The policy's rules (policy.md §1): list, add, remove, dry runs; and the policy audit log. Admin only. */
+/** The policy's rules: list, add, remove, dry runs; and the policy audit log. Admin only. */
 export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { rules, config } = deps;
+  const { rules, intake } = deps;
+  // A rule's `format` matcher names one of the formats this daemon serves.
+  const StoredRuleInputSchema = ruleSchemas(ruleMatchSchema(deps.formats.requestFormats())).storedInput;
+  const SimulateSchema = simulateSchema(StoredRuleInputSchema);
 
   r.get('/v1/rules', {
     schema: { summary: 'Every rule in evaluation order (config file first, then stored, oldest first), with hits', response: { 200: z.array(RuleDoc) } },
@@ -74,38 +80,34 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   }, async (request) => {
     const body = request.body;
     const now = deps.clock.now();
+    // A dry run by the admin: the pretend token may do whatever a token could be granted.
+    const pretend = (integration: string | null): Principal => (integration ? { kind: 'submit', tokenId: 'rules-test', name: integration, grants: [...GRANTS] } : ADMIN);
+    // The create path of every request, stopping short of the store: the record it would create.
+    let record: HandupRequest | undefined;
+    const create: RequestService['create'] = async (draft, { format = HANDUP_FORMAT }) => {
+      record = previewRecord(draft, now);
+      return { stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null }, created: true };
+    };
+    let raw = body;
+    let integration: string | undefined;
     if (typeof body === 'object' && body !== null && 'frame' in body) {
       const parsed = NativeTestSchema.safeParse(body);
       if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
-      const { format, frame, query, integration } = parsed.data;
+      const { format, frame, query } = parsed.data;
+      integration = parsed.data.integration;
       if (format !== HANDUP_FORMAT) {
         const adapter = deps.formats.native(format);
         const q = parseFormatQuery(query ?? {}, 'request');
-        // A dry run by the admin: the pretend token may do whatever a token could be granted.
-        const principal: Principal = integration ? { kind: 'submit', tokenId: 'rules-test', name: integration, grants: [...GRANTS] } : ADMIN;
-        let record: HandupRequest | undefined;
-        await deps.nativeIntake.submit(adapter, frame, {
-          principal,
-          overrides: q.overrides,
-          context: q.context,
-          create: async (draft) => {
-            record = previewRecord(draft, now);
-            return { stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null }, created: true };
-          },
-        });
+        await intake.submit(adapter, frame, { principal: pretend(integration ?? null), overrides: q.overrides, context: q.context, create });
         return rules.test(record!, adapter.format);
       }
-      return testHandup(frame, integration ?? null);
+      raw = frame;
     }
-    return testHandup(body, null);
-
-    async function testHandup(raw: unknown, integration: string | null) {
-      const parsed = CreateRequestSchema.safeParse(raw);
-      if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
-      const handupBody: CreateRequestBody = parsed.data;
-      const draft = draftFromBody(handupBody, { defaultTimeout: config.requests.default_timeout, integration: integration ?? handupBody.source?.integration ?? null });
-      return rules.test(previewRecord(draft, now), HANDUP_FORMAT);
-    }
+    const parsed = CreateRequestSchema.safeParse(raw);
+    if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
+    // Without a token name to assume, the request's own source.integration is taken as given.
+    await intake.create(parsed.data, { principal: pretend(integration ?? parsed.data.source?.integration ?? null), format: HANDUP_FORMAT, create });
+    return rules.test(record!, HANDUP_FORMAT);
   });
 
   r.post('/v1/rules/simulate', {

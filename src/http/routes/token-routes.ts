@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { GRANTS } from '../../auth/grants.js';
 import { TOKEN_NAME } from '../../auth/token-service.js';
 import type { Deps } from '../../deps.js';
-import { parseDuration } from '../../durations.js';
+import { parseDuration } from '../../lib/durations.js';
 import { errors } from '../openapi.js';
 
 const TokenName = z.string().regex(TOKEN_NAME, 'must be 1-40 characters of a-z, 0-9 and -');

@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../../lib/errors.js';
 
 // Node's socket errors, and PostgreSQL's classes 08 (connection exception) and 57P (operator
 // intervention: the server is shutting down or starting up).

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Deps } from '../../deps.js';
-import { inboxLink } from '../../notify/notify-envelope.js';
-import type { LinkOutcome } from '../../notify/link-service.js';
-import { LINK_PAGE_CSP, renderLinkPage } from '../../web/link-page.js';
+import type { Deps } from '../deps.js';
+import { inboxLink } from '../notify/notify-envelope.js';
+import type { LinkOutcome } from '../notify/link-service.js';
+import { LINK_PAGE_CSP, renderLinkPage } from './link-page.js';
 
 // A form with at most a feedback text (64 KiB) and the token.
 const FORM_LIMIT = 80 * 1024;

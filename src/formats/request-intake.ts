@@ -3,26 +3,39 @@ import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
 import { hasGrant, missingGrant, requireTimeoutApprove } from '../auth/grants.js';
 import type { Principal } from '../auth/principal.js';
 import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
-import { formatDuration, ONE_YEAR_MS } from '../durations.js';
-import { AppError, validationError } from '../errors.js';
+import { formatDuration, ONE_YEAR_MS } from '../lib/durations.js';
+import { AppError, validationError } from '../lib/errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../storage/request-records.js';
 import { CreateRequestSchema, type CreateRequestBody } from '../requests/request-schema.js';
-import type { RequestService } from '../requests/request-service.js';
+import type { NativeOrigin, RequestService } from '../requests/request-service.js';
+import type { Supersede } from '../requests/request-hooks.js';
 import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
 
-export interface SubmitOptions {
+export interface CreateOptions {
   principal: Principal;
+  /** `handup`, `mcp`, or the wire format whose adapter normalised the frame. */
+  format: string;
+  /**
+   * Where `on_timeout: approve` came from, for the refusal when the principal may not ask for
+   * it: the body (`invalid_request`, or `invalid_frame` for a native frame) or the URL query.
+   */
+  onTimeoutFrom?: { code: 'invalid_request' | 'invalid_frame' | 'invalid_query'; field: string };
+  native?: NativeOrigin;
+  supersede?: Supersede;
+  /** Runs once the request is known to be well-formed, just before it is stored (e.g. a rate limit). */
+  admit?: () => Promise<void>;
+  /** The create to call instead of the service's (`POST /v1/rules/test` reads the draft and stores nothing). */
+  create?: RequestService['create'];
+}
+
+export interface SubmitOptions extends Pick<CreateOptions, 'principal' | 'admit' | 'create'> {
   /** Query values applied over the normalised request (`timeout`, `on_timeout`, `callback_url`). */
   overrides: Partial<Pick<CreateRequestBody, 'timeout' | 'on_timeout' | 'callback_url'>>;
   /** Per-format context, handed to the adapter as `FrameContext.query`. */
   context: Readonly<Record<string, string>>;
-  /** Runs once the frame is known to be a well-formed request, just before it is stored (e.g. a rate limit). */
-  admit?: () => Promise<void>;
-  /** The create to call instead of the service's (`POST /v1/rules/test` reads the draft and stores nothing). */
-  create?: RequestService['create'];
 }
 
 export type FollowUpResult =
@@ -30,19 +43,17 @@ export type FollowUpResult =
   /** `requests`: every request a session-wide follow-up ended, oldest first (`stored` is the first). */
   | { ignored: false; stored: StoredRequest; requests?: StoredRequest[] };
 
-export interface NativeIntakeDeps {
+export interface RequestIntakeDeps {
   requests: RequestService;
   config: Readonly<Config>;
   clock: Clock;
 }
 
 /**
- * Native frames in, handup records out: the one path every native request and follow-up frame
- * takes, whether it came over HTTP or a bridge WebSocket (formats.md §1).
+ * Requests in, records out: the one create path of every request (a handup body over HTTP or
+ * MCP, a native frame over HTTP or a bridge WebSocket), and the path of native follow-up frames.
  */
-export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps) {
-  const formatDefaults = config.formats as Readonly<Record<string, { default_timeout: string } | undefined>>;
-
+export function createRequestIntake({ requests, config, clock }: RequestIntakeDeps) {
   /**
    * Ends each of this submitter's pending requests of the session, one by one through
    * resolveUpstream (so each gets its audit row, event and terminal hooks). None pending, or all
@@ -79,13 +90,29 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
     return undefined;
   }
 
-  return {
+  const intake = {
+    /**
+     * The create path every request takes, once its body is a valid handup Request: the
+     * principal's right to `on_timeout: approve`, the callback allowlist, the defaults (a
+     * format's own default timeout, else `requests.default_timeout`), `admit`, then the service.
+     */
+    async create(body: CreateRequestBody, { principal, format, onTimeoutFrom = { code: 'invalid_request', field: 'on_timeout' }, native, supersede, admit, create = requests.create }: CreateOptions): Promise<{ stored: StoredRequest; created: boolean }> {
+      if (body.on_timeout === 'approve') requireTimeoutApprove(principal, onTimeoutFrom.code, onTimeoutFrom.field);
+      if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
+      const draft = draftFromBody(body, {
+        defaultTimeout: config.formats[format]?.default_timeout ?? config.requests.default_timeout,
+        integration: principal.kind === 'submit' ? principal.name : null,
+      });
+      await admit?.();
+      return create(draft, { principal, format, native, supersede });
+    },
+
     /**
      * Parses and normalises a request frame, holds it to handup's limits (refusing, never
      * truncating), and creates the record, or finds the one this submitter's earlier frame
      * with the same native key created (`created: false`).
      */
-    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create = requests.create }: SubmitOptions): Promise<{ stored: StoredRequest; created: boolean }> {
+    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create }: SubmitOptions): Promise<{ stored: StoredRequest; created: boolean }> {
       const parsed = adapter.frameSchema.safeParse(frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const normalized = normalizeFrame(adapter, parsed.data, context);
@@ -99,23 +126,14 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
         throw new AppError('unsupported_frame', `expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
       }
 
-      // The record's dedupe_key holds the native key (formats.md §1), so its limit is checked too.
+      // The record's dedupe_key holds the native key (docs/formats/README.md), so its limit is checked too.
       const checked = CreateRequestSchema.safeParse({ ...normalized.request, dedupe_key: key });
       if (!checked.success) {
         const err = validationError('invalid_frame', checked.error.issues);
         throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);
       }
       const body: CreateRequestBody = { ...checked.data, ...deadline(normalized.expiresAt, overrides), ...overrides };
-      if (body.on_timeout === 'approve') {
-        const fromQuery = overrides.on_timeout === 'approve';
-        requireTimeoutApprove(principal, fromQuery ? 'invalid_query' : 'invalid_frame', fromQuery ? 'query.on_timeout' : 'on_timeout');
-      }
-      if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
-      const draft = draftFromBody(body, {
-        defaultTimeout: formatDefaults[adapter.format]?.default_timeout ?? config.requests.default_timeout,
-        integration: principal.kind === 'submit' ? principal.name : null,
-      });
-      await admit?.();
+      const onTimeoutFrom = overrides.on_timeout === 'approve' ? { code: 'invalid_query' as const, field: 'query.on_timeout' } : { code: 'invalid_frame' as const, field: 'on_timeout' };
       const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
       const newer = normalized.context;
       const supersedes = adapter.supersedes?.bind(adapter);
@@ -124,7 +142,7 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
         actor: upstreamActor(principal),
         details: { format: adapter.format, native_key: key },
       };
-      return create(draft, { principal, format: adapter.format, native, ...(supersede ? { supersede } : {}) });
+      return intake.create(body, { principal, format: adapter.format, onTimeoutFrom, native, supersede, admit, create });
     },
 
     /**
@@ -180,9 +198,10 @@ export function createNativeIntake({ requests, config, clock }: NativeIntakeDeps
       return result.changed ? { ignored: false, stored: result.stored } : { ignored: true };
     },
   };
+  return intake;
 }
 
-export type NativeIntake = ReturnType<typeof createNativeIntake>;
+export type RequestIntake = ReturnType<typeof createRequestIntake>;
 
 /** Adapters may validate parts of a frame with zod themselves; such a failure is the frame's fault. */
 function normalizeFrame(adapter: WireAdapter, frame: unknown, context: Readonly<Record<string, string>>) {
