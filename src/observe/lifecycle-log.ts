@@ -68,9 +68,11 @@ const contextOf = (s: StoredRequest): RequestContext => ({ format: s.format, kin
  * once after the commit.
  */
 export function logLifecycle(store: Store, log: Logger): Store {
+  const lineOf = (row: AuditRow) => LINES[row.event] ?? { msg: `request ${row.event}` };
+
   function write(rows: AuditRow[], known: Map<string, RequestContext>) {
     for (const row of rows) {
-      const line = LINES[row.event] ?? { msg: `request ${row.event}` };
+      const line = lineOf(row);
       const about =
         row.requestId === null
           ? { rule_id: row.subject ?? undefined, actor: row.actor, ...pick(row.details, POLICY_DETAILS) }
@@ -79,7 +81,9 @@ export function logLifecycle(store: Store, log: Logger): Store {
     }
   }
 
-  function flush(rows: AuditRow[], known: Map<string, RequestContext>) {
+  function flush(all: AuditRow[], known: Map<string, RequestContext>) {
+    // At a level that drops these lines, nothing is read for them either.
+    const rows = all.filter((row) => log.isLevelEnabled(lineOf(row).level ?? 'info'));
     const missing = [...new Set(rows.flatMap((r) => (r.requestId !== null && !known.has(r.requestId) ? [r.requestId] : [])))];
     if (missing.length === 0) return write(rows, known);
     void Promise.all(
