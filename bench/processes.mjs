@@ -20,16 +20,19 @@ function start(args, env, pattern) {
   });
   return new Promise((resolve, reject) => {
     let out = '';
+    // The daemon prints where it listens on stderr, the baseline on stdout.
     const onData = (d) => {
       out += d;
       const m = pattern.exec(out);
       if (m) {
         child.stdout.off('data', onData);
+        child.stderr.off('data', onData);
         child.stdout.resume();
         resolve({ child, url: m[1], stop: () => stop(child) });
       }
     };
     child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.on('exit', (code) => reject(new Error(`process exited with ${code} before listening:\n${out}\n${stderr}`)));
   });
 }

@@ -20,7 +20,8 @@ function newestMtime(dir) {
 }
 
 if (!existsSync(entry) || !existsSync(stamp) || statSync(stamp).mtimeMs < newestMtime(join(root, 'src'))) {
-  console.log('countersign: building…');
+  // stderr: stdout carries the daemon's log lines only.
+  console.error('countersign: building…');
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const built = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
   if (built.status !== 0) process.exit(built.status ?? 1);

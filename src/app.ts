@@ -1,6 +1,6 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { registerAuthHook } from './http/auth-hook.js';
@@ -8,6 +8,8 @@ import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerHostCheck } from './http/host-check.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
+import { genRequestId, registerRequestIdHeader } from './http/request-id.js';
+import { RequestLogController } from './http/request-log-controller.js';
 import { openApiOptions } from './http/openapi.js';
 import { registerAutoRoutes } from './http/routes/auto-routes.js';
 import { registerBlobRoutes } from './http/routes/blob-routes.js';
@@ -20,6 +22,7 @@ import { registerHealthRoutes } from './http/routes/health-routes.js';
 import { registerHistoryRoutes } from './http/routes/history-routes.js';
 import { registerHookRoutes } from './http/routes/hook-routes.js';
 import { registerLinkKeyRoutes } from './http/routes/link-key-routes.js';
+import { registerMetricsRoute } from './http/routes/metrics-route.js';
 import { registerMuteRoutes } from './http/routes/mute-routes.js';
 import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerRuleRoutes } from './http/routes/rule-routes.js';
@@ -39,8 +42,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: deps.config.requests.max_body_bytes,
-    // Per-request log lines would dominate the log at agent traffic rates; errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
+    // One line per request, with its id: successes at debug, 4xx at info, 5xx at error.
+    logController: new RequestLogController(),
+    genReqId: genRequestId,
     // Long-polls last up to 60 s; keep-alive connections must outlive them.
     keepAliveTimeout: 65_000,
     // Claude Code hook calls are held up to 10 minutes: no limit on how long a request may take.
@@ -59,6 +63,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // Route response schemas document the API; replies are built by our own code and sent as is.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerErrorHandler(app);
+  registerRequestIdHeader(app);
   // Replies that finish after shutdown began (long-polls answered by it) close their
   // connection, so a keep-alive socket does not hold the shutdown up.
   app.addHook('onSend', async (_request, reply) => {
@@ -71,9 +76,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // The Host check first: a request under a foreign name is refused before authentication.
   registerHostCheck(app, deps.config);
   // Bearer tokens and the reviewer page's sessions, throttled per address; cookies are never read.
-  registerAuthHook(app, { tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle });
+  registerAuthHook(app, { tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle }, { metricsToken: deps.config.metrics.token });
 
   registerHealthRoutes(app, deps);
+  registerMetricsRoute(app, deps);
   registerRequestRoutes(app, deps);
   registerDecisionRoutes(app, deps);
   registerDeliveryRoutes(app, deps);

@@ -67,6 +67,14 @@ export function configSchema(adapters: Adapters) {
      */
     public_url: PublicUrlSchema,
     log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    log: z.strictObject({
+      // `auto`: human-readable on a terminal, JSON lines otherwise (a pipe, a file, a container).
+      format: z.enum(['auto', 'pretty', 'json']),
+    }),
+    metrics: z.strictObject({
+      // A bearer that reads GET /v1/metrics and nothing else (the admin token always can).
+      token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+    }),
     server: z.strictObject({
       // Host names (or IP literals) requests may name besides the built-in ones: the loopback
       // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).

@@ -14,6 +14,7 @@ import type { LinkService } from './notify/link-service.js';
 import type { MuteService } from './notify/mute-service.js';
 import type { Notifier } from './notify/notifier.js';
 import type { NotifyEvents } from './notify/notify-events.js';
+import type { Metrics } from './observe/metrics.js';
 import type { RequestEvents } from './requests/request-events.js';
 import type { RequestService } from './requests/request-service.js';
 import type { Waiters } from './requests/waiters.js';
@@ -59,4 +60,6 @@ export interface Deps {
   rules: RuleService;
   auto: AutoModeService;
   policyEvents: PolicyEvents;
+  /** This daemon's Prometheus metrics (GET /v1/metrics). */
+  metrics: Metrics;
 }

@@ -25,6 +25,7 @@ import { createRequestIntake } from './formats/request-intake.js';
 import { createNativeDecisionCheck } from './formats/native-decision-check.js';
 import { createNativeReplyHook } from './formats/native-reply-hook.js';
 import { newId } from './lib/ids.js';
+import { logDestination } from './lib/log-destination.js';
 import { createLogger } from './lib/logger.js';
 import { createLinkService } from './notify/link-service.js';
 import { createMuteArrivalHook } from './notify/mute-arrival-hook.js';
@@ -33,6 +34,9 @@ import { createHookSender } from './notify/hook-sender.js';
 import { createNoticeScheduler } from './notify/notice-scheduler.js';
 import { createNotifier } from './notify/notifier.js';
 import { NotifyEvents } from './notify/notify-events.js';
+import { logLifecycle } from './observe/lifecycle-log.js';
+import { createMetrics } from './observe/metrics.js';
+import { timeStoreWrites } from './observe/timed-store.js';
 import { createExpiryScheduler } from './requests/expiry-scheduler.js';
 import { RequestEvents } from './requests/request-events.js';
 import { createRequestService } from './requests/request-service.js';
@@ -78,12 +82,22 @@ const SHUTDOWN_CUT_MS = 5_000;
 /** Wires every part from the config and an open store: the one place dependencies are created. */
 export function createDeps(
   config: Readonly<Config>,
-  store: Store,
+  opened: Store,
   adminToken: string,
   { clock = systemClock, log, adapters = registeredAdapters, node = newId() }: StartOptions & { node?: string } = {},
 ): Deps {
   const logger = log ?? createLogger(config.log_level);
   const events = new RequestEvents();
+  const metrics = createMetrics({
+    version: VERSION,
+    node,
+    store: opened.info.kind,
+    pending: () => opened.requests.countPending(),
+    eventSubscribers: () => hub.size(),
+  });
+  events.on(metrics.requestEvent);
+  // Every write below is timed, and the lifecycle lines are logged from its audit rows.
+  const store = timeStoreWrites(logLifecycle(opened, logger.child({ module: 'lifecycle' })), metrics.transaction);
   const notify = new NotifyEvents();
   const formats = createFormatCatalog(adapters);
   const notifier = createNotifier({ config, events: notify, log: logger.child({ module: 'notify' }) });
@@ -120,6 +134,15 @@ export function createDeps(
     idleMs: durationMs(config.web.session_idle_timeout),
     maxMs: durationMs(config.web.session_max_age),
   });
+  const hub = createEventsHub({
+    events,
+    notify,
+    log: logger.child({ module: 'events' }),
+    pingIntervalMs: durationMs(config.events.ping_interval),
+    maxBufferedBytes: config.events.max_buffered_bytes,
+    isSessionLive: (id) => webSessions.isLive(id),
+    policy: policyEvents,
+  });
   return {
     config,
     log: logger,
@@ -134,15 +157,7 @@ export function createDeps(
     rateLimit,
     authThrottle: createAuthThrottle({ clock }),
     blobs: createBlobStore({ store, clock, quotaBytes: config.blobs.quota_per_token }),
-    hub: createEventsHub({
-      events,
-      notify,
-      log: logger.child({ module: 'events' }),
-      pingIntervalMs: durationMs(config.events.ping_interval),
-      maxBufferedBytes: config.events.max_buffered_bytes,
-      isSessionLive: (id) => webSessions.isLive(id),
-      policy: policyEvents,
-    }),
+    hub,
     formats,
     intake: createRequestIntake({ requests, config, clock }),
     cluster: createClusterView({
@@ -161,6 +176,7 @@ export function createDeps(
     rules,
     auto: createAutoModeService({ store, clock, events: policyEvents, log: logger.child({ module: 'auto' }) }),
     policyEvents,
+    metrics,
   };
 }
 
@@ -168,7 +184,7 @@ export function createDeps(
 export async function startServer(config: Readonly<Config>, options: StartOptions = {}): Promise<RunningServer> {
   mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
   const clock = options.clock ?? systemClock;
-  const log = options.log ?? createLogger(config.log_level);
+  const log = options.log ?? createLogger(config.log_level, logDestination(config.log.format));
   const node = newId(clock.now());
   const store = await openStore(config, { node, log, now: () => clock.now() });
   let deps: Deps;
@@ -186,7 +202,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   const heartbeatMs = durationMs(config.cluster.heartbeat_interval);
   const scheduler = createExpiryScheduler({ service: deps.requests, events: deps.events, clock, log: log.child({ module: 'expiry' }) });
   const callbacks = createCallbackDispatcher({
-    store,
+    store: deps.store,
     node,
     liveNodes: () => deps.cluster.liveIds(),
     takeoverCheckMs: heartbeatMs,
@@ -196,6 +212,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     log: log.child({ module: 'callbacks' }),
     userAgent: `countersign/${deps.version}`,
     hooks: { get: deps.notifier.hook, all: deps.notifier.hooks, events: deps.notify, sender: deps.hookSender },
+    onAttempt: deps.metrics.callbackAttempt,
     ...options.callbacks,
   });
   const blobSweeper = createBlobSweeper({
@@ -204,7 +221,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     retentionMs: durationMs(config.blobs.retention),
     log: deps.log.child({ module: 'blobs' }),
   });
-  const notices = createNoticeScheduler({ store, notifier: deps.notifier, events: deps.notify, clock, log: log.child({ module: 'notify' }) });
+  const notices = createNoticeScheduler({ store: deps.store, notifier: deps.notifier, events: deps.notify, clock, log: log.child({ module: 'notify' }) });
   const hooks = createDecideHookRunner({
     hooks: config.decide_hooks,
     requests: deps.requests,
@@ -216,7 +233,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   const app = await buildApp(deps);
   await deps.cluster.start();
   const stopRelay = relayRemoteChanges({
-    store,
+    store: deps.store,
     events: deps.events,
     notify: deps.notify,
     log: log.child({ module: 'cluster' }),

@@ -26,6 +26,15 @@ export interface CallbackDispatcherOverrides {
   monotonic?: () => number;
 }
 
+/** One delivery attempt, as recorded (for metrics). */
+export interface CallbackAttempt {
+  target: 'callback' | 'hook';
+  /** `failed` whether or not it is retried. */
+  result: 'delivered' | 'failed' | 'interrupted';
+  /** Why the delivery was given up with this attempt, if it was. */
+  gaveUp: FailReason | null;
+}
+
 export interface CallbackDispatcherDeps extends CallbackDispatcherOverrides {
   store: Store;
   /** This daemon's id: the holder named on its leases. */
@@ -39,6 +48,8 @@ export interface CallbackDispatcherDeps extends CallbackDispatcherOverrides {
   config: Readonly<Config['callbacks']>;
   log: Logger;
   userAgent: string;
+  /** Told of each attempt once it is recorded (metrics). */
+  onAttempt?: (attempt: CallbackAttempt) => void;
   /** Hook deliveries: the hooks by name, read at each attempt, and the queue signal. */
   hooks?: {
     get(name: string): HookConfig | undefined;
@@ -225,21 +236,25 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
       const now = clock.now();
       // Hook deliveries are listed per hook (GET /v1/hooks/{name}/deliveries), not in the request's audit trail.
       const hook = leased.hook;
+      const target = hook === null ? 'callback' : 'hook';
+      const counted = (result: CallbackAttempt['result'], gaveUp: FailReason | null = null) => tx.afterCommit(() => deps.onAttempt?.({ target, result, gaveUp }));
       const fail = async (reason: FailReason, status: number | null, error: string) => {
-        if (!(await deliveries.finish(id, 'failed', now, error))) return;
+        if (!(await deliveries.finish(id, 'failed', now, error))) return counted('failed');
+        counted('failed', reason);
+        // A callback's failure is logged from its audit row (observe/lifecycle-log.ts); a hook's has none.
         if (hook === null) await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
-        tx.afterCommit(() =>
-          log.warn({ delivery_id: id, request_id: requestId, reason, status, ...(hook !== null ? { hook } : {}) }, hook === null ? 'callback delivery failed' : 'hook delivery failed'),
-        );
+        else tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status, hook }, 'hook delivery failed'));
       };
       switch (outcome.kind) {
         case 'delivered':
+          counted('delivered');
           await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
           if ((await deliveries.finish(id, 'delivered', now, null)) && hook === null) {
             await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
           }
           return;
         case 'interrupted':
+          counted('interrupted');
           await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
           // Not counted against the schedule and due again at once (on the next start, or another daemon).
           await deliveries.release(id, now, null);
@@ -259,8 +274,10 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
             maxAgeMs,
             retryAfterMs: outcome.retryAfterMs,
           });
-          if ('at' in plan) await deliveries.release(id, plan.at, outcome.error);
-          else await fail(plan.giveUp, outcome.status, outcome.error);
+          if ('at' in plan) {
+            counted('failed');
+            await deliveries.release(id, plan.at, outcome.error);
+          } else await fail(plan.giveUp, outcome.status, outcome.error);
           return;
         }
       }

@@ -16,7 +16,8 @@ export async function serveCommand(ctx: CliContext, args: string[]): Promise<num
 
 /**
  * Loads and validates the config, checks the data directory, migrates, listens, prints where
- * the inbox is (and the admin token, the first time only), then runs until SIGTERM/SIGINT.
+ * the inbox is (and the admin token, only when this start generated it) on stderr, then runs
+ * until SIGTERM/SIGINT.
  * Any problem before listening is one message and exit code 4.
  */
 export async function serve(ctx: CliContext, opts: { config?: string | undefined }): Promise<number> {
@@ -40,12 +41,13 @@ export async function serve(ctx: CliContext, opts: { config?: string | undefined
     ctx.err(`countersign: cannot start: ${(err as Error).message}\n`);
     return EXIT_ERROR;
   }
-  // One write, so whoever watches for the "listening" line also has the rest.
+  // One write, so whoever watches for the "listening" line also has the rest. On stderr:
+  // stdout carries log lines only (JSON unless log.format is pretty), for log collectors.
   let banner = `countersign ${server.deps.version} listening on ${server.url}\ninbox: ${server.url}/\n`;
   if (server.adminTokenGenerated) {
     banner += `admin token (shown once; also in ${server.deps.config.data_dir}/admin-token): ${server.adminToken}\n`;
   }
-  ctx.out(banner);
+  ctx.err(banner);
   const s = server;
   await new Promise<void>((resolve) => {
     closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

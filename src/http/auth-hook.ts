@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthThrottle } from '../auth/auth-throttle.js';
 import { authenticateSecret, type Authenticated } from '../auth/authenticate-secret.js';
+import { digestsEqual, sha256Hex } from '../auth/secrets.js';
 import type { TokenService } from '../auth/token-service.js';
 import type { WebSessionService } from '../auth/web-session-service.js';
 import { AppError } from '../lib/errors.js';
@@ -28,17 +29,21 @@ export interface SecretCheck {
  * message) goes through here.
  */
 export async function authenticateThrottled({ tokens, sessions, throttle }: SecretCheck, secret: string, address: string, reply?: FastifyReply): Promise<Authenticated> {
-  const wait = throttle.retryAfter(address);
-  if (wait > 0) {
-    void reply?.header('retry-after', String(wait));
-    throw new AppError('rate_limited', `too many failed authentications from this address: try again in ${wait} s`);
-  }
+  refuseThrottled(throttle, address, reply);
   const found = await authenticateSecret(tokens, sessions, secret);
   if (!found) {
     throttle.fail(address);
     throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
   }
   return found;
+}
+
+function refuseThrottled(throttle: AuthThrottle, address: string, reply?: FastifyReply) {
+  const wait = throttle.retryAfter(address);
+  if (wait > 0) {
+    void reply?.header('retry-after', String(wait));
+    throw new AppError('rate_limited', `too many failed authentications from this address: try again in ${wait} s`);
+  }
 }
 
 /**
@@ -49,7 +54,8 @@ export async function authenticateThrottled({ tokens, sessions, throttle }: Secr
  * unless they say otherwise. Wrong secrets are throttled per client address; a request that
  * presents none is not a guess.
  */
-export function registerAuthHook(app: FastifyInstance, check: SecretCheck) {
+export function registerAuthHook(app: FastifyInstance, check: SecretCheck, { metricsToken = null }: { metricsToken?: string | null } = {}) {
+  const metricsDigest = metricsToken === null ? null : sha256Hex(metricsToken);
   app.decorateRequest('principal', null as never);
   app.decorateRequest('webSession', null);
   app.addHook('onRequest', async (request, reply) => {
@@ -68,8 +74,14 @@ export function registerAuthHook(app: FastifyInstance, check: SecretCheck) {
       }
       throw new AppError('unauthorized', 'missing token: send Authorization: Bearer <token>');
     }
+    // `metrics.token` reads the metrics and nothing else; it is no principal. Checked under the
+    // same throttle, so a throttled address cannot go on guessing it.
+    if (level === 'metrics' && metricsDigest !== null) {
+      refuseThrottled(check.throttle, request.ip, reply);
+      if (digestsEqual(sha256Hex(secret), metricsDigest)) return;
+    }
     const found = await authenticateThrottled(check, secret, request.ip, reply);
-    if (level === 'admin' && found.principal.kind !== 'admin') {
+    if ((level === 'admin' || level === 'metrics') && found.principal.kind !== 'admin') {
       throw new AppError('forbidden', 'a submit token cannot use this route; it needs the admin token');
     }
     request.principal = found.principal;

@@ -43,6 +43,7 @@ const AUTH_TEXT = {
   public: 'Auth: none.',
   submit: 'Auth: the admin token, or a submit token (which sees only its own requests).',
   admin: 'Auth: the admin token.',
+  metrics: 'Auth: the admin token, or metrics.token.',
 } as const;
 
 /** The @fastify/swagger options: OpenAPI 3.1, bearer auth, and the transforms described above. */
@@ -105,7 +106,7 @@ function implicitErrors(route: RouteOptions & { config?: RouteConfig }, schema: 
   const validation = config.validationCode ?? 'invalid_request';
   const codes: ErrorCode[] = [];
   if (auth !== 'public') codes.push('unauthorized');
-  if (auth === 'admin') codes.push('forbidden');
+  if (auth === 'admin' || auth === 'metrics') codes.push('forbidden');
   if (schema.params || schema.querystring || schema.body) codes.push(validation);
   const takesBody = schema.body !== undefined || docOnly.body !== undefined;
   if (takesBody) {

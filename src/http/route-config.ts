@@ -5,7 +5,8 @@ import type { RouteDocs } from './openapi.js';
 
 /**
  * Per-route settings read by the auth hook and the error handler.
- * - `auth`: `public` (no token), `submit` (admin or submit token), `admin` (admin only; the default).
+ * - `auth`: `public` (no token), `submit` (admin or submit token), `admin` (admin only; the default),
+ *   `metrics` (the admin token or `metrics.token`).
  * - `validationCode`: the error code a schema failure on this route is reported with.
  * - `noBody`: the route reads no body, so an empty one sent as `application/json` (many HTTP
  *   clients add that header to every call) is no body rather than a 400.
@@ -14,13 +15,16 @@ import type { RouteDocs } from './openapi.js';
  *   without a token is let through with no `principal`, and the route authenticates it.
  * - `openapi`: what the handler parses itself (native frames, their query), for the document
  *   only (openapi.ts); it changes nothing the route accepts.
+ * - `secretPath`: the path itself is a credential (a decision link): request logs name the
+ *   route pattern instead.
  */
 export interface RouteConfig {
-  auth?: 'public' | 'submit' | 'admin';
+  auth?: 'public' | 'submit' | 'admin' | 'metrics';
   validationCode?: ErrorCode;
   noBody?: boolean;
   firstMessageAuth?: boolean;
   openapi?: RouteDocs;
+  secretPath?: boolean;
 }
 
 declare module 'fastify' {

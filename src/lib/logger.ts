@@ -7,6 +7,8 @@ const SECRET_TEXT: Array<[RegExp, string]> = [
   [/\b(Bearer|Basic)\s+[^\s"',;]+/gi, '$1 [redacted]'],
   [/\bcs[at]_[A-Za-z0-9_-]{8,}/g, '[redacted]'],
   [/(countersign_session=)[^;\s"',]+/gi, '$1[redacted]'],
+  // A URL's password (storage.url, a webhook URL with credentials): `scheme://user:***@host`.
+  [/(\/\/[^:/@\s"']*):[^@/\s"']*@/g, '$1:***@'],
 ];
 const MAX_DEPTH = 12;
 

@@ -56,6 +56,8 @@ export interface RequestReads {
   findPendingBySession(format: string, submitter: string, session: string): Promise<StoredRequest[]>;
   /** The earliest `expires_at` of a pending request, or null. */
   nextDeadline(): Promise<number | null>;
+  /** How many requests are pending, across every daemon on the store (read at each metrics scrape). */
+  countPending(): Promise<number>;
 }
 
 /** Writing requests: only inside `Store.write`. */

@@ -33,14 +33,14 @@ export function registerLinkRoutes(app: FastifyInstance, deps: Deps) {
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, _body, done) => done(null, {}));
 
     // A wildcard, not `:token`: tokens are longer than a path parameter may be (100 characters).
-    scope.get<{ Params: { '*': string } }>('/d/*', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {
+    scope.get<{ Params: { '*': string } }>('/d/*', { config: { auth: 'public', secretPath: true }, schema: { hide: true } }, async (request, reply) => {
       const token = request.params['*'];
       return send(reply, await deps.links.inspect(token, request.ip), token);
     });
 
     scope.post<{ Params: { '*': string }; Body: Record<string, string> | undefined }>(
       '/d/*',
-      { config: { auth: 'public' }, bodyLimit: FORM_LIMIT, schema: { hide: true } },
+      { config: { auth: 'public', secretPath: true }, bodyLimit: FORM_LIMIT, schema: { hide: true } },
       async (request, reply) => {
         const token = request.params['*'];
         const form = request.body ?? {};

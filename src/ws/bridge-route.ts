@@ -27,6 +27,7 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
     },
     schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
   }, (socket, request) => {
+    deps.metrics.bridgeOpened(socket);
     attachBridgeSocket(socket, {
       adapter: formats.native(request.params.format),
       principal: request.principal,

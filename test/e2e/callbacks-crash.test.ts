@@ -37,13 +37,14 @@ async function startDaemon(dataDir: string, extraEnv: Record<string, string> = {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  // The banner ("listening on …") is on stderr.
   const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      const m = /listening on (http:\/\/\S+)/.exec(stderr);
       if (m) resolve(m[1]!);
     });
     void exited.then(({ code, signal }) => reject(new Error(`daemon exited (${code ?? signal}) before listening:\n${out}\n${stderr}`)));

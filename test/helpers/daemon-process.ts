@@ -7,6 +7,9 @@ export interface DaemonProcess {
   url: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
+  /** What it printed on stdout alone (log lines) and on stderr alone (the banner, start-up errors). */
+  stdout(): string;
+  stderr(): string;
   /** Resolves once the output matches `pattern` (logs are written asynchronously). */
   outputMatching(pattern: RegExp): Promise<string>;
   /** Settles once the process has exited and every process holding its output has closed it. */
@@ -35,14 +38,16 @@ export function spawnDaemon({ env, argv = [process.execPath, CLI_PATH, 'serve'],
   const child = spawn(command, args, { env: cleanEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
   const send = (sig: NodeJS.Signals) => (group ? process.kill(-child.pid!, sig) : child.kill(sig));
   let out = '';
+  const streams = { stdout: '', stderr: '' };
   const watchers = new Set<() => void>();
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal })),
   );
   return new Promise((resolve, reject) => {
     let resolved = false;
-    const onData = (chunk: string) => {
+    const onData = (from: 'stdout' | 'stderr') => (chunk: string) => {
       out += chunk;
+      streams[from] += chunk;
       for (const check of [...watchers]) check();
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m && !resolved) {
@@ -51,6 +56,8 @@ export function spawnDaemon({ env, argv = [process.execPath, CLI_PATH, 'serve'],
           child,
           url: m[1]!,
           output: () => out,
+          stdout: () => streams.stdout,
+          stderr: () => streams.stderr,
           outputMatching: (pattern) =>
             new Promise<string>((resolveMatch, rejectMatch) => {
               const check = () => {
@@ -77,8 +84,8 @@ export function spawnDaemon({ env, argv = [process.execPath, CLI_PATH, 'serve'],
         });
       }
     };
-    child.stdout!.setEncoding('utf8').on('data', onData);
-    child.stderr!.setEncoding('utf8').on('data', onData);
+    child.stdout!.setEncoding('utf8').on('data', onData('stdout'));
+    child.stderr!.setEncoding('utf8').on('data', onData('stderr'));
     child.on('error', reject);
     void exited.then(({ code, signal }) => {
       if (!resolved) reject(new Error(`the daemon exited (code ${code}, signal ${signal}) before listening:\n${out}`));

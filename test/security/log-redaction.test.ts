@@ -78,4 +78,16 @@ describe('logs never hold secrets', () => {
     // What is not secret is still there.
     expect(text).toContain('request failed for Bearer [redacted]');
   });
+
+  it('the password in a URL (storage.url, a webhook with credentials) is masked in messages and fields', () => {
+    const log = captureLog();
+    const logger = createLogger('info', log.stream);
+    const password = 'pg-password-7c1e9a2b';
+    logger.warn({ err: new Error(`connect failed: postgres://countersign:${password}@db.internal:5432/approvals`) }, 'storage');
+    logger.info({ target: `https://bot:${password}@hooks.example.com/in` }, `posting to https://bot:${password}@hooks.example.com/in`);
+    const text = log.text();
+    expectNoSecret(text, password);
+    expect(text).toContain('postgres://countersign:***@db.internal:5432/approvals');
+    expect(text).toContain('https://bot:***@hooks.example.com/in');
+  });
 });

@@ -178,6 +178,22 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(after?.resolvedAt).toBe(5);
   });
 
+  it('counts pending requests only', async () => {
+    expect(await store.requests.countPending()).toBe(0);
+    const [a, b, c] = [stored(), stored({ dedupe_key: 'x' }, { format: 'roll' }), stored()];
+    await store.write(async (tx) => {
+      for (const s of [a, b, c]) await tx.requests.insert(s);
+    });
+    await store.write((tx) => tx.requests.finish({ ...c.record, status: 'denied' }, 5));
+    expect(await store.requests.countPending()).toBe(2);
+    // Inside a transaction, its own work counts.
+    await store.write(async (tx) => {
+      await tx.requests.finish({ ...a.record, status: 'cancelled' }, 6);
+      expect(await tx.requests.countPending()).toBe(1);
+    });
+    expect(await store.requests.countPending()).toBe(1);
+  });
+
   it('claims due requests once across concurrent sweeps, oldest deadline first', async () => {
     const due = [3, 1, 2].map((n) => stored({ expires_at: n * 1000 }));
     const later = stored({ expires_at: 99_000 });

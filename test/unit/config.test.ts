@@ -143,10 +143,24 @@ describe('config', () => {
     ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', 'https://countersign.lan/', 'server.allowed_hosts'],
     ['COUNTERSIGN_BLOBS_QUOTA_PER_TOKEN', '0', 'blobs.quota_per_token'],
     ['COUNTERSIGN_BLOBS_RETENTION', 'forever', 'blobs.retention'],
+    ['COUNTERSIGN_LOG_FORMAT', 'text', 'log.format'],
+    ['COUNTERSIGN_METRICS_TOKEN', 'short-secret', 'metrics.token'],
   ])('%s=%j is a ConfigError naming %s and the variable', (name, value, key) => {
     const message = configError(() => loadConfig({ env: { [name]: value } }));
     expect(message).toContain(key);
     expect(message).toContain(name);
+  });
+
+  it('log.format defaults to auto and metrics.token to none; a short metrics token is refused without being shown', () => {
+    expect(loadConfig({ env: {} })).toMatchObject({ log: { format: 'auto' }, metrics: { token: null } });
+    expect(loadConfig({ env: { COUNTERSIGN_LOG_FORMAT: 'json', COUNTERSIGN_METRICS_TOKEN: 'scrape-token-0123456789' } })).toMatchObject({
+      log: { format: 'json' },
+      metrics: { token: 'scrape-token-0123456789' },
+    });
+    const message = configError(() => loadConfig({ env: { COUNTERSIGN_METRICS_TOKEN: 'short-secret' } }));
+    expect(message).toContain('metrics.token: must be at least 16 characters');
+    expect(message).toContain('from COUNTERSIGN_METRICS_TOKEN; value not shown');
+    expect(message).not.toContain('short-secret');
   });
 
   it('a bad value in a file names the key; unknown keys and bad YAML are errors', () => {

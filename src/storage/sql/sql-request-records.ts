@@ -99,6 +99,12 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
       return row?.at ?? null;
     },
 
+    async countPending() {
+      // The requests_status index (status, id): a range over the pending rows only.
+      const row = await sql.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM requests WHERE status = 'pending'`);
+      return Number(row?.n ?? 0);
+    },
+
     async appendAudit(requestId, event, actor, at, details) {
       await sql.run('INSERT INTO audit (request_id, event, actor, at, details) VALUES (?, ?, ?, ?, ?)', [requestId, event, actor, at, json(details)]);
     },

@@ -1,0 +1,26 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/**
+ * A caller's own id is kept when it is well formed (a proxy's or a client's trace id: letters,
+ * digits and `._:-`, at most 128); anything else in the header (log-line injection, a huge value)
+ * is ignored, not refused, and the request gets an id of its own.
+ */
+const WELL_FORMED = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** Fastify's `genReqId`: the caller's well-formed `X-Request-Id`, else 16 random URL-safe characters. */
+export function genRequestId(req: IncomingMessage): string {
+  const given = req.headers[REQUEST_ID_HEADER];
+  if (typeof given === 'string' && WELL_FORMED.test(given)) return given;
+  return randomBytes(12).toString('base64url');
+}
+
+/** Every answer carries its id (errors included), so a caller can quote the line it produced. */
+export function registerRequestIdHeader(app: FastifyInstance) {
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+  });
+}
