@@ -22,7 +22,18 @@ export default defineConfig({
       { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: SLOW, isolate: false } },
       { extends: true, test: { name: 'slow', include: SLOW } },
       ...(postgres
-        ? [{ extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: [...SLOW, ...STORE_FREE], isolate: false, env: { COUNTERSIGN_TEST_STORE: 'postgres' } } }]
+        ? [
+            {
+              extends: true,
+              test: {
+                name: 'postgres',
+                include: ['test/**/*.test.ts'],
+                exclude: [...SLOW, ...STORE_FREE],
+                isolate: false,
+                env: { COUNTERSIGN_TEST_STORE: 'postgres' },
+              },
+            },
+          ]
         : []),
     ],
   },

@@ -24,18 +24,35 @@ const insertOutbox = db.prepare('INSERT INTO outbox (request_id, payload, next_a
 const decide = db.prepare(
   "UPDATE requests SET status = 'approved', record = json_set(record, '$.status', 'approved', '$.decision', json(?)) WHERE id = ? AND status = 'pending' RETURNING record",
 );
-const decision = (option) => JSON.stringify({
-  option, content_hash: `sha256:${'0'.repeat(64)}`, outcome: 'approve', feedback: null, fields: null, decided_by: 'admin', decided_at: Date.now(),
-});
+const decision = (option) =>
+  JSON.stringify({
+    option,
+    content_hash: `sha256:${'0'.repeat(64)}`,
+    outcome: 'approve',
+    feedback: null,
+    fields: null,
+    decided_by: 'admin',
+    decided_at: Date.now(),
+  });
 
 // The stored row has the size and shape of a served handup Request (defaults filled in), so the
 // rows written and the messages broadcast weigh what countersign's do.
 const DEFAULTS = {
-  tool: null, callback_url: null, summary: null,
+  tool: null,
+  callback_url: null,
+  summary: null,
   source: { integration: null, agent: null, session: null, cwd: null, repo: null, branch: null, host: null },
-  kind: 'custom', risk: 'low', previews: [],
-  options: [{ id: 'approve', label: 'Approve', outcome: 'approve', style: 'primary' }, { id: 'deny', label: 'Deny', outcome: 'deny', style: 'danger' }],
-  input: null, timeout: null, on_timeout: 'deny', dedupe_key: null,
+  kind: 'custom',
+  risk: 'low',
+  previews: [],
+  options: [
+    { id: 'approve', label: 'Approve', outcome: 'approve', style: 'primary' },
+    { id: 'deny', label: 'Deny', outcome: 'deny', style: 'danger' },
+  ],
+  input: null,
+  timeout: null,
+  on_timeout: 'deny',
+  dedupe_key: null,
 };
 const create = db.transaction((body) => {
   if (body.dedupe_key) {
@@ -45,8 +62,15 @@ const create = db.transaction((body) => {
   const now = Date.now();
   const id = randomUUID();
   const record = JSON.stringify({
-    id, ...DEFAULTS, ...body, source: { ...DEFAULTS.source, ...body.source },
-    status: 'pending', content_hash: `sha256:${'0'.repeat(64)}`, created_at: now, expires_at: null, decision: null,
+    id,
+    ...DEFAULTS,
+    ...body,
+    source: { ...DEFAULTS.source, ...body.source },
+    status: 'pending',
+    content_hash: `sha256:${'0'.repeat(64)}`,
+    created_at: now,
+    expires_at: null,
+    decision: null,
   });
   insertRequest.run(id, body.dedupe_key ?? null, 'pending', record, now);
   insertOutbox.run(id, record, now);

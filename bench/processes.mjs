@@ -49,17 +49,21 @@ export function stop(child) {
 export function startDaemon({ dataDir, synchronous = 'full', eldFile, cpuProfDir, env = {} }) {
   const flags = ['--import', './bench/eld-probe.mjs'];
   if (cpuProfDir) flags.push('--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`);
-  return start([...flags, 'dist/cli.js', 'serve'], {
-    COUNTERSIGN_PORT: '0',
-    COUNTERSIGN_DATA_DIR: dataDir,
-    COUNTERSIGN_ADMIN_TOKEN: ADMIN_TOKEN,
-    COUNTERSIGN_LOG_LEVEL: 'warn',
-    COUNTERSIGN_STORAGE_SYNCHRONOUS: synchronous,
-    COUNTERSIGN_CALLBACKS_ALLOWLIST: '127.0.0.1',
-    COUNTERSIGN_REQUESTS_MAX_PER_MINUTE: '0',
-    BENCH_ELD_FILE: eldFile ?? '',
-    ...env,
-  }, /listening on (http:\/\/\S+)/);
+  return start(
+    [...flags, 'dist/cli.js', 'serve'],
+    {
+      COUNTERSIGN_PORT: '0',
+      COUNTERSIGN_DATA_DIR: dataDir,
+      COUNTERSIGN_ADMIN_TOKEN: ADMIN_TOKEN,
+      COUNTERSIGN_LOG_LEVEL: 'warn',
+      COUNTERSIGN_STORAGE_SYNCHRONOUS: synchronous,
+      COUNTERSIGN_CALLBACKS_ALLOWLIST: '127.0.0.1',
+      COUNTERSIGN_REQUESTS_MAX_PER_MINUTE: '0',
+      BENCH_ELD_FILE: eldFile ?? '',
+      ...env,
+    },
+    /listening on (http:\/\/\S+)/,
+  );
 }
 
 export function startBaseline({ dbPath, synchronous = 'full' }) {

@@ -65,7 +65,9 @@ const freshDir = (name) => {
   return d;
 };
 
-console.log(`countersign benchmark · ${cpus().length} × ${cpus()[0]?.model} · ${(totalmem() / 2 ** 30).toFixed(0)} GiB · Node ${process.version} · synchronous=${SYNC} · ${DURATION}s per load run`);
+console.log(
+  `countersign benchmark · ${cpus().length} × ${cpus()[0]?.model} · ${(totalmem() / 2 ** 30).toFixed(0)} GiB · Node ${process.version} · synchronous=${SYNC} · ${DURATION}s per load run`,
+);
 console.log('');
 
 // ---- 1. Submit throughput with dedupe -------------------------------------------------------
@@ -85,7 +87,11 @@ if (SCENARIOS.has('1')) {
   line('submit', 'latency p99', d.p99, 'ms', b.p99);
   check('submit', 'errors and non-2xx', d.errors + d.non2xx === 0, `(${d.errors} errors, ${d.non2xx} non-2xx of ${d.total}; baseline ${b.errors}/${b.non2xx})`);
   const db = new Database(join(dataDir, 'countersign.db'), { readonly: true });
-  const dupes = db.prepare("SELECT COUNT(*) AS n FROM (SELECT dedupe_key FROM requests WHERE status = 'pending' AND dedupe_key IS NOT NULL GROUP BY dedupe_key HAVING COUNT(*) > 1)").get().n;
+  const dupes = db
+    .prepare(
+      "SELECT COUNT(*) AS n FROM (SELECT dedupe_key FROM requests WHERE status = 'pending' AND dedupe_key IS NOT NULL GROUP BY dedupe_key HAVING COUNT(*) > 1)",
+    )
+    .get().n;
   const pooled = db.prepare("SELECT COUNT(*) AS n FROM requests WHERE dedupe_key LIKE 'pool-%'").get().n;
   db.close();
   check('submit', 'duplicate records', dupes === 0 && pooled === 50, `(${dupes} duplicated keys; ${pooled} records for the 50 pooled keys)`);
@@ -121,8 +127,12 @@ if (SCENARIOS.has('2')) {
   line('deliver', 'decision → long-poll p99', d.poll.p99, 'ms', b.ws.p99);
   line('deliver', 'decision → webhook p50', d.hook.p50, 'ms');
   line('deliver', 'decision → webhook p99', d.hook.p99, 'ms');
-  check('deliver', 'every decision delivered', d.ws.n === d.wsExpected && d.poll.n === d.pollExpected && d.failedDecisions === 0,
-    `(ws ${d.ws.n}/${d.wsExpected}, long-poll ${d.poll.n}/${d.pollExpected}, failed decisions ${d.failedDecisions}; baseline ws ${b.ws.n}/${b.wsExpected})`);
+  check(
+    'deliver',
+    'every decision delivered',
+    d.ws.n === d.wsExpected && d.poll.n === d.pollExpected && d.failedDecisions === 0,
+    `(ws ${d.ws.n}/${d.wsExpected}, long-poll ${d.poll.n}/${d.pollExpected}, failed decisions ${d.failedDecisions}; baseline ws ${b.ws.n}/${b.wsExpected})`,
+  );
   check('deliver', 'every webhook received', d.hook.n === d.hookExpected, `(${d.hook.n}/${d.hookExpected})`);
   console.log('');
 }
@@ -157,8 +167,12 @@ if (SCENARIOS.has('3') || SCENARIOS.has('5')) {
     line('expiry', 'event-loop delay p99', r.loop.p99, 'ms');
     line('expiry', 'event-loop delay max', r.loop.max, 'ms');
     check('expiry', 'due-while-down expired at start', atStart.n >= 1000, `(${atStart.n} expiries in the first 5 s after start)`);
-    check('expiry', 'each expiry applied exactly once', twice === 0 && r.dupes === 0 && expired === 11000 && r.expiredOnStream === 10000,
-      `(${expired} expired of 11000; ${r.expiredOnStream} of 10000 seen on the stream; ${twice} twice in audit; ${r.dupes} twice on the stream)`);
+    check(
+      'expiry',
+      'each expiry applied exactly once',
+      twice === 0 && r.dupes === 0 && expired === 11000 && r.expiredOnStream === 10000,
+      `(${expired} expired of 11000; ${r.expiredOnStream} of 10000 seen on the stream; ${twice} twice in audit; ${r.dupes} twice on the stream)`,
+    );
   }
   if (SCENARIOS.has('5')) line('memory', 'RSS with 10k pending + 1k subscribers', r.rssBytes / 2 ** 20, 'MiB');
   console.log('');
@@ -192,8 +206,12 @@ if (SCENARIOS.has('6')) {
   line('hook', 'PreToolUse → decision → output p99', r.hook.p99, 'ms', r.poll.p99, 'long-poll');
   line('hook', 'long-poll create → decision → answer p50', r.poll.p50, 'ms');
   line('hook', 'long-poll create → decision → answer p99', r.poll.p99, 'ms');
-  check('hook', 'every call answered allow', r.failures === 0 && r.hook.n === samples && r.poll.n === samples,
-    `(${r.hook.n} hook and ${r.poll.n} long-poll samples of ${samples}; ${r.failures} failures)`);
+  check(
+    'hook',
+    'every call answered allow',
+    r.failures === 0 && r.hook.n === samples && r.poll.n === samples,
+    `(${r.hook.n} hook and ${r.poll.n} long-poll samples of ${samples}; ${r.failures} failures)`,
+  );
 }
 
 // ---- 7. Rules replayed over history --------------------------------------------------------------
@@ -217,8 +235,12 @@ if (SCENARIOS.has('7')) {
   line('simulate', `POST /v1/rules/simulate, ${SIMULATED_RULES.length} rules, median`, times[Math.floor(times.length / 2)], 'ms');
   line('simulate', 'POST /v1/rules/simulate, slowest of 5', times[times.length - 1], 'ms');
   console.log(`simulate   target: under 2000 ms on one core (the daemon runs pinned to one)`);
-  check('simulate', 'every ended request replayed', answer.status === 200 && answer.body.evaluated === HISTORY,
-    `(${answer.status}; evaluated ${answer.body?.evaluated} of ${HISTORY}; would ${JSON.stringify(answer.body?.would)})`);
+  check(
+    'simulate',
+    'every ended request replayed',
+    answer.status === 200 && answer.body.evaluated === HISTORY,
+    `(${answer.status}; evaluated ${answer.body?.evaluated} of ${HISTORY}; would ${JSON.stringify(answer.body?.would)})`,
+  );
   console.log('');
 }
 

@@ -78,14 +78,16 @@ async function openSockets(wsUrl, count, headers, onMessage) {
   const batch = 100;
   for (let i = 0; i < count; i += batch) {
     await Promise.all(
-      Array.from({ length: Math.min(batch, count - i) }, () =>
-        new Promise((resolve, reject) => {
-          const ws = new WebSocket(wsUrl, { headers, perMessageDeflate: false });
-          ws.on('open', () => resolve());
-          ws.on('error', reject);
-          ws.on('message', (data) => onMessage(data.toString()));
-          sockets.push(ws);
-        }),
+      Array.from(
+        { length: Math.min(batch, count - i) },
+        () =>
+          new Promise((resolve, reject) => {
+            const ws = new WebSocket(wsUrl, { headers, perMessageDeflate: false });
+            ws.on('open', () => resolve());
+            ws.on('error', reject);
+            ws.on('message', (data) => onMessage(data.toString()));
+            sockets.push(ws);
+          }),
       ),
     );
   }
@@ -109,7 +111,18 @@ async function inBatches(items, size, fn) {
  * (optionally) a loopback webhook receiver; decide them all at `rate` per second and measure
  * decision sent → WS message / long-poll return / webhook received.
  */
-export async function decideLatency({ url, wsPath, headers = {}, pending = 1000, subscribers = 1000, waiters = 0, rate = 50, webhook = false, warmup = 100, makeBody }) {
+export async function decideLatency({
+  url,
+  wsPath,
+  headers = {},
+  pending = 1000,
+  subscribers = 1000,
+  waiters = 0,
+  rate = 50,
+  webhook = false,
+  warmup = 100,
+  makeBody,
+}) {
   let receiver = null;
   const hookSamples = [];
   const sentAt = new Map();
@@ -131,12 +144,16 @@ export async function decideLatency({ url, wsPath, headers = {}, pending = 1000,
   const callback = receiver ? `http://127.0.0.1:${receiver.address().port}/hook` : undefined;
   // The first `warmup` decisions run the same path unmeasured: the first few after a start pay
   // one-off costs (JIT, the first outgoing connection) that say nothing about steady state.
-  const all = await inBatches(Array.from({ length: pending + warmup }, (_, i) => i), 50, async (i) => {
-    const body = { ...makeBody(i), ...(callback ? { callback_url: callback } : {}) };
-    const r = await http(url + '/v1/requests', 'POST', body, headers);
-    if (r.status !== 201) throw new Error(`create failed: ${r.status} ${JSON.stringify(r.body)}`);
-    return r.body;
-  });
+  const all = await inBatches(
+    Array.from({ length: pending + warmup }, (_, i) => i),
+    50,
+    async (i) => {
+      const body = { ...makeBody(i), ...(callback ? { callback_url: callback } : {}) };
+      const r = await http(url + '/v1/requests', 'POST', body, headers);
+      if (r.status !== 201) throw new Error(`create failed: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+  );
   const warm = all.slice(0, warmup);
   const created = all.slice(warmup);
 
@@ -210,12 +227,20 @@ export async function decideLatency({ url, wsPath, headers = {}, pending = 1000,
 export async function expiryLag({ url, headers, due = 1000, spread = 10_000, spreadMs = 120_000, minMs = 20_000, restart, subscribers = 1000, eld, rssOf }) {
   const body = (i, timeout) => ({ title: `Expiring ${i}`, kind: 'command', timeout, on_timeout: i % 2 ? 'deny' : 'expire', source: { agent: 'bench' } });
   const seedStart = Date.now();
-  await inBatches(Array.from({ length: due }, (_, i) => i), 50, (i) => http(url + '/v1/requests', 'POST', body(i, '3s'), headers));
-  const seeded = await inBatches(Array.from({ length: spread }, (_, i) => i), 50, async (i) => {
-    const ms = minMs + Math.floor((i / spread) * spreadMs);
-    const r = await http(url + '/v1/requests', 'POST', body(i, `${ms}ms`), headers);
-    return r.body;
-  });
+  await inBatches(
+    Array.from({ length: due }, (_, i) => i),
+    50,
+    (i) => http(url + '/v1/requests', 'POST', body(i, '3s'), headers),
+  );
+  const seeded = await inBatches(
+    Array.from({ length: spread }, (_, i) => i),
+    50,
+    async (i) => {
+      const ms = minMs + Math.floor((i / spread) * spreadMs);
+      const r = await http(url + '/v1/requests', 'POST', body(i, `${ms}ms`), headers);
+      return r.body;
+    },
+  );
   const seedMs = Date.now() - seedStart;
   // Down long enough for the first `due` requests to come due while nothing runs.
   const { url: url2, pid } = await restart(4000);
@@ -292,7 +317,9 @@ export async function hookRoundTrip({ url, headers = {}, samples = 500, concurre
     if (m.type !== 'request.created' || m.request.status !== 'pending') return;
     const option = m.format === 'claude-code' ? 'allow' : 'approve';
     http(`${url}/v1/requests/${m.request.id}/decision`, 'POST', { option, content_hash: m.request.content_hash }, headers).then(
-      (r) => { if (r.status !== 200) failures++; },
+      (r) => {
+        if (r.status !== 200) failures++;
+      },
       () => failures++,
     );
   });

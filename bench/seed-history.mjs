@@ -6,9 +6,21 @@ import { ROOT } from './processes.mjs';
 
 const DAY = 86_400_000;
 const COMMANDS = [
-  'git status', 'git diff HEAD~1', 'git log --oneline -20', 'git push origin main --force', 'git push origin feature',
-  'npm test', 'npm run build', 'npm run lint -- --fix', 'npm publish', 'rm -rf node_modules', 'ls -la src',
-  'kubectl apply -f deploy/prod.yaml', 'docker compose up -d', 'cat package.json', 'make release',
+  'git status',
+  'git diff HEAD~1',
+  'git log --oneline -20',
+  'git push origin main --force',
+  'git push origin feature',
+  'npm test',
+  'npm run build',
+  'npm run lint -- --fix',
+  'npm publish',
+  'rm -rf node_modules',
+  'ls -la src',
+  'kubectl apply -f deploy/prod.yaml',
+  'docker compose up -d',
+  'cat package.json',
+  'make release',
 ];
 const AGENTS = ['claude-code', 'codex', 'ci-bot', 'my-hook'];
 const OPTIONS = [
@@ -35,14 +47,30 @@ export async function seedHistory(dataDir, count, { now = Date.now() } = {}) {
         const decision =
           decidedBy === null
             ? null
-            : { option: status === 'approved' ? 'approve' : 'deny', content_hash: 'sha256:' + '0'.repeat(64), outcome: status === 'approved' ? 'approve' : 'deny', feedback: null, fields: null, decided_by: decidedBy, decided_at: resolved };
+            : {
+                option: status === 'approved' ? 'approve' : 'deny',
+                content_hash: 'sha256:' + '0'.repeat(64),
+                outcome: status === 'approved' ? 'approve' : 'deny',
+                feedback: null,
+                fields: null,
+                decided_by: decidedBy,
+                decided_at: resolved,
+              };
         const record = {
           id: newId(created),
           title: `Run ${shell}`,
           tool: 'Bash',
           callback_url: null,
           summary: `Agent ${agent} wants to run a command in the api repository.`,
-          source: { integration: null, agent, session: `s-${i % 500}`, cwd: i % 3 ? '/home/dev/acme/api' : '/srv/acme/deploy', repo: 'acme/api', branch: 'main', host: 'devbox' },
+          source: {
+            integration: null,
+            agent,
+            session: `s-${i % 500}`,
+            cwd: i % 3 ? '/home/dev/acme/api' : '/srv/acme/deploy',
+            repo: 'acme/api',
+            branch: 'main',
+            host: 'devbox',
+          },
           kind: 'command',
           risk: i % 10 === 0 ? 'high' : 'low',
           previews: [{ type: 'command', command: { shell, cwd: '/home/dev/acme/api' } }],
@@ -57,7 +85,16 @@ export async function seedHistory(dataDir, count, { now = Date.now() } = {}) {
           expires_at: created + 600_000,
           decision,
         };
-        await tx.requests.insert({ record, format: 'handup', submitter: 'admin', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: resolved });
+        await tx.requests.insert({
+          record,
+          format: 'handup',
+          submitter: 'admin',
+          nativeKey: null,
+          nativeFrame: null,
+          nativeContext: null,
+          nativeReply: null,
+          resolvedAt: resolved,
+        });
         // What the daemon keeps at every terminal transition (src/rules/history-facts-hook.ts).
         await tx.policy.indexEnded(record.id, resolved, encodeHistoryFacts(historyFacts(record, 'handup')));
       }

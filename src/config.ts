@@ -23,9 +23,7 @@ export { clientEnv };
  * only one that reads `process.env`.
  */
 const duration = z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 30s, 10m or 2h' });
-const durationOrNone = z
-  .string()
-  .refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 10m, or "none"' });
+const durationOrNone = z.string().refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 10m, or "none"' });
 // Numbers from the environment arrive as text; only non-blank text is converted, because
 // z.coerce would turn an empty variable (null) into 0, a valid port.
 const numeric = (n: z.ZodNumber) => z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), n);
@@ -55,90 +53,98 @@ function formatsSection(adapters: Adapters) {
  */
 export function configSchema(adapters: Adapters) {
   const match = ruleMatchSchema(requestFormats(adapters));
-  return z.strictObject({
-    host: z.string().min(1),
-    port,
-    data_dir: z.string().min(1),
-    // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
-    admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
-    /**
-     * Where people reach the inbox (absolute http(s) URL): links in notifications use it, and its
-     * host is one of the daemon's names. Stored without a trailing slash.
-     */
-    public_url: PublicUrlSchema,
-    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    log: z.strictObject({
-      // `auto`: human-readable on a terminal, JSON lines otherwise (a pipe, a file, a container).
-      format: z.enum(['auto', 'pretty', 'json']),
-    }),
-    metrics: z.strictObject({
-      // A bearer that reads GET /v1/metrics and nothing else (the admin token always can).
-      token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
-    }),
-    server: z.strictObject({
-      // Host names (or IP literals) requests may name besides the built-in ones: the loopback
-      // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).
-      allowed_hosts: z.array(z.string().min(1).max(253).refine((h) => !/[\s/@]/.test(h), { message: 'must be a host name or IP literal, without scheme or path' })),
-    }),
-    requests: z.strictObject({
-      default_timeout: durationOrNone,
-      max_per_minute: nonNegativeInt,
-      max_body_bytes: positiveInt,
-    }),
-    events: z.strictObject({
-      ping_interval: duration,
-      max_buffered_bytes: positiveInt,
-    }),
-    storage: z.strictObject({
-      synchronous: z.enum(['full', 'normal']),
-      // Unset: SQLite in the data dir. A postgres:// URL: PostgreSQL, shared by several daemons.
-      url: z
-        .string()
-        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-        .nullable(),
-      pool_size: positiveInt,
-    }),
-    cluster: z.strictObject({
-      // A daemon whose heartbeat is three intervals old is gone: its delivery leases are taken over.
-      heartbeat_interval: duration,
-    }),
-    blobs: z.strictObject({
-      // Bytes each submit token may keep stored (the admin has no quota).
-      quota_per_token: positiveInt,
-      // How long a blob no request names is kept after its last upload.
-      retention: duration,
-    }),
-    callbacks: z.strictObject({
-      allowlist: z.array(z.string().min(1)),
-      secret: z.string().min(1).nullable(),
-      retry_schedule: z.array(duration),
-      max_age: duration,
-      timeout: duration,
-    }),
-    formats: formatsSection(adapters),
-    web: z.strictObject({
-      session_idle_timeout: duration,
-      session_max_age: duration,
-    }),
-    notifications: NotificationsSchema,
-    hooks: z.array(hookSchema(match)),
-    // Policy: rules evaluated first, in file order; decide hooks; scoped-approval lifetime.
-    rules: ruleSchemas(match).list,
-    decide_hooks: decideHookSchemas(match).list,
-    policy: z.strictObject({
-      session_scope_ttl: duration,
-    }),
-  }).superRefine((c, ctx) => {
-    const seen = new Set<string>();
-    c.hooks.forEach((h, i) => {
-      if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: ['hooks', i, 'name'], message: `duplicate hook name "${h.name}"` });
-      seen.add(h.name);
-      // A link must reach this daemon from wherever the notification is read.
-      if (h.decision_links && c.notifications.decision_links && !c.public_url) {
-        ctx.addIssue({ code: 'custom', path: ['hooks', i, 'decision_links'], message: 'needs public_url (the address people reach this daemon at)' });
-      }
+  return z
+    .strictObject({
+      host: z.string().min(1),
+      port,
+      data_dir: z.string().min(1),
+      // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
+      admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+      /**
+       * Where people reach the inbox (absolute http(s) URL): links in notifications use it, and its
+       * host is one of the daemon's names. Stored without a trailing slash.
+       */
+      public_url: PublicUrlSchema,
+      log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+      log: z.strictObject({
+        // `auto`: human-readable on a terminal, JSON lines otherwise (a pipe, a file, a container).
+        format: z.enum(['auto', 'pretty', 'json']),
+      }),
+      metrics: z.strictObject({
+        // A bearer that reads GET /v1/metrics and nothing else (the admin token always can).
+        token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+      }),
+      server: z.strictObject({
+        // Host names (or IP literals) requests may name besides the built-in ones: the loopback
+        // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).
+        allowed_hosts: z.array(
+          z
+            .string()
+            .min(1)
+            .max(253)
+            .refine((h) => !/[\s/@]/.test(h), { message: 'must be a host name or IP literal, without scheme or path' }),
+        ),
+      }),
+      requests: z.strictObject({
+        default_timeout: durationOrNone,
+        max_per_minute: nonNegativeInt,
+        max_body_bytes: positiveInt,
+      }),
+      events: z.strictObject({
+        ping_interval: duration,
+        max_buffered_bytes: positiveInt,
+      }),
+      storage: z.strictObject({
+        synchronous: z.enum(['full', 'normal']),
+        // Unset: SQLite in the data dir. A postgres:// URL: PostgreSQL, shared by several daemons.
+        url: z
+          .string()
+          .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+          .nullable(),
+        pool_size: positiveInt,
+      }),
+      cluster: z.strictObject({
+        // A daemon whose heartbeat is three intervals old is gone: its delivery leases are taken over.
+        heartbeat_interval: duration,
+      }),
+      blobs: z.strictObject({
+        // Bytes each submit token may keep stored (the admin has no quota).
+        quota_per_token: positiveInt,
+        // How long a blob no request names is kept after its last upload.
+        retention: duration,
+      }),
+      callbacks: z.strictObject({
+        allowlist: z.array(z.string().min(1)),
+        secret: z.string().min(1).nullable(),
+        retry_schedule: z.array(duration),
+        max_age: duration,
+        timeout: duration,
+      }),
+      formats: formatsSection(adapters),
+      web: z.strictObject({
+        session_idle_timeout: duration,
+        session_max_age: duration,
+      }),
+      notifications: NotificationsSchema,
+      hooks: z.array(hookSchema(match)),
+      // Policy: rules evaluated first, in file order; decide hooks; scoped-approval lifetime.
+      rules: ruleSchemas(match).list,
+      decide_hooks: decideHookSchemas(match).list,
+      policy: z.strictObject({
+        session_scope_ttl: duration,
+      }),
+    })
+    .superRefine((c, ctx) => {
+      const seen = new Set<string>();
+      c.hooks.forEach((h, i) => {
+        if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: ['hooks', i, 'name'], message: `duplicate hook name "${h.name}"` });
+        seen.add(h.name);
+        // A link must reach this daemon from wherever the notification is read.
+        if (h.decision_links && c.notifications.decision_links && !c.public_url) {
+          ctx.addIssue({ code: 'custom', path: ['hooks', i, 'decision_links'], message: 'needs public_url (the address people reach this daemon at)' });
+        }
+      });
     });
-  });
 }
 
 /** The schema of a daemon serving the registry's wire formats. */
@@ -148,7 +154,10 @@ type Schema = typeof ConfigSchema;
 /** Lists of objects are written in the config file only: no environment variable sets them. */
 const FILE_ONLY = new Set(['rules', 'decide_hooks', 'hooks']);
 
-export type Config = Omit<z.infer<typeof ConfigSchema>, 'hooks' | 'formats'> & { hooks: HookConfig[]; formats: Readonly<Record<string, FormatSettings | undefined>> };
+export type Config = Omit<z.infer<typeof ConfigSchema>, 'hooks' | 'formats'> & {
+  hooks: HookConfig[];
+  formats: Readonly<Record<string, FormatSettings | undefined>>;
+};
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -182,7 +191,14 @@ export function loadConfig({ file, env = process.env, overrides, adapters = regi
     const raw = env[envName];
     if (raw === undefined) continue;
     fromEnv.set(keyPath.join('.'), { envName, raw });
-    const value = isList ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw === '' ? null : raw;
+    const value = isList
+      ? raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : raw === ''
+        ? null
+        : raw;
     merged = setPath(merged, keyPath, value);
   }
   if (overrides) merged = deepMerge(merged, overrides as Record<string, unknown>);
@@ -215,7 +231,13 @@ export function loadConfig({ file, env = process.env, overrides, adapters = regi
 const SECRET_KEY = /token|secret/i;
 
 /** `got "70000" from COUNTERSIGN_PORT`, `got 30 from ./countersign.yaml`: the value as the user wrote it. */
-function whatWasWritten(keyPath: string[], merged: Record<string, unknown>, fromEnv: Map<string, { envName: string; raw: string }>, fromFile: Record<string, unknown>, file: string | undefined): string {
+function whatWasWritten(
+  keyPath: string[],
+  merged: Record<string, unknown>,
+  fromEnv: Map<string, { envName: string; raw: string }>,
+  fromFile: Record<string, unknown>,
+  file: string | undefined,
+): string {
   const key = keyPath.join('.');
   const envEntry = [...fromEnv].find(([k]) => key === k || key.startsWith(`${k}.`));
   const source = envEntry ? envEntry[1].envName : getPath(fromFile, keyPath) !== undefined ? file : undefined;
@@ -240,7 +262,11 @@ function unknownKey(schema: Schema, parent: string[], key: string, file: string 
   const full = [...parent, key].join('.');
   const siblings = Object.keys(shapeAt(schema, parent));
   const guess = closestMatch(key, siblings);
-  const elsewhere = guess ? [] : envKeys(schema).filter((k) => k.path.at(-1) === key).map((k) => k.path.join('.'));
+  const elsewhere = guess
+    ? []
+    : envKeys(schema)
+        .filter((k) => k.path.at(-1) === key)
+        .map((k) => k.path.join('.'));
   const hint = guess ? ` (did you mean ${[...parent, guess].join('.')}?)` : elsewhere.length ? ` (${key} belongs under ${elsewhere.join(' or ')})` : '';
   return `${full}: unknown key${file ? ` in ${file}` : ''}${hint}`;
 }
@@ -257,7 +283,10 @@ function unknownVariables(env: Env, schema: Schema): string[] {
     .filter((name) => name.startsWith(prefix) && !known.includes(name))
     .sort()
     .map((name) => {
-      const guess = closestMatch(name.slice(prefix.length), known.map((k) => k.slice(prefix.length)));
+      const guess = closestMatch(
+        name.slice(prefix.length),
+        known.map((k) => k.slice(prefix.length)),
+      );
       return `${name}: unknown environment variable${guess ? ` (did you mean ${prefix}${guess}?)` : ''}`;
     });
 }
@@ -305,7 +334,6 @@ export function envKeys(schema: Schema = ConfigSchema): Array<{ path: string[]; 
   walk(schema.shape as unknown as Record<string, z.ZodType>, []);
   return out;
 }
-
 
 export function hookProgramEnv(config: Readonly<Config>, env: Env = process.env): Record<string, string> {
   const secretNames = new Set(config.hooks.flatMap((h) => (h.secret_env ? [h.secret_env] : [])));

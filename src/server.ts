@@ -172,7 +172,12 @@ export function createDeps(
     notifier,
     mutes: createMuteService({ store, clock, events: notify }),
     links: createLinkService({ store, requests, clock, config }),
-    hookSender: createHookSender({ clock, userAgent: `countersign/${VERSION}`, defaultTimeoutMs: durationMs(config.callbacks.timeout), env: hookProgramEnv(config) }),
+    hookSender: createHookSender({
+      clock,
+      userAgent: `countersign/${VERSION}`,
+      defaultTimeoutMs: durationMs(config.callbacks.timeout),
+      env: hookProgramEnv(config),
+    }),
     rules,
     auto: createAutoModeService({ store, clock, events: policyEvents, log: logger.child({ module: 'auto' }) }),
     policyEvents,
@@ -194,7 +199,10 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     deps = createDeps(config, store, admin.token, { ...options, clock, log, node });
     // Rule ids are unique across the config file and the store.
     const clashes = await deps.rules.checkConfigIds();
-    if (clashes.length) throw new ConfigError(`invalid configuration:\n  rules: rule id "${clashes[0]}" is already a stored rule (remove it over the API, or rename the config rule)`);
+    if (clashes.length)
+      throw new ConfigError(
+        `invalid configuration:\n  rules: rule id "${clashes[0]}" is already a stored rule (remove it over the API, or rename the config rule)`,
+      );
   } catch (err) {
     await store.close();
     throw err;

@@ -7,13 +7,16 @@ import { h, toast } from './dom.js';
  * a request that changed underneath the reviewer is refused (412) rather than decided blind.
  */
 export function createDecideForm(record, { onSend, onDone, onStale }) {
-  const questions = record.kind === 'question' ? record.input?.questions ?? [] : [];
+  const questions = record.kind === 'question' ? (record.input?.questions ?? []) : [];
   // Questions the agent lets go unanswered (input.optional_questions): marked, and never required here.
   const optional = new Set(record.input?.optional_questions ?? []);
   const feedbackRequired = record.input?.feedback === 'required_on_deny';
   const error = h('div', { class: 'form-error', role: 'alert', hidden: true });
   const feedback = h('textarea', {
-    id: 'feedback', name: 'feedback', rows: 3, maxlength: 65536,
+    id: 'feedback',
+    name: 'feedback',
+    rows: 3,
+    maxlength: 65536,
     placeholder: feedbackRequired ? 'Required when denying: tell the agent why' : 'Optional: a note for the agent',
   });
   const fieldsets = questions.map((q) => questionFieldset(q, optional.has(q.id)));
@@ -29,26 +32,39 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     const key = option === firstApprove ? 'a' : option === firstDeny ? 'd' : null;
     // The hint is for the eye; assistive technology gets the key from aria-keyshortcuts, so the
     // button's name stays the option's label ("Approve", not "Approvea").
-    buttons.push(h('button', {
-      type: 'button',
-      class: ['btn', `btn-${tone}`, !primary && 'btn-soft'],
-      dataset: { option: option.id, outcome: option.outcome },
-      'aria-keyshortcuts': key,
-      onclick: () => decide(option),
-    }, option.label, key ? h('kbd', { class: 'hint', 'aria-hidden': 'true' }, key) : null));
+    buttons.push(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: ['btn', `btn-${tone}`, !primary && 'btn-soft'],
+          dataset: { option: option.id, outcome: option.outcome },
+          'aria-keyshortcuts': key,
+          onclick: () => decide(option),
+        },
+        option.label,
+        key ? h('kbd', { class: 'hint', 'aria-hidden': 'true' }, key) : null,
+      ),
+    );
   }
 
   const cancelButton = h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => confirmCancel() }, 'Cancel request');
   const cancelBox = h('span', { class: 'cancel-box' }, cancelButton);
 
-  const form = h('form', { class: 'decide', novalidate: true, onsubmit: (e) => e.preventDefault() },
+  const form = h(
+    'form',
+    { class: 'decide', novalidate: true, onsubmit: (e) => e.preventDefault() },
     fieldsets.map((f) => f.el),
-    h('div', { class: 'field' },
+    h(
+      'div',
+      { class: 'field' },
       h('label', { for: 'feedback' }, 'Feedback', h('span', { class: 'muted' }, feedbackRequired ? ' · required to deny' : ' · optional')),
-      feedback),
+      feedback,
+    ),
     scope?.el,
     error,
-    h('div', { class: 'actions' }, buttons, h('span', { class: 'spacer' }), cancelBox));
+    h('div', { class: 'actions' }, buttons, h('span', { class: 'spacer' }), cancelBox),
+  );
 
   function showError(title, message, focus) {
     error.replaceChildren(h('strong', null, title), ' ', message);
@@ -67,7 +83,9 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     if (err.status === 409) {
       onStale('Too late: this request is no longer pending. It was decided, cancelled or expired meanwhile (409 not_pending).');
     } else if (err.status === 412) {
-      onStale('The request changed after you opened it, so the decision was refused (412 content_hash_mismatch). It has been reloaded: review it again before deciding.');
+      onStale(
+        'The request changed after you opened it, so the decision was refused (412 content_hash_mismatch). It has been reloaded: review it again before deciding.',
+      );
     } else if (err.status === 0) {
       showError('Not sent.', 'The daemon cannot be reached; check the connection and try again.');
     } else if (err.status !== 401) {
@@ -114,7 +132,8 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     try {
       const updated = await api('POST', requestPath(record.id, '/decision'), body);
       onDone(updated);
-      if (updated.decision?.scope && updated.decision.rule_id) toast(`Won't ask again (${SCOPE_LABEL[updated.decision.scope]}): rule ${updated.decision.rule_id} saved`, 'success');
+      if (updated.decision?.scope && updated.decision.rule_id)
+        toast(`Won't ask again (${SCOPE_LABEL[updated.decision.scope]}): rule ${updated.decision.rule_id} saved`, 'success');
     } catch (err) {
       setBusy(false);
       showApiError(err);
@@ -126,7 +145,8 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     cancelBox.replaceChildren(
       h('span', { class: 'muted' }, 'Cancel it? '),
       h('button', { type: 'button', class: 'btn btn-deny btn-soft', onclick: () => cancel() }, 'Yes, cancel'),
-      h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => cancelBox.replaceChildren(cancelButton) }, 'Keep'));
+      h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => cancelBox.replaceChildren(cancelButton) }, 'Keep'),
+    );
   }
 
   async function cancel() {
@@ -162,12 +182,18 @@ function scopeField(record) {
   const s = record.source ?? {};
   if (!s.agent || record.kind === 'question' || record.kind === 'info' || !record.options.some((o) => o.outcome === 'approve')) return null;
   const scopes = [s.session ? 'session' : null, s.repo ? 'project' : null, 'always'].filter(Boolean);
-  const select = h('select', { id: 'scope', name: 'scope' },
+  const select = h(
+    'select',
+    { id: 'scope', name: 'scope' },
     h('option', { value: '' }, 'No: ask every time'),
-    scopes.map((v) => h('option', { value: v }, v === 'always' ? `Always, for ${s.agent}` : `For ${SCOPE_LABEL[v]} of ${s.agent}`)));
-  const el = h('div', { class: 'field scope-field' },
+    scopes.map((v) => h('option', { value: v }, v === 'always' ? `Always, for ${s.agent}` : `For ${SCOPE_LABEL[v]} of ${s.agent}`)),
+  );
+  const el = h(
+    'div',
+    { class: 'field scope-field' },
     h('label', { for: 'scope' }, "Don't ask again", h('span', { class: 'muted' }, ' · when approving, approve the same action from this agent from now on')),
-    select);
+    select,
+  );
   return { el, value: () => select.value || null };
 }
 
@@ -184,29 +210,50 @@ function questionFieldset(q, optional) {
     // Named by its label alone; the recommendation and description describe it.
     const described = [recommended && `${id}-rec`, o.description && `${id}-desc`].filter(Boolean).join(' ');
     const input = h('input', {
-      type: multi ? 'checkbox' : 'radio', name, value: o.label, id,
-      'aria-labelledby': `${id}-label`, 'aria-describedby': described || null,
+      type: multi ? 'checkbox' : 'radio',
+      name,
+      value: o.label,
+      id,
+      'aria-labelledby': `${id}-label`,
+      'aria-describedby': described || null,
     });
     inputs.push(input);
-    return h('div', { class: ['choice', recommended && 'recommended'] },
+    return h(
+      'div',
+      { class: ['choice', recommended && 'recommended'] },
       input,
-      h('label', { for: id },
+      h(
+        'label',
+        { for: id },
         h('span', { class: 'choice-label', id: `${id}-label` }, o.label),
         recommended ? h('span', { class: 'chip chip-accent', id: `${id}-rec` }, 'Recommended') : null,
-        o.description ? h('span', { class: 'choice-desc', id: `${id}-desc` }, o.description) : null),
-      o.preview ? h('details', { class: 'choice-preview' }, h('summary', null, 'Preview'), h('pre', { class: 'text' }, o.preview)) : null);
+        o.description ? h('span', { class: 'choice-desc', id: `${id}-desc` }, o.description) : null,
+      ),
+      o.preview ? h('details', { class: 'choice-preview' }, h('summary', null, 'Preview'), h('pre', { class: 'text' }, o.preview)) : null,
+    );
   });
   const text = q.allow_free_text
-    ? h('textarea', { rows: 2, name: `${name}-text`, 'aria-label': `Your answer: ${q.question}`, placeholder: options.length ? 'Or write your own answer' : 'Your answer' })
+    ? h('textarea', {
+        rows: 2,
+        name: `${name}-text`,
+        'aria-label': `Your answer: ${q.question}`,
+        placeholder: options.length ? 'Or write your own answer' : 'Your answer',
+      })
     : null;
-  const el = h('fieldset', { class: 'question', dataset: { question: q.id } },
-    h('legend', null,
+  const el = h(
+    'fieldset',
+    { class: 'question', dataset: { question: q.id } },
+    h(
+      'legend',
+      null,
       q.header ? h('span', { class: 'q-header' }, q.header) : null,
       h('span', { class: 'q-text' }, q.question),
-      optional ? h('span', { class: 'muted q-optional' }, ' · optional') : null),
+      optional ? h('span', { class: 'muted q-optional' }, ' · optional') : null,
+    ),
     multi ? h('p', { class: 'muted small' }, 'Choose any that apply') : null,
     options,
-    text);
+    text,
+  );
   el.addEventListener('input', () => el.classList.remove('invalid'));
   return {
     id: q.id,

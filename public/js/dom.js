@@ -48,9 +48,12 @@ export const $$ = (selector, root = document) => [...root.querySelectorAll(selec
 /** A short-lived message in the corner (errors stay until dismissed). */
 export function toast(message, kind = 'info') {
   const box = document.getElementById('toasts');
-  const item = h('div', { class: ['toast', `toast-${kind}`], role: kind === 'error' ? 'alert' : 'status' },
+  const item = h(
+    'div',
+    { class: ['toast', `toast-${kind}`], role: kind === 'error' ? 'alert' : 'status' },
     h('span', null, message),
-    h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss', onclick: () => item.remove() }, '×'));
+    h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss', onclick: () => item.remove() }, '×'),
+  );
   box.append(item);
   if (kind !== 'error') setTimeout(() => item.remove(), 5000);
   while (box.children.length > 4) box.firstElementChild.remove();

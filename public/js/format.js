@@ -48,11 +48,19 @@ export function bytes(n) {
   const units = ['KiB', 'MiB', 'GiB'];
   let v = n / 1024;
   let i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
   return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
 }
 
 export const STATUS_LABEL = {
-  pending: 'Pending', approved: 'Approved', denied: 'Denied', answered: 'Answered',
-  dismissed: 'Dismissed', expired: 'Expired', cancelled: 'Cancelled',
+  pending: 'Pending',
+  approved: 'Approved',
+  denied: 'Denied',
+  answered: 'Answered',
+  dismissed: 'Dismissed',
+  expired: 'Expired',
+  cancelled: 'Cancelled',
 };

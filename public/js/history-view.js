@@ -24,7 +24,12 @@ export function createHistoryView() {
   let generation = 0;
   let shown = 0;
 
-  replace(outcome, h('option', { value: '' }, 'All outcomes'), OUTCOMES.map((o) => h('option', { value: o }, STATUS_LABEL[o])), h('option', { value: AUTO }, 'Decided by policy'));
+  replace(
+    outcome,
+    h('option', { value: '' }, 'All outcomes'),
+    OUTCOMES.map((o) => h('option', { value: o }, STATUS_LABEL[o])),
+    h('option', { value: AUTO }, 'Decided by policy'),
+  );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     void load();
@@ -35,23 +40,35 @@ export function createHistoryView() {
   function card({ outcome: status, resolved_at, request: r }) {
     const id = `history-${r.id}`;
     // Named by its title; outcome, kind, age and source describe it.
-    return h('li', null,
-      h('a', {
-        class: ['card', 'history-card', r.id === selectedId && 'selected'],
-        href: `#/history/${encodeURIComponent(r.id)}`,
-        dataset: { id: r.id },
-        'aria-labelledby': `${id}-title`,
-        'aria-describedby': `${id}-top ${id}-meta`,
-      },
-      h('div', { class: 'card-top', id: `${id}-top` },
-        h('span', { class: ['chip', 'status', `status-${status}`] }, STATUS_LABEL[status] ?? status),
-        h('span', { class: 'chip' }, r.kind),
-        h('span', { class: 'spacer' }),
-        h('span', { class: 'muted small', title: dateTime(resolved_at) }, ago(resolved_at))),
-      h('div', { class: 'card-title', id: `${id}-title` }, r.title),
-      h('div', { class: 'card-meta', id: `${id}-meta` },
-        h('span', null, r.source?.agent ?? r.source?.integration ?? 'unknown agent'),
-        r.decision?.decided_by ? h('span', null, `by ${r.decision.decided_by}`) : null)));
+    return h(
+      'li',
+      null,
+      h(
+        'a',
+        {
+          class: ['card', 'history-card', r.id === selectedId && 'selected'],
+          href: `#/history/${encodeURIComponent(r.id)}`,
+          dataset: { id: r.id },
+          'aria-labelledby': `${id}-title`,
+          'aria-describedby': `${id}-top ${id}-meta`,
+        },
+        h(
+          'div',
+          { class: 'card-top', id: `${id}-top` },
+          h('span', { class: ['chip', 'status', `status-${status}`] }, STATUS_LABEL[status] ?? status),
+          h('span', { class: 'chip' }, r.kind),
+          h('span', { class: 'spacer' }),
+          h('span', { class: 'muted small', title: dateTime(resolved_at) }, ago(resolved_at)),
+        ),
+        h('div', { class: 'card-title', id: `${id}-title` }, r.title),
+        h(
+          'div',
+          { class: 'card-meta', id: `${id}-meta` },
+          h('span', null, r.source?.agent ?? r.source?.integration ?? 'unknown agent'),
+          r.decision?.decided_by ? h('span', null, `by ${r.decision.decided_by}`) : null,
+        ),
+      ),
+    );
   }
 
   /** First page for the current filters, or the next page when `append`. */
@@ -99,7 +116,11 @@ export function createHistoryView() {
   /** The kind filter's choices, as the daemon serves them (GET /v1/formats); a chosen value is kept. */
   function setKinds(kinds) {
     const chosen = kind.value;
-    replace(kind, h('option', { value: '' }, 'All kinds'), kinds.map((k) => h('option', { value: k }, k)));
+    replace(
+      kind,
+      h('option', { value: '' }, 'All kinds'),
+      kinds.map((k) => h('option', { value: k }, k)),
+    );
     kind.value = kinds.includes(chosen) ? chosen : '';
   }
 

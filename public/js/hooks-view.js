@@ -24,18 +24,25 @@ export function createHooksView() {
   }
 
   function deliveryRow(d) {
-    return h('li', { class: 'delivery', dataset: { id: d.id } },
+    return h(
+      'li',
+      { class: 'delivery', dataset: { id: d.id } },
       h('span', { class: ['chip', 'status', STATE_CLASS[d.state]] }, d.state),
       h('span', { class: 'delivery-type' }, d.type),
       h('a', { href: `#/requests/${encodeURIComponent(d.request_id)}`, class: 'muted small' }, d.request_id),
       h('span', { class: 'muted small', title: dateTime(d.created_at) }, ago(d.created_at)),
-      h('span', { class: 'muted small' }, attemptsLine(d)));
+      h('span', { class: 'muted small' }, attemptsLine(d)),
+    );
   }
 
   function hookCard(hook, deliveries) {
     const last = hook.last_delivery;
-    return h('li', { class: 'hook-card', dataset: { hook: hook.name } },
-      h('div', { class: 'card-top' },
+    return h(
+      'li',
+      { class: 'hook-card', dataset: { hook: hook.name } },
+      h(
+        'div',
+        { class: 'card-top' },
         h('strong', { class: 'hook-name' }, hook.name),
         h('span', { class: 'chip' }, hook.kind === 'exec' ? 'exec' : hook.format),
         hook.decision_links ? h('span', { class: 'chip chip-accent' }, 'decision links') : null,
@@ -43,11 +50,11 @@ export function createHooksView() {
         h('span', { class: 'spacer' }),
         last
           ? h('span', { class: ['chip', 'status', STATE_CLASS[last.state]], title: dateTime(last.created_at) }, `last: ${last.state}`)
-          : h('span', { class: 'muted small' }, 'nothing sent yet')),
+          : h('span', { class: 'muted small' }, 'nothing sent yet'),
+      ),
       h('div', { class: 'card-meta' }, h('span', null, hook.target), h('span', null, hook.events.join(', '))),
-      deliveries.length
-        ? h('ul', { class: 'deliveries' }, deliveries.map(deliveryRow))
-        : null);
+      deliveries.length ? h('ul', { class: 'deliveries' }, deliveries.map(deliveryRow)) : null,
+    );
   }
 
   function muteRow(m) {
@@ -64,12 +71,15 @@ export function createHooksView() {
         if (err.status !== 401) toast(`Cannot remove the mute: ${err.message}`, 'error');
       }
     });
-    return h('li', { class: 'mute-row', dataset: { id: m.id } },
+    return h(
+      'li',
+      { class: 'mute-row', dataset: { id: m.id } },
       h('span', { class: 'mute-who' }, who),
       m.dismiss_notices ? h('span', { class: 'chip chip-quiet' }, 'dismisses notices') : null,
       h('span', { class: 'muted small' }, m.expires_at === null ? 'until removed' : `until ${dateTime(m.expires_at)}`),
       h('span', { class: 'spacer' }),
-      remove);
+      remove,
+    );
   }
 
   async function load() {
@@ -87,7 +97,10 @@ export function createHooksView() {
     }
     if (mine !== generation) return;
     summary.textContent = hooks.length === 0 ? 'No hooks configured (hooks: in the config file).' : `${hooks.length} hook${hooks.length === 1 ? '' : 's'}`;
-    replace(hooksList, hooks.map((hook, i) => hookCard(hook, deliveries[i])));
+    replace(
+      hooksList,
+      hooks.map((hook, i) => hookCard(hook, deliveries[i])),
+    );
     replace(mutesList, mutes.length ? mutes.map(muteRow) : h('li', { class: 'muted small' }, 'No mutes.'));
   }
 

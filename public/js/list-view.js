@@ -15,18 +15,23 @@ export function createListView({ store }) {
 
   /** The filters' choices, as the daemon serves them (GET /v1/formats); a chosen value is kept. */
   function setChoices({ formats, kinds }) {
-    for (const [select, values, all] of [[format, formats, 'All formats'], [kind, kinds, 'All kinds']]) {
+    for (const [select, values, all] of [
+      [format, formats, 'All formats'],
+      [kind, kinds, 'All kinds'],
+    ]) {
       const chosen = select.value;
-      replace(select, h('option', { value: '' }, all), values.map((v) => h('option', { value: v }, v)));
+      replace(
+        select,
+        h('option', { value: '' }, all),
+        values.map((v) => h('option', { value: v }, v)),
+      );
       select.value = values.includes(chosen) ? chosen : '';
     }
     render();
   }
 
   const matches = (r) =>
-    (!format.value || store.formatOf(r.id) === format.value) &&
-    (!kind.value || r.kind === kind.value) &&
-    (!agent.value || r.source?.agent === agent.value);
+    (!format.value || store.formatOf(r.id) === format.value) && (!kind.value || r.kind === kind.value) && (!agent.value || r.source?.agent === agent.value);
 
   function visible() {
     return store.list().filter(matches);
@@ -35,7 +40,12 @@ export function createListView({ store }) {
   /** Agents present in the queue; a chosen agent stays listed even when its last request ends. */
   let agentKey = null;
   function renderAgents() {
-    const agents = new Set(store.list().map((r) => r.source?.agent).filter(Boolean));
+    const agents = new Set(
+      store
+        .list()
+        .map((r) => r.source?.agent)
+        .filter(Boolean),
+    );
     if (agent.value) agents.add(agent.value);
     const sorted = [...agents].sort();
     // Rebuilt only when the set changes, so an open dropdown is not closed by unrelated events.
@@ -43,7 +53,11 @@ export function createListView({ store }) {
     if (key === agentKey) return;
     agentKey = key;
     const chosen = agent.value;
-    replace(agent, h('option', { value: '' }, 'All agents'), sorted.map((a) => h('option', { value: a }, a)));
+    replace(
+      agent,
+      h('option', { value: '' }, 'All agents'),
+      sorted.map((a) => h('option', { value: a }, a)),
+    );
     agent.value = chosen;
   }
 
@@ -53,26 +67,38 @@ export function createListView({ store }) {
     const fmt = store.formatOf(r.id);
     const id = `pending-${r.id}`;
     // Named by its title; the chips, countdown and source describe it.
-    return h('li', null,
-      h('a', {
-        class: ['card', `risk-${r.risk}`, r.id === selectedId && 'selected'],
-        href: `#/pending/${encodeURIComponent(r.id)}`,
-        dataset: { id: r.id },
-        'aria-current': r.id === selectedId ? 'true' : null,
-        'aria-labelledby': `${id}-title`,
-        'aria-describedby': `${id}-top ${id}-meta`,
-      },
-      h('div', { class: 'card-top', id: `${id}-top` },
-        h('span', { class: ['risk-dot', `risk-${r.risk}`], title: `${r.risk} risk` }),
-        h('span', { class: 'chip' }, r.kind),
-        fmt ? h('span', { class: 'chip chip-quiet' }, fmt) : null,
-        h('span', { class: 'spacer' }),
-        r.expires_at != null ? h('span', { class: ['countdown', urgency(r.expires_at)], dataset: { expires: r.expires_at } }, timeLeft(r.expires_at)) : null),
-      h('div', { class: 'card-title', id: `${id}-title` }, r.title),
-      h('div', { class: 'card-meta', id: `${id}-meta` },
-        h('span', null, src.agent ?? src.integration ?? 'unknown agent'),
-        where ? h('span', null, where) : null,
-        h('span', { dataset: { ago: r.created_at } }, ago(r.created_at)))));
+    return h(
+      'li',
+      null,
+      h(
+        'a',
+        {
+          class: ['card', `risk-${r.risk}`, r.id === selectedId && 'selected'],
+          href: `#/pending/${encodeURIComponent(r.id)}`,
+          dataset: { id: r.id },
+          'aria-current': r.id === selectedId ? 'true' : null,
+          'aria-labelledby': `${id}-title`,
+          'aria-describedby': `${id}-top ${id}-meta`,
+        },
+        h(
+          'div',
+          { class: 'card-top', id: `${id}-top` },
+          h('span', { class: ['risk-dot', `risk-${r.risk}`], title: `${r.risk} risk` }),
+          h('span', { class: 'chip' }, r.kind),
+          fmt ? h('span', { class: 'chip chip-quiet' }, fmt) : null,
+          h('span', { class: 'spacer' }),
+          r.expires_at != null ? h('span', { class: ['countdown', urgency(r.expires_at)], dataset: { expires: r.expires_at } }, timeLeft(r.expires_at)) : null,
+        ),
+        h('div', { class: 'card-title', id: `${id}-title` }, r.title),
+        h(
+          'div',
+          { class: 'card-meta', id: `${id}-meta` },
+          h('span', null, src.agent ?? src.integration ?? 'unknown agent'),
+          where ? h('span', null, where) : null,
+          h('span', { dataset: { ago: r.created_at } }, ago(r.created_at)),
+        ),
+      ),
+    );
   }
 
   function render() {
@@ -86,13 +112,25 @@ export function createListView({ store }) {
     if (shown.length) {
       replace(list, shown.map(card));
     } else if (all === 0) {
-      replace(list, h('li', { class: 'empty' },
-        h('p', { class: 'empty-title' }, 'Nothing waiting for you'),
-        h('p', null, 'New requests appear here as soon as an agent asks.')));
+      replace(
+        list,
+        h(
+          'li',
+          { class: 'empty' },
+          h('p', { class: 'empty-title' }, 'Nothing waiting for you'),
+          h('p', null, 'New requests appear here as soon as an agent asks.'),
+        ),
+      );
     } else {
-      replace(list, h('li', { class: 'empty' },
-        h('p', { class: 'empty-title' }, 'No pending request matches these filters'),
-        h('button', { type: 'button', class: 'btn btn-ghost', onclick: clearFilters }, 'Clear filters')));
+      replace(
+        list,
+        h(
+          'li',
+          { class: 'empty' },
+          h('p', { class: 'empty-title' }, 'No pending request matches these filters'),
+          h('button', { type: 'button', class: 'btn btn-ghost', onclick: clearFilters }, 'Clear filters'),
+        ),
+      );
     }
   }
 

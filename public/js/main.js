@@ -33,7 +33,7 @@ const detail = createDetailView($('#detail'), {
     decidedHere.add(id);
     const visible = listView.visible();
     const i = visible.findIndex((r) => r.id === id);
-    nextAfter.set(id, i < 0 ? null : (visible[i + 1] ?? visible[i - 1])?.id ?? null);
+    nextAfter.set(id, i < 0 ? null : ((visible[i + 1] ?? visible[i - 1])?.id ?? null));
   },
   onDone: decided,
   onBack: back,
@@ -285,7 +285,10 @@ function step(delta) {
 }
 
 const help = $('#help');
-replace($('#help-list'), SHORTCUTS.map(([key, what]) => h('div', null, h('dt', null, h('kbd', null, key)), h('dd', null, what))));
+replace(
+  $('#help-list'),
+  SHORTCUTS.map(([key, what]) => h('div', null, h('dt', null, h('kbd', null, key)), h('dd', null, what))),
+);
 const toggleHelp = () => (help.open ? help.close() : help.showModal());
 $('#help-button').addEventListener('click', toggleHelp);
 $('#help-close').addEventListener('click', () => help.close());

@@ -9,7 +9,9 @@ export function createPendingStore() {
   const formats = new Map();
   const ended = new Set();
   const listeners = new Set();
-  const notify = (change) => { for (const fn of listeners) fn(change); };
+  const notify = (change) => {
+    for (const fn of listeners) fn(change);
+  };
 
   return {
     subscribe(fn) {
@@ -42,7 +44,9 @@ export function createPendingStore() {
     get: (id) => items.get(id),
     has: (id) => items.has(id),
     formatOf: (id) => formats.get(id) ?? null,
-    get size() { return items.size; },
+    get size() {
+      return items.size;
+    },
 
     /** Newest first (ULIDs sort by creation time). */
     list() {

@@ -33,37 +33,66 @@ export function releasePreviewResources() {
 }
 
 const TYPE_LABEL = {
-  text: 'Text', markdown: 'Markdown', code: 'Code', diff: 'Diff', files: 'Files', command: 'Command', json: 'JSON',
-  html: 'HTML', image: 'Image', video: 'Video', audio: 'Audio', file: 'File', pdf: 'PDF', email: 'Email',
+  text: 'Text',
+  markdown: 'Markdown',
+  code: 'Code',
+  diff: 'Diff',
+  files: 'Files',
+  command: 'Command',
+  json: 'JSON',
+  html: 'HTML',
+  image: 'Image',
+  video: 'Video',
+  audio: 'Audio',
+  file: 'File',
+  pdf: 'PDF',
+  email: 'Email',
 };
 
 export function renderPreview(preview) {
   const title = preview.title || preview.name || null;
   const meta = [preview.lang, preview.mime, preview.size != null ? bytes(preview.size) : null].filter(Boolean).join(' · ');
   const body = h('div', { class: 'preview-body' });
-  const section = h('section', { class: ['preview', `preview-${preview.type}`] },
-    h('header', { class: 'preview-head' },
+  const section = h(
+    'section',
+    { class: ['preview', `preview-${preview.type}`] },
+    h(
+      'header',
+      { class: 'preview-head' },
       h('span', { class: 'preview-type' }, TYPE_LABEL[preview.type] ?? preview.type),
       title ? h('span', { class: 'preview-title' }, title) : null,
-      meta ? h('span', { class: 'preview-meta' }, meta) : null),
-    body);
+      meta ? h('span', { class: 'preview-meta' }, meta) : null,
+    ),
+    body,
+  );
   fill(body, preview).catch((err) => body.replaceChildren(h('p', { class: 'muted' }, `Could not load this preview: ${err.message}`)));
   return section;
 }
 
 async function fill(body, p) {
   switch (p.type) {
-    case 'command': return body.append(commandView(p));
-    case 'diff': return withText(body, p, (text) => diffView(text));
-    case 'code': return withText(body, p, (text) => h('pre', { class: 'code' }, h('code', null, text)));
-    case 'markdown': return withText(body, p, (text) => renderMarkdown(text));
-    case 'json': return withText(body, p, (text) => h('pre', { class: 'code' }, h('code', null, prettyJson(text))));
-    case 'html': return withText(body, p, (text) => sandboxedHtml(text, p.title || p.name || 'HTML preview'));
-    case 'text': return withText(body, p, (text) => h('pre', { class: 'text' }, text));
-    case 'image': return body.append(await imageView(p));
-    case 'files': return body.append(filesView(p));
-    case 'email': return body.append(emailView(p.email ?? {}));
-    default: return body.append(fileView(p));
+    case 'command':
+      return body.append(commandView(p));
+    case 'diff':
+      return withText(body, p, (text) => diffView(text));
+    case 'code':
+      return withText(body, p, (text) => h('pre', { class: 'code' }, h('code', null, text)));
+    case 'markdown':
+      return withText(body, p, (text) => renderMarkdown(text));
+    case 'json':
+      return withText(body, p, (text) => h('pre', { class: 'code' }, h('code', null, prettyJson(text))));
+    case 'html':
+      return withText(body, p, (text) => sandboxedHtml(text, p.title || p.name || 'HTML preview'));
+    case 'text':
+      return withText(body, p, (text) => h('pre', { class: 'text' }, text));
+    case 'image':
+      return body.append(await imageView(p));
+    case 'files':
+      return body.append(filesView(p));
+    case 'email':
+      return body.append(emailView(p.email ?? {}));
+    default:
+      return body.append(fileView(p));
   }
 }
 
@@ -81,31 +110,38 @@ async function withText(body, p, render) {
 
 function beforeAfter(p) {
   if (!p.before_blob && !p.after_blob) return null;
-  return h('p', { class: 'file-links' },
+  return h(
+    'p',
+    { class: 'file-links' },
     p.before_blob ? download(p.before_blob, 'before', 'Before') : null,
-    p.after_blob ? download(p.after_blob, 'after', 'After') : null);
+    p.after_blob ? download(p.after_blob, 'after', 'After') : null,
+  );
 }
 
 /** A button that saves blob `hash` as `name` (fetched with the session; never opened). */
 function download(hash, name, label = name) {
   const problem = h('span', { class: 'delivery-error', role: 'alert', hidden: true });
-  const button = h('button', {
-    type: 'button',
-    class: 'file-link',
-    dataset: { blob: hash },
-    onclick: async () => {
-      button.disabled = true;
-      problem.hidden = true;
-      try {
-        await save(hash, name);
-      } catch (err) {
-        replace(problem, ` Could not download: ${err.message}`);
-        problem.hidden = false;
-      } finally {
-        button.disabled = false;
-      }
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'file-link',
+      dataset: { blob: hash },
+      onclick: async () => {
+        button.disabled = true;
+        problem.hidden = true;
+        try {
+          await save(hash, name);
+        } catch (err) {
+          replace(problem, ` Could not download: ${err.message}`);
+          problem.hidden = false;
+        } finally {
+          button.disabled = false;
+        }
+      },
     },
-  }, label || hash);
+    label || hash,
+  );
   return h('span', null, button, problem);
 }
 
@@ -125,11 +161,21 @@ function shellQuote(arg) {
 
 function commandView(p) {
   const c = p.command ?? {};
-  const line = c.shell ?? (c.argv ? c.argv.map(shellQuote).join(' ') : p.inline ?? '');
-  return h('div', null,
+  const line = c.shell ?? (c.argv ? c.argv.map(shellQuote).join(' ') : (p.inline ?? ''));
+  return h(
+    'div',
+    null,
     h('pre', { class: 'command' }, h('span', { class: 'prompt', 'aria-hidden': 'true' }, '$ '), line),
     c.cwd ? h('p', { class: 'kv' }, h('span', { class: 'k' }, 'in'), h('code', null, c.cwd)) : null,
-    c.env_keys?.length ? h('p', { class: 'kv' }, h('span', { class: 'k' }, 'env'), c.env_keys.map((k) => h('code', { class: 'chip' }, k))) : null);
+    c.env_keys?.length
+      ? h(
+          'p',
+          { class: 'kv' },
+          h('span', { class: 'k' }, 'env'),
+          c.env_keys.map((k) => h('code', { class: 'chip' }, k)),
+        )
+      : null,
+  );
 }
 
 function diffView(text) {
@@ -139,15 +185,22 @@ function diffView(text) {
   const rows = lines.map((line) => {
     let cls = 'ctx';
     if (line.startsWith('+++') || line.startsWith('---')) cls = 'file';
-    else if (line.startsWith('+')) { cls = 'add'; added++; }
-    else if (line.startsWith('-')) { cls = 'del'; removed++; }
-    else if (line.startsWith('@@')) cls = 'hunk';
+    else if (line.startsWith('+')) {
+      cls = 'add';
+      added++;
+    } else if (line.startsWith('-')) {
+      cls = 'del';
+      removed++;
+    } else if (line.startsWith('@@')) cls = 'hunk';
     else if (/^(diff |index |new file|deleted file|similarity|rename )/.test(line)) cls = 'meta';
     return h('span', { class: `d-${cls}` }, line, '\n');
   });
-  return h('div', null,
+  return h(
+    'div',
+    null,
     h('p', { class: 'diff-stat' }, h('span', { class: 'd-add-n' }, `+${added}`), ' ', h('span', { class: 'd-del-n' }, `−${removed}`)),
-    h('pre', { class: 'code diff' }, h('code', null, rows)));
+    h('pre', { class: 'code diff' }, h('code', null, rows)),
+  );
 }
 
 function prettyJson(text) {
@@ -171,41 +224,75 @@ async function imageView(p) {
   // The type comes from the bytes, never from the agent's word for it.
   const type = rasterType(new Uint8Array(await blob.slice(0, 32).arrayBuffer()));
   if (!type) {
-    return h('div', { class: 'not-drawn' },
-      h('p', { class: 'muted' }, `Not drawn: only PNG, JPEG, GIF, WebP and AVIF images are shown here, and these bytes are none of them${p.mime ? ` (declared ${p.mime})` : ''}. SVG files can carry scripts, so they are only offered as a download.`),
-      h('p', { class: 'file-links' }, download(p.blob, p.name ?? 'image', `Download ${p.name ?? 'image'}`)));
+    return h(
+      'div',
+      { class: 'not-drawn' },
+      h(
+        'p',
+        { class: 'muted' },
+        `Not drawn: only PNG, JPEG, GIF, WebP and AVIF images are shown here, and these bytes are none of them${p.mime ? ` (declared ${p.mime})` : ''}. SVG files can carry scripts, so they are only offered as a download.`,
+      ),
+      h('p', { class: 'file-links' }, download(p.blob, p.name ?? 'image', `Download ${p.name ?? 'image'}`)),
+    );
   }
   const url = URL.createObjectURL(new Blob([blob], { type }));
   objectUrls.add(url);
-  return h('figure', { class: 'image' },
+  return h(
+    'figure',
+    { class: 'image' },
     h('img', { src: url, alt: p.title || p.name || 'Image preview' }),
-    h('figcaption', null, download(p.blob, p.name ?? 'image', 'Download')));
+    h('figcaption', null, download(p.blob, p.name ?? 'image', 'Download')),
+  );
 }
 
 function fileView(p) {
   if (!p.blob) return p.inline ? h('pre', { class: 'text' }, p.inline) : h('p', { class: 'muted' }, 'No file attached.');
-  return h('p', { class: 'file-links' }, download(p.blob, p.name ?? p.title ?? p.type, `Download ${p.name ?? p.title ?? p.type}`),
-    p.size != null ? h('span', { class: 'muted' }, ` ${bytes(p.size)}`) : null);
+  return h(
+    'p',
+    { class: 'file-links' },
+    download(p.blob, p.name ?? p.title ?? p.type, `Download ${p.name ?? p.title ?? p.type}`),
+    p.size != null ? h('span', { class: 'muted' }, ` ${bytes(p.size)}`) : null,
+  );
 }
 
 function filesView(p) {
   const files = p.files ?? [];
   if (files.length === 0) return h('p', { class: 'muted' }, 'No files.');
-  return h('ul', { class: 'file-list' }, files.map((f) =>
-    h('li', { class: f.path === p.entry ? 'entry' : null },
-      download(f.blob, f.path.split('/').pop(), f.path),
-      h('span', { class: 'muted' }, ` ${f.mime} · ${bytes(f.size)}`),
-      f.path === p.entry ? h('span', { class: 'chip' }, 'entry') : null)));
+  return h(
+    'ul',
+    { class: 'file-list' },
+    files.map((f) =>
+      h(
+        'li',
+        { class: f.path === p.entry ? 'entry' : null },
+        download(f.blob, f.path.split('/').pop(), f.path),
+        h('span', { class: 'muted' }, ` ${f.mime} · ${bytes(f.size)}`),
+        f.path === p.entry ? h('span', { class: 'chip' }, 'entry') : null,
+      ),
+    ),
+  );
 }
 
 function emailView(e) {
-  const row = (label, value) => (value == null || value === '' || (Array.isArray(value) && value.length === 0)
-    ? null
-    : h('div', { class: 'email-row' }, h('dt', null, label), h('dd', null, Array.isArray(value) ? value.join(', ') : value)));
-  const out = h('div', { class: 'email' },
-    h('dl', { class: 'email-head' },
-      row('From', e.from), row('To', e.to), row('Cc', e.cc), row('Bcc', e.bcc), row('Reply-To', e.reply_to),
-      row('Subject', e.subject), row('Date', e.date)));
+  const row = (label, value) =>
+    value == null || value === '' || (Array.isArray(value) && value.length === 0)
+      ? null
+      : h('div', { class: 'email-row' }, h('dt', null, label), h('dd', null, Array.isArray(value) ? value.join(', ') : value));
+  const out = h(
+    'div',
+    { class: 'email' },
+    h(
+      'dl',
+      { class: 'email-head' },
+      row('From', e.from),
+      row('To', e.to),
+      row('Cc', e.cc),
+      row('Bcc', e.bcc),
+      row('Reply-To', e.reply_to),
+      row('Subject', e.subject),
+      row('Date', e.date),
+    ),
+  );
   if (e.body) out.append(renderMarkdown(e.body, 'markdown email-body'));
   else if (e.body_html) out.append(sandboxedHtml(e.body_html, e.subject || 'email'));
   if (e.body && e.body_html) {
@@ -216,14 +303,30 @@ function emailView(e) {
     out.append(toggle);
   }
   if (e.attachments?.length) {
-    out.append(h('ul', { class: 'file-list' }, e.attachments.map((a) => h('li', null,
-      a.blob ? download(a.blob, a.name, a.name) : a.name,
-      h('span', { class: 'muted' }, ` ${[a.mime, a.size != null ? bytes(a.size) : null].filter(Boolean).join(' · ')}`)))));
+    out.append(
+      h(
+        'ul',
+        { class: 'file-list' },
+        e.attachments.map((a) =>
+          h(
+            'li',
+            null,
+            a.blob ? download(a.blob, a.name, a.name) : a.name,
+            h('span', { class: 'muted' }, ` ${[a.mime, a.size != null ? bytes(a.size) : null].filter(Boolean).join(' · ')}`),
+          ),
+        ),
+      ),
+    );
   }
   if (e.in_reply_to?.body) {
-    out.append(h('blockquote', { class: 'email-quote' },
-      h('p', { class: 'muted small' }, [e.in_reply_to.from, e.in_reply_to.date].filter(Boolean).join(' · ') || 'In reply to'),
-      h('pre', { class: 'text' }, e.in_reply_to.body)));
+    out.append(
+      h(
+        'blockquote',
+        { class: 'email-quote' },
+        h('p', { class: 'muted small' }, [e.in_reply_to.from, e.in_reply_to.date].filter(Boolean).join(' · ') || 'In reply to'),
+        h('pre', { class: 'text' }, e.in_reply_to.body),
+      ),
+    );
   }
   return out;
 }

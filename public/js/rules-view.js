@@ -4,9 +4,23 @@ import { ago, dateTime } from './format.js';
 
 const ACTIONS = ['approve', 'deny', 'ask', 'dismiss'];
 /** Matchers that take a value or a comma list, then globs, then regular expressions. */
-const EXACT = [['agent', 'claude-code'], ['session', ''], ['integration', 'token name'], ['format', 'handup, paperclip…'], ['kind', 'command, edit…'], ['risk', 'low, medium']];
-const GLOBS = [['tool', 'spend.*'], ['cwd', '**/deploy/**'], ['repo', 'acme/*']];
-const REGEXES = [['command', '^git (status|diff)( |$)'], ['title', '^Deploy']];
+const EXACT = [
+  ['agent', 'claude-code'],
+  ['session', ''],
+  ['integration', 'token name'],
+  ['format', 'handup, paperclip…'],
+  ['kind', 'command, edit…'],
+  ['risk', 'low, medium'],
+];
+const GLOBS = [
+  ['tool', 'spend.*'],
+  ['cwd', '**/deploy/**'],
+  ['repo', 'acme/*'],
+];
+const REGEXES = [
+  ['command', '^git (status|diff)( |$)'],
+  ['title', '^Deploy'],
+];
 const DAY = 86_400_000;
 const PAST = { approve: 'approved', deny: 'denied', dismiss: 'dismissed', ask: 'kept for a person' };
 
@@ -32,13 +46,22 @@ export function createRulesView() {
 
   function buildForm() {
     const input = ([name, placeholder], kind) =>
-      h('label', { class: 'rule-field' }, h('span', null, name, h('span', { class: 'muted' }, ` ${kind}`)),
-        h('input', { type: 'text', name: `match-${name}`, placeholder, spellcheck: 'false', autocomplete: 'off' }));
-    replace($('#rule-matchers'),
+      h(
+        'label',
+        { class: 'rule-field' },
+        h('span', null, name, h('span', { class: 'muted' }, ` ${kind}`)),
+        h('input', { type: 'text', name: `match-${name}`, placeholder, spellcheck: 'false', autocomplete: 'off' }),
+      );
+    replace(
+      $('#rule-matchers'),
       EXACT.map((m) => input(m, 'exact, or a comma list')),
       GLOBS.map((m) => input(m, 'glob')),
-      REGEXES.map((m) => input(m, 'regular expression')));
-    replace(field('action'), ACTIONS.map((a) => h('option', { value: a }, a)));
+      REGEXES.map((m) => input(m, 'regular expression')),
+    );
+    replace(
+      field('action'),
+      ACTIONS.map((a) => h('option', { value: a }, a)),
+    );
     form.addEventListener('input', () => invalidate());
     form.addEventListener('change', () => showActionFields());
     form.addEventListener('submit', (e) => {
@@ -73,7 +96,10 @@ export function createRulesView() {
     if (!id) throw Object.assign(new Error('Give the rule an id (a-z, 0-9 and -).'), { field: field('id') });
     const match = {};
     for (const [name] of EXACT) {
-      const items = field(`match-${name}`).value.split(',').map((s) => s.trim()).filter(Boolean);
+      const items = field(`match-${name}`)
+        .value.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       if (items.length) match[name] = items.length === 1 ? items[0] : items;
     }
     for (const [name] of [...GLOBS, ...REGEXES]) {
@@ -147,33 +173,56 @@ export function createRulesView() {
 
   // Two clicks, no browser dialog.
   function deleteButton(rule, box) {
-    return h('button', {
-      type: 'button', class: 'btn btn-ghost btn-small', 'aria-label': `Delete rule ${rule.id}`,
-      onclick: () => box.replaceChildren(
-        h('span', { class: 'muted' }, 'Delete? '),
-        h('button', { type: 'button', class: 'btn btn-deny btn-soft btn-small', onclick: () => remove(rule, box) }, 'Yes, delete'),
-        h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => box.replaceChildren(deleteButton(rule, box)) }, 'Keep')),
-    }, 'Delete');
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: 'btn btn-ghost btn-small',
+        'aria-label': `Delete rule ${rule.id}`,
+        onclick: () =>
+          box.replaceChildren(
+            h('span', { class: 'muted' }, 'Delete? '),
+            h('button', { type: 'button', class: 'btn btn-deny btn-soft btn-small', onclick: () => remove(rule, box) }, 'Yes, delete'),
+            h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => box.replaceChildren(deleteButton(rule, box)) }, 'Keep'),
+          ),
+      },
+      'Delete',
+    );
   }
 
   function row(rule, i) {
     const actions = h('span', { class: 'rule-actions' });
     if (rule.source === 'stored') actions.append(deleteButton(rule, actions));
     const extra = [rule.risk ? `risk ${rule.risk}` : null, rule.timeout ? `timeout ${rule.timeout}` : null].filter(Boolean).join(', ');
-    return h('li', { class: 'rule', dataset: { id: rule.id } },
-      h('div', { class: 'rule-top' },
+    return h(
+      'li',
+      { class: 'rule', dataset: { id: rule.id } },
+      h(
+        'div',
+        { class: 'rule-top' },
         h('span', { class: 'rule-pos muted' }, `${i + 1}.`),
         h('code', { class: 'rule-id' }, rule.id),
         h('span', { class: ['chip', `action-${rule.action}`] }, extra ? `${rule.action} · ${extra}` : rule.action),
         h('span', { class: 'chip chip-quiet' }, rule.source),
         h('span', { class: 'spacer' }),
-        h('span', { class: 'rule-hits', title: rule.last_hit_at ? `Last ${dateTime(rule.last_hit_at)}` : 'Never matched' },
-          `${rule.hits} ${rule.hits === 1 ? 'hit' : 'hits'}`, rule.last_hit_at ? ` · ${ago(rule.last_hit_at)}` : ''),
-        actions),
-      h('div', { class: 'rule-match' }, Object.entries(rule.match).map(([k, v]) =>
-        h('span', { class: 'rule-matcher' }, h('span', { class: 'k' }, k), ' ', h('code', null, Array.isArray(v) ? v.join(', ') : String(v))))),
+        h(
+          'span',
+          { class: 'rule-hits', title: rule.last_hit_at ? `Last ${dateTime(rule.last_hit_at)}` : 'Never matched' },
+          `${rule.hits} ${rule.hits === 1 ? 'hit' : 'hits'}`,
+          rule.last_hit_at ? ` · ${ago(rule.last_hit_at)}` : '',
+        ),
+        actions,
+      ),
+      h(
+        'div',
+        { class: 'rule-match' },
+        Object.entries(rule.match).map(([k, v]) =>
+          h('span', { class: 'rule-matcher' }, h('span', { class: 'k' }, k), ' ', h('code', null, Array.isArray(v) ? v.join(', ') : String(v))),
+        ),
+      ),
       rule.feedback ? h('p', { class: 'rule-feedback muted' }, `Feedback: ${rule.feedback}`) : null,
-      rule.expires_at ? h('p', { class: 'muted small' }, `Expires ${dateTime(rule.expires_at)}`) : null);
+      rule.expires_at ? h('p', { class: 'muted small' }, `Expires ${dateTime(rule.expires_at)}`) : null,
+    );
   }
 
   async function load() {
@@ -189,9 +238,10 @@ export function createRulesView() {
     rules = answer;
     invalidate();
     replace(list, rules.map(row));
-    summary.textContent = rules.length === 0
-      ? 'No rules: every request waits for a person.'
-      : `${rules.length} ${rules.length === 1 ? 'rule' : 'rules'}, evaluated top to bottom; the first that matches decides.`;
+    summary.textContent =
+      rules.length === 0
+        ? 'No rules: every request waits for a person.'
+        : `${rules.length} ${rules.length === 1 ? 'rule' : 'rules'}, evaluated top to bottom; the first that matches decides.`;
   }
 
   async function tryRequest() {
@@ -246,10 +296,19 @@ function simulation(rule, answer) {
     h('p', { class: ['simulation-summary', mine.length ? 'has-disagreements' : null] }, `${text}.`),
     answer.evaluated === 0 ? h('p', { class: 'muted small' }, 'No request ended in that window, so history says nothing yet.') : null,
     mine.length
-      ? h('ul', { class: 'disagreements' }, mine.map((d) => h('li', null,
-        h('a', { href: `#/history/${encodeURIComponent(d.request_id)}` }, d.title),
-        h('span', { class: ['chip', `status-${d.actual}`] }, d.actual),
-        d.decided_by ? h('span', { class: 'muted' }, `by ${d.decided_by}`) : null)))
+      ? h(
+          'ul',
+          { class: 'disagreements' },
+          mine.map((d) =>
+            h(
+              'li',
+              null,
+              h('a', { href: `#/history/${encodeURIComponent(d.request_id)}` }, d.title),
+              h('span', { class: ['chip', `status-${d.actual}`] }, d.actual),
+              d.decided_by ? h('span', { class: 'muted' }, `by ${d.decided_by}`) : null,
+            ),
+          ),
+        )
       : null,
   ];
 }

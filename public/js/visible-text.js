@@ -26,11 +26,13 @@ function hidden(cp) {
  * Windows-1252 printable characters (`&#x80;` is €), not as C1 controls.
  */
 export function visibleHtml(html) {
-  return visible(html)
-    // As many digits as the HTML parser reads (leading zeros included).
-    .replace(/&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));?/g, (ref, hex, dec) => {
-      const cp = hex !== undefined ? parseInt(hex, 16) : Number(dec);
-      return cp >= 0x80 && cp <= 0x9f ? ref : hidden(cp) ? '&#xFFFD;' : ref;
-    })
-    .replace(/&(?:lrm|rlm);/g, '&#xFFFD;');
+  return (
+    visible(html)
+      // As many digits as the HTML parser reads (leading zeros included).
+      .replace(/&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));?/g, (ref, hex, dec) => {
+        const cp = hex !== undefined ? parseInt(hex, 16) : Number(dec);
+        return cp >= 0x80 && cp <= 0x9f ? ref : hidden(cp) ? '&#xFFFD;' : ref;
+      })
+      .replace(/&(?:lrm|rlm);/g, '&#xFFFD;')
+  );
 }

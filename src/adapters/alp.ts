@@ -79,9 +79,7 @@ const EventNotification = z.object({
 });
 
 /** A JSON-RPC `event` notification or its bare event; request and follow-up frames alike. */
-export const AlpFrameSchema = openEventTypes(
-  z.discriminatedUnion('type', [QuestionEvent, QuestionResolvedEvent, OtherEvent, EventNotification]),
-);
+export const AlpFrameSchema = openEventTypes(z.discriminatedUnion('type', [QuestionEvent, QuestionResolvedEvent, OtherEvent, EventNotification]));
 export type AlpFrame = z.infer<typeof AlpFrameSchema>;
 
 // ---- ALP's option sets ----
@@ -190,9 +188,37 @@ function normalize(frame: AlpFrame): Normalized<AlpContext> {
 
 /** The approving words ALP names (approve, yes, ok, đồng ý, duyệt) and their kin, English and Vietnamese. */
 const CONSENT_WORDS = [
-  'ok', 'okay', 'oke', 'okie', 'yes', 'y', 'yep', 'yeah', 'sure', 'lgtm', 'approve', 'approved', 'allow', 'allowed',
-  'accept', 'accepted', 'agree', 'agreed', 'confirm', 'confirmed', 'go ahead', 'proceed',
-  'đồng ý', 'duyệt', 'được', 'có', 'ừ', 'vâng', 'cho phép', 'chấp nhận', 'xác nhận',
+  'ok',
+  'okay',
+  'oke',
+  'okie',
+  'yes',
+  'y',
+  'yep',
+  'yeah',
+  'sure',
+  'lgtm',
+  'approve',
+  'approved',
+  'allow',
+  'allowed',
+  'accept',
+  'accepted',
+  'agree',
+  'agreed',
+  'confirm',
+  'confirmed',
+  'go ahead',
+  'proceed',
+  'đồng ý',
+  'duyệt',
+  'được',
+  'có',
+  'ừ',
+  'vâng',
+  'cho phép',
+  'chấp nhận',
+  'xác nhận',
 ];
 /** Every label ALP reads as consent: its allow labels and "Trust this workspace", both languages. */
 const CONSENT_LABELS = [
@@ -217,9 +243,7 @@ export function couldReadAsConsent(feedback: string): boolean {
     .toLowerCase()
     .trim()
     .replace(/[\s.!?…,;:]+$/u, '');
-  return CONSENT_PHRASES.some(
-    (phrase) => text === phrase || (text.startsWith(phrase) && !/^[\p{L}\p{M}\p{N}]/u.test(text.slice(phrase.length))),
-  );
+  return CONSENT_PHRASES.some((phrase) => text === phrase || (text.startsWith(phrase) && !/^[\p{L}\p{M}\p{N}]/u.test(text.slice(phrase.length))));
 }
 
 /** The wire label that answers with the decision's option. */
@@ -303,7 +327,9 @@ function answeredUpstream(key: string, questionId: string, answer: string): Foll
 
 /** Whether the whole answer is an approving word or allow label (not merely starts with one). */
 function isConsentWord(answer: string): boolean {
-  const text = canonical(answer).toLowerCase().replace(/[\s.!?…,;:]+$/u, '');
+  const text = canonical(answer)
+    .toLowerCase()
+    .replace(/[\s.!?…,;:]+$/u, '');
   return CONSENT_PHRASES.includes(text);
 }
 

@@ -22,9 +22,25 @@ const nativeId = z.string().min(1).max(200);
 
 /** Ask 1.0's whole event vocabulary; a type outside it is not an Ask frame. */
 const EVENT_TYPES = [
-  'session.created', 'session.ended', 'turn.started', 'turn.completed', 'turn.failed', 'turn.aborted',
-  'model.streaming', 'model.thinking', 'tool.use', 'tool.delta', 'tool.result', 'approval.required',
-  'approval.updated', 'plan.proposed', 'plan.approved', 'plan.rejected', 'todos.updated', 'file.changed', 'error',
+  'session.created',
+  'session.ended',
+  'turn.started',
+  'turn.completed',
+  'turn.failed',
+  'turn.aborted',
+  'model.streaming',
+  'model.thinking',
+  'tool.use',
+  'tool.delta',
+  'tool.result',
+  'approval.required',
+  'approval.updated',
+  'plan.proposed',
+  'plan.approved',
+  'plan.rejected',
+  'todos.updated',
+  'file.changed',
+  'error',
 ] as const;
 const EventType = z.enum(EVENT_TYPES);
 const INTERACTION_STATUSES = ['pending', 'approved', 'rejected', 'responded', 'expired'] as const;
@@ -61,10 +77,7 @@ const QuietEvent = z.strictObject({
 
 const interaction = <K extends string, P extends z.ZodType>(kind: K, payload: P) =>
   z.strictObject({ id: nativeId, kind: z.literal(kind), status: z.enum(INTERACTION_STATUSES), payload });
-const UserInputInteraction = interaction(
-  'user_input',
-  z.looseObject({ prompt: z.string(), options: z.array(SuggestedAnswer).optional() }),
-);
+const UserInputInteraction = interaction('user_input', z.looseObject({ prompt: z.string(), options: z.array(SuggestedAnswer).optional() }));
 const ApprovalInteraction = interaction('approval', z.looseObject(approvalFields));
 const PlanInteraction = interaction('plan', z.looseObject({ plan: z.string() }));
 
@@ -126,14 +139,7 @@ const FollowUpEnvelope = z.strictObject({
   params: z.looseObject({ sessionId: sessionId.optional(), interactionId: nativeId.optional(), event: FollowUpEvent }),
 });
 
-export const AskFollowUpSchema = z.discriminatedUnion('type', [
-  ApprovalUpdated,
-  PlanResolved,
-  TurnAborted,
-  SessionEnded,
-  OtherEvent,
-  FollowUpEnvelope,
-]);
+export const AskFollowUpSchema = z.discriminatedUnion('type', [ApprovalUpdated, PlanResolved, TurnAborted, SessionEnded, OtherEvent, FollowUpEnvelope]);
 export type AskFollowUp = z.infer<typeof AskFollowUpSchema>;
 
 // ---- Frame → handup Request ----
@@ -283,10 +289,7 @@ function sessionOf(candidates: Array<[where: string, value: string | undefined]>
 
 function unsupported(item: AskItem): never {
   const what = item.kind !== undefined ? `${item.kind} interaction ${item.id} is already ${item.status}` : `"${item.type}" events ask nothing of a reviewer`;
-  throw new AppError(
-    'unsupported_frame',
-    `${what}; countersign takes approval.required, plan.proposed and pending interactions`,
-  );
+  throw new AppError('unsupported_frame', `${what}; countersign takes approval.required, plan.proposed and pending interactions`);
 }
 
 function normalize(frame: AskFrame, ctx: FrameContext): Normalized<AskContext> {

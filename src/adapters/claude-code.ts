@@ -120,14 +120,21 @@ interface Shown {
   risk: Risk;
 }
 
-const jsonPreview = (input: Record<string, unknown>): Shown['previews'][number] => ({ type: 'json', title: 'Tool input', inline: JSON.stringify(input, null, 2) });
+const jsonPreview = (input: Record<string, unknown>): Shown['previews'][number] => ({
+  type: 'json',
+  title: 'Tool input',
+  inline: JSON.stringify(input, null, 2),
+});
 
 /** What the reviewer sees for each tool family (docs/formats/claude-code.md, "From hook JSON to Request"). */
 function show(f: ToolHook): Shown {
   const { tool_name: tool, tool_input: input, cwd } = f;
   if (tool === 'Bash') {
     const command = str(input.command) ?? '';
-    const firstLine = command.split(/\r?\n/).find((l) => l.trim() !== '')?.trim();
+    const firstLine = command
+      .split(/\r?\n/)
+      .find((l) => l.trim() !== '')
+      ?.trim();
     return {
       title: firstLine ? truncateBytes(firstLine) : 'Bash',
       kind: 'command',
@@ -174,7 +181,16 @@ function editPreviews(tool: string, input: Record<string, unknown>, path: string
       (e): e is { old_string: string; new_string: string } => typeof e?.old_string === 'string' && typeof e?.new_string === 'string',
     );
     if (edits.length === input.edits.length && edits.length > 0) {
-      return [{ type: 'diff', title: path, inline: unifiedDiff(path, edits.map((e) => ({ oldText: e.old_string, newText: e.new_string }))) }];
+      return [
+        {
+          type: 'diff',
+          title: path,
+          inline: unifiedDiff(
+            path,
+            edits.map((e) => ({ oldText: e.old_string, newText: e.new_string })),
+          ),
+        },
+      ];
     }
   }
   if (tool === 'Write' && typeof input.content === 'string') {
@@ -187,10 +203,7 @@ function editPreviews(tool: string, input: Record<string, unknown>, path: string
 }
 
 function unsupported(event: string): never {
-  throw new AppError(
-    'unsupported_frame',
-    `hook event "${event}" asks nothing of a reviewer; countersign takes PreToolUse and PermissionRequest hooks`,
-  );
+  throw new AppError('unsupported_frame', `hook event "${event}" asks nothing of a reviewer; countersign takes PreToolUse and PermissionRequest hooks`);
 }
 
 function normalize(frame: ClaudeCodeHook, ctx: FrameContext): Normalized<ClaudeCodeContext> {
@@ -312,7 +325,12 @@ function followUp(frame: ClaudeCodeHook): FollowUp {
   const event = frame.hook_event_name;
   if (event === 'SessionEnd') {
     const reason = str(frame.reason);
-    return { kind: 'resolve-session', session: frame.session_id, status: 'cancelled', feedback: `the Claude Code session ended${reason ? ` (${reason})` : ''}` };
+    return {
+      kind: 'resolve-session',
+      session: frame.session_id,
+      status: 'cancelled',
+      feedback: `the Claude Code session ended${reason ? ` (${reason})` : ''}`,
+    };
   }
   if (!TOOL_FOLLOW_UPS.has(event)) return { kind: 'ignored', reason: `hook event "${event}" changes no request` };
   const f = frame as ToolHook;

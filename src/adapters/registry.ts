@@ -12,13 +12,6 @@ import { claudeCodeAdapter } from './claude-code.js';
  * name (and the check that no two adapters claim one) is the format catalog's
  * (src/formats/format-catalog.ts).
  */
-export const adapters: readonly WireAdapter<any, any, any>[] = [
-  handupAdapter,
-  askAdapter,
-  paperclipAdapter,
-  rollAdapter,
-  alpAdapter,
-  claudeCodeAdapter,
-];
+export const adapters: readonly WireAdapter<any, any, any>[] = [handupAdapter, askAdapter, paperclipAdapter, rollAdapter, alpAdapter, claudeCodeAdapter];
 
 export const FORMAT_NAMES: readonly string[] = adapters.map((a) => a.format);

@@ -31,7 +31,13 @@ const TOUCH_EVERY_MS = 60_000;
  * Everything is read from the store, so any daemon sharing it accepts and ends the same
  * sessions.
  */
-export function createWebSessionService({ store, clock, adminToken, idleMs, maxMs }: {
+export function createWebSessionService({
+  store,
+  clock,
+  adminToken,
+  idleMs,
+  maxMs,
+}: {
   store: Store;
   clock: Clock;
   adminToken: string;

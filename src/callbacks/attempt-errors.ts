@@ -11,11 +11,14 @@ const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA', 'EAI
 /** Maps a thrown error (possibly wrapped in `cause`s) to what the attempt means. */
 export function classifyError(err: unknown, signal: AbortSignal): AttemptOutcome {
   if (signal.aborted && signal.reason === SHUTDOWN) return { kind: 'interrupted', error: 'the daemon stopped before the attempt finished' };
-  if (signal.aborted && signal.reason === TIMEOUT) return { kind: 'retry', status: null, errorClass: 'timeout', error: 'no response before callbacks.timeout', retryAfterMs: null };
+  if (signal.aborted && signal.reason === TIMEOUT)
+    return { kind: 'retry', status: null, errorClass: 'timeout', error: 'no response before callbacks.timeout', retryAfterMs: null };
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof BlockedAddressError) return { kind: 'fail', status: null, errorClass: 'address_not_allowed', error: e.message, reason: 'address_not_allowed' };
+    if (e instanceof BlockedAddressError)
+      return { kind: 'fail', status: null, errorClass: 'address_not_allowed', error: e.message, reason: 'address_not_allowed' };
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return { kind: 'retry', status: null, errorClass: 'timeout', error: e.message, retryAfterMs: null };
+    if (typeof code === 'string' && TIMEOUT_CODES.has(code))
+      return { kind: 'retry', status: null, errorClass: 'timeout', error: e.message, retryAfterMs: null };
     if (typeof code === 'string' && DNS_CODES.has(code)) return { kind: 'retry', status: null, errorClass: 'dns', error: e.message, retryAfterMs: null };
   }
   const e = err as { message?: unknown; code?: unknown };

@@ -70,7 +70,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 const RESPONSE_DRAIN_LIMIT = 64 * 1024;
 const ACTOR = 'callbacks';
 
-
 /**
  * The callback worker (docs/callbacks.md), one per daemon. It leases due outbox rows, POSTs each
  * body through the SSRF-safe dispatcher, records every attempt and reschedules or finishes the
@@ -115,10 +114,13 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
 
   function arm(delay: number) {
     clearTimer();
-    timer = clock.setTimer(() => {
-      timer = null;
-      pump();
-    }, Math.min(Math.max(0, delay), MAX_TIMER_MS));
+    timer = clock.setTimer(
+      () => {
+        timer = null;
+        pump();
+      },
+      Math.min(Math.max(0, delay), MAX_TIMER_MS),
+    );
   }
 
   /** Starts every due delivery there is room for, then sleeps until the next one is due. */
@@ -190,14 +192,20 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
     const elapsed = () => monotonic() - started;
     const now = clock.now();
     if (now > leased.createdAt + maxAgeMs) {
-      return { outcome: { kind: 'fail', status: null, errorClass: 'max_age', error: 'not sent: older than callbacks.max_age', reason: 'max_age' }, latencyMs: 0 };
+      return {
+        outcome: { kind: 'fail', status: null, errorClass: 'max_age', error: 'not sent: older than callbacks.max_age', reason: 'max_age' },
+        latencyMs: 0,
+      };
     }
     if (leased.hook !== null) return hookAttempt(leased, leased.hook, controller);
     try {
       // The allowlist may have changed since the request was created.
       checkCallbackUrl(leased.url, config.allowlist);
     } catch (err) {
-      return { outcome: { kind: 'fail', status: null, errorClass: 'url_not_allowed', error: `not sent: ${(err as Error).message}`, reason: 'url_not_allowed' }, latencyMs: 0 };
+      return {
+        outcome: { kind: 'fail', status: null, errorClass: 'url_not_allowed', error: `not sent: ${(err as Error).message}`, reason: 'url_not_allowed' },
+        latencyMs: 0,
+      };
     }
     const headers = {
       'content-type': 'application/json',
@@ -224,7 +232,10 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
   async function hookAttempt(leased: LeasedDelivery, name: string, controller: AbortController): Promise<{ outcome: AttemptOutcome; latencyMs: number }> {
     const hook = deps.hooks?.get(name);
     if (!hook) {
-      return { outcome: { kind: 'fail', status: null, errorClass: 'hook_removed', error: `not sent: hook "${name}" is no longer configured`, reason: 'hook_removed' }, latencyMs: 0 };
+      return {
+        outcome: { kind: 'fail', status: null, errorClass: 'hook_removed', error: `not sent: hook "${name}" is no longer configured`, reason: 'hook_removed' },
+        latencyMs: 0,
+      };
     }
     return deps.hooks!.sender.send(hook, { id: leased.id, type: leased.type, requestId: leased.requestId, body: leased.body }, controller);
   }
@@ -237,12 +248,14 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
       // Hook deliveries are listed per hook (GET /v1/hooks/{name}/deliveries), not in the request's audit trail.
       const hook = leased.hook;
       const target = hook === null ? 'callback' : 'hook';
-      const counted = (result: CallbackAttempt['result'], gaveUp: FailReason | null = null) => tx.afterCommit(() => deps.onAttempt?.({ target, result, gaveUp }));
+      const counted = (result: CallbackAttempt['result'], gaveUp: FailReason | null = null) =>
+        tx.afterCommit(() => deps.onAttempt?.({ target, result, gaveUp }));
       const fail = async (reason: FailReason, status: number | null, error: string) => {
         if (!(await deliveries.finish(id, 'failed', now, error))) return counted('failed');
         counted('failed', reason);
         // A callback's failure is logged from its audit row (observe/lifecycle-log.ts); a hook's has none.
-        if (hook === null) await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
+        if (hook === null)
+          await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
         else tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status, hook }, 'hook delivery failed'));
       };
       switch (outcome.kind) {

@@ -38,7 +38,10 @@ export function hostOf(url: URL): string {
  * the URL parser gives.
  */
 export function canonicalHost(host: string): string {
-  const h = host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const h = host
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
   if (ipaddr.isValid(h)) return ipaddr.process(h).toNormalizedString();
   return domainToASCII(h) || h;
 }

@@ -70,7 +70,15 @@ export interface PlanInput {
  * When to try again after a retryable failure: the next schedule entry with jitter, later if
  * the receiver's Retry-After asks for more, and never past `created_at + max_age`.
  */
-export function planRetry({ counted, schedule, random, now, createdAt, maxAgeMs, retryAfterMs }: PlanInput): { at: number } | { giveUp: 'retries_exhausted' | 'max_age' } {
+export function planRetry({
+  counted,
+  schedule,
+  random,
+  now,
+  createdAt,
+  maxAgeMs,
+  retryAfterMs,
+}: PlanInput): { at: number } | { giveUp: 'retries_exhausted' | 'max_age' } {
   const base = schedule[counted - 1];
   if (base === undefined) return { giveUp: 'retries_exhausted' };
   const delay = Math.max(jitter(base, random), retryAfterMs ?? 0);

@@ -13,7 +13,17 @@ import { createHmac } from 'node:crypto';
  *   HMAC with the secret string it was given.
  * Without a secret only the ids and timestamps are sent (unsigned delivery).
  */
-export function webhookHeaders({ secret, id, timestampSec, body }: { secret: string | null; id: string; timestampSec: number; body: string }): Record<string, string> {
+export function webhookHeaders({
+  secret,
+  id,
+  timestampSec,
+  body,
+}: {
+  secret: string | null;
+  id: string;
+  timestampSec: number;
+  body: string;
+}): Record<string, string> {
   const ts = String(timestampSec);
   const headers: Record<string, string> = {
     'webhook-id': id,

@@ -28,7 +28,10 @@ function describeParseError(err: Error & { code?: string }, options: Options): s
   if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const flag = /^Unknown option '([^']*)'/.exec(err.message)?.[1] ?? '';
     const known = Object.entries(options).flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
-    const guess = closestMatch(flag.replace(/=.*$/, ''), known.filter((k) => k.startsWith('--')));
+    const guess = closestMatch(
+      flag.replace(/=.*$/, ''),
+      known.filter((k) => k.startsWith('--')),
+    );
     return `unknown option ${flag}${guess ? ` (did you mean ${guess}?)` : ''}`;
   }
   if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
@@ -50,7 +53,13 @@ export function parseOrUsage<T>(command: string, parse: () => T): T {
 
 /** Exactly the positionals a command takes, named in the message when they are wrong. */
 export function expectPositionals(command: string, positionals: string[], names: string[]): string[] {
-  if (positionals.length < names.length) throw usageError(`${command}: missing ${names.slice(positionals.length).map((n) => n.toUpperCase()).join(' ')}`);
+  if (positionals.length < names.length)
+    throw usageError(
+      `${command}: missing ${names
+        .slice(positionals.length)
+        .map((n) => n.toUpperCase())
+        .join(' ')}`,
+    );
   if (positionals.length > names.length) throw usageError(`${command}: unexpected argument "${positionals[names.length]}"`);
   return positionals;
 }

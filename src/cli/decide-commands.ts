@@ -91,7 +91,8 @@ function pickOption(record: HandupRequest, want: Outcome, named: string | undefi
   if (named !== undefined) {
     const option = record.options.find((o) => o.id === named);
     if (!option) throw usageError(`--option: "${named}" is not an option of ${record.id} (${record.options.map((o) => o.id).join(', ')})`);
-    if (option.outcome !== want) throw usageError(`--option: "${named}" has outcome ${option.outcome}; use countersign ${option.outcome === 'approve' ? 'approve' : 'deny'}`);
+    if (option.outcome !== want)
+      throw usageError(`--option: "${named}" has outcome ${option.outcome}; use countersign ${option.outcome === 'approve' ? 'approve' : 'deny'}`);
     return option.id;
   }
   const first = record.options.find((o) => o.outcome === want);

@@ -36,7 +36,12 @@ export function fallbackOutput(event: string | undefined, mode: OnError, reason:
  * hook output, and exits 0 whatever happened.
  */
 export async function hookCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('hook', args, { ...COMMON_OPTIONS, wait: { type: 'string' }, 'on-wait': { type: 'string' }, 'on-error': { type: 'string' } });
+  const { values, positionals } = parseCommandArgs('hook', args, {
+    ...COMMON_OPTIONS,
+    wait: { type: 'string' },
+    'on-wait': { type: 'string' },
+    'on-error': { type: 'string' },
+  });
   const [agent] = expectPositionals('hook', positionals, ['agent']);
   if (agent !== 'claude-code') throw usageError(`hook: unknown agent "${agent}" (only claude-code)`);
   const onError = (values['on-error'] ?? 'ask') as OnError;

@@ -28,7 +28,9 @@ export async function hooksCommand(ctx: CliContext, args: string[]): Promise<num
   const [sub, ...rest] = args;
   switch (sub) {
     case 'list': {
-      const { values, positionals } = parseOrUsage('hooks list', () => parseArgs({ args: rest, options: COMMON_OPTIONS, allowPositionals: true, strict: true }));
+      const { values, positionals } = parseOrUsage('hooks list', () =>
+        parseArgs({ args: rest, options: COMMON_OPTIONS, allowPositionals: true, strict: true }),
+      );
       expectPositionals('hooks list', positionals, []);
       const hooks = await connect(ctx, values).get<HookInfo[]>('/v1/hooks');
       if (values.json) printJson(ctx, hooks);
@@ -39,7 +41,12 @@ export async function hooksCommand(ctx: CliContext, args: string[]): Promise<num
           if (!d) return '-';
           return `${d.type} ${d.state} ${formatTime(d.finished_at ?? d.created_at)}${d.last_error ? ` (${clean(d.last_error)})` : ''}`;
         };
-        ctx.out(table(['NAME', 'KIND', 'FORMAT', 'TARGET', 'LAST DELIVERY'], hooks.map((h) => [h.name, h.kind, h.format, clean(h.target), last(h)])));
+        ctx.out(
+          table(
+            ['NAME', 'KIND', 'FORMAT', 'TARGET', 'LAST DELIVERY'],
+            hooks.map((h) => [h.name, h.kind, h.format, clean(h.target), last(h)]),
+          ),
+        );
       }
       return EXIT_OK;
     }
@@ -50,7 +57,8 @@ export async function hooksCommand(ctx: CliContext, args: string[]): Promise<num
       const [name] = expectPositionals('hooks test', positionals, ['name']);
       const result = await connect(ctx, values).post<TestResult>(`/v1/hooks/${encodeURIComponent(name!)}/test`, values.event ? { event: values.event } : {});
       if (values.json) printJson(ctx, result);
-      else if (result.ok) ctx.out(`sent ${result.type} to ${result.hook}: ${result.status === null ? 'ok' : `status ${result.status}`} in ${result.latency_ms} ms\n`);
+      else if (result.ok)
+        ctx.out(`sent ${result.type} to ${result.hook}: ${result.status === null ? 'ok' : `status ${result.status}`} in ${result.latency_ms} ms\n`);
       if (!result.ok) {
         if (values.json) return EXIT_ERROR;
         throw new CliError('hook_failed', `${result.hook}: ${clean(result.error ?? 'failed')}`);

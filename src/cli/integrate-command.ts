@@ -99,16 +99,16 @@ export function mergeSettings(settings: Record<string, unknown>, block: HooksBlo
  */
 export async function integrateCommand(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('integrate', args, {
-        ...COMMON_OPTIONS,
-        http: { type: 'boolean' },
-        command: { type: 'boolean' },
-        matcher: { type: 'string' },
-        event: { type: 'string' },
-        wait: { type: 'string' },
-        'no-follow-ups': { type: 'boolean' },
-        'token-name': { type: 'string' },
-        write: { type: 'string' },
-      });
+    ...COMMON_OPTIONS,
+    http: { type: 'boolean' },
+    command: { type: 'boolean' },
+    matcher: { type: 'string' },
+    event: { type: 'string' },
+    wait: { type: 'string' },
+    'no-follow-ups': { type: 'boolean' },
+    'token-name': { type: 'string' },
+    write: { type: 'string' },
+  });
   const [agent] = expectPositionals('integrate', positionals, ['agent']);
   if (agent !== 'claude-code') throw usageError(`integrate: unknown agent "${agent}" (only claude-code)`);
   if (values.http && values.command) throw usageError('integrate: choose --http or --command, not both');
@@ -133,7 +133,9 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
 
   if (values['token-name'] !== undefined) {
     const created = await connect(ctx, values).post<{ name: string; token: string }>('/v1/tokens', { name: values['token-name'] });
-    ctx.err(`Created submit token "${created.name}". It is shown only this once; set it where Claude Code runs:\n  export COUNTERSIGN_TOKEN=${created.token}\n`);
+    ctx.err(
+      `Created submit token "${created.name}". It is shown only this once; set it where Claude Code runs:\n  export COUNTERSIGN_TOKEN=${created.token}\n`,
+    );
   }
 
   if (values.write === undefined) {
@@ -149,7 +151,8 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
     } catch (err) {
       throw new CliError('bad_settings', `${file} is not valid JSON (${(err as Error).message}); nothing was written`);
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CliError('bad_settings', `${file} does not hold a JSON object; nothing was written`);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new CliError('bad_settings', `${file} does not hold a JSON object; nothing was written`);
     settings = parsed as Record<string, unknown>;
   }
   const merged = mergeSettings(settings, block);

@@ -22,20 +22,34 @@ const describe = (m: Mute) => `${m.agent === null ? 'any agent' : `agent ${clean
  */
 export async function muteCommand(ctx: CliContext, args: string[]): Promise<number> {
   if (args[0] === 'list') {
-    const { values, positionals } = parseOrUsage('mute list', () => parseArgs({ args: args.slice(1), options: COMMON_OPTIONS, allowPositionals: true, strict: true }));
+    const { values, positionals } = parseOrUsage('mute list', () =>
+      parseArgs({ args: args.slice(1), options: COMMON_OPTIONS, allowPositionals: true, strict: true }),
+    );
     expectPositionals('mute list', positionals, []);
     const mutes = await connect(ctx, values).get<Mute[]>('/v1/mutes');
     if (values.json) printJson(ctx, mutes);
     else if (mutes.length === 0) ctx.out('no mutes\n');
     else {
-      ctx.out(table(['ID', 'SOURCE', 'DISMISS NOTICES', 'UNTIL'], mutes.map((m) => [m.id, describe(m), m.dismiss_notices ? 'yes' : 'no', m.expires_at === null ? 'removed' : formatTime(m.expires_at)])));
+      ctx.out(
+        table(
+          ['ID', 'SOURCE', 'DISMISS NOTICES', 'UNTIL'],
+          mutes.map((m) => [m.id, describe(m), m.dismiss_notices ? 'yes' : 'no', m.expires_at === null ? 'removed' : formatTime(m.expires_at)]),
+        ),
+      );
     }
     return EXIT_OK;
   }
   const { values, positionals } = parseOrUsage('mute', () =>
     parseArgs({
       args,
-      options: { ...COMMON_OPTIONS, agent: { type: 'string' }, session: { type: 'string' }, for: { type: 'string' }, 'dismiss-notices': { type: 'boolean' }, all: { type: 'boolean' } },
+      options: {
+        ...COMMON_OPTIONS,
+        agent: { type: 'string' },
+        session: { type: 'string' },
+        for: { type: 'string' },
+        'dismiss-notices': { type: 'boolean' },
+        all: { type: 'boolean' },
+      },
       allowPositionals: true,
       strict: true,
     }),

@@ -15,7 +15,16 @@ export function formatTime(ms: number | null | undefined): string {
 export function table(header: string[], rows: string[][]): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    all
+      .map((r) =>
+        r
+          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 export function requestRows(records: HandupRequest[]): string {
@@ -51,10 +60,17 @@ export function requestDetail(r: HandupRequest): string {
       for (const o of q.options ?? []) lines.push(`    - ${clean(o.label)}${o.description ? `: ${clean(o.description)}` : ''}`);
     }
   }
-  lines.push('', `options: ${r.options.map((o) => `${clean(o.id)} (${clean(o.outcome)}${o.label.toLowerCase() !== o.id ? `, "${clean(o.label)}"` : ''})`).join(', ')}`);
-  const source = Object.entries(r.source).filter(([, v]) => v != null).map(([k, v]) => `${clean(k)} ${clean(String(v))}`);
+  lines.push(
+    '',
+    `options: ${r.options.map((o) => `${clean(o.id)} (${clean(o.outcome)}${o.label.toLowerCase() !== o.id ? `, "${clean(o.label)}"` : ''})`).join(', ')}`,
+  );
+  const source = Object.entries(r.source)
+    .filter(([, v]) => v != null)
+    .map(([k, v]) => `${clean(k)} ${clean(String(v))}`);
   if (source.length > 0) lines.push(`source: ${source.join(', ')}`);
-  lines.push(`created ${formatTime(r.created_at)}${r.expires_at != null ? `, expires ${formatTime(r.expires_at)} (on timeout: ${clean(r.on_timeout)})` : ', no timeout'}`);
+  lines.push(
+    `created ${formatTime(r.created_at)}${r.expires_at != null ? `, expires ${formatTime(r.expires_at)} (on timeout: ${clean(r.on_timeout)})` : ', no timeout'}`,
+  );
   if (r.input?.feedback === 'required_on_deny') lines.push('a deny needs feedback (-m)');
   lines.push(`content_hash ${clean(r.content_hash)}`);
   if (r.status !== 'pending') lines.push('', outcome(r).trimEnd());
@@ -69,7 +85,9 @@ export function outcome(r: HandupRequest): string {
     lines.push(`${clean(r.id)} ${clean(r.status)}${r.status === 'expired' ? ' (no decision: on_timeout expire)' : ''}`);
   } else {
     const by = d.decided_by === 'timeout' ? `on timeout (${clean(r.on_timeout)})` : `by ${clean(d.decided_by ?? 'unknown')}`;
-    lines.push(`${clean(r.id)} ${clean(r.status)}: option ${clean(d.option)} ${by} at ${formatTime(d.decided_at)}${d.scope ? `, scope ${clean(d.scope)}` : ''}`);
+    lines.push(
+      `${clean(r.id)} ${clean(r.status)}: option ${clean(d.option)} ${by} at ${formatTime(d.decided_at)}${d.scope ? `, scope ${clean(d.scope)}` : ''}`,
+    );
     if (d.feedback) lines.push(`feedback: ${clean(d.feedback, { multiline: true })}`);
     for (const [qid, a] of Object.entries(d.fields?.answers ?? {})) {
       const parts = [...a.selected.map((s) => clean(s)), ...(a.text ? [`"${clean(a.text)}"`] : [])];
@@ -85,5 +103,8 @@ export function waitJson(r: HandupRequest): Record<string, unknown> {
 }
 
 function indent(text: string): string {
-  return text.split('\n').map((l) => `  ${l}`).join('\n');
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
 }

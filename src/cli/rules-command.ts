@@ -82,7 +82,10 @@ async function add(ctx: CliContext, args: string[]): Promise<number> {
     for (const k of EXACT) {
       const raw = v[k];
       if (typeof raw !== 'string') continue;
-      const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      const items = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       match[k] = items.length === 1 ? items[0] : items;
     }
     for (const k of PATTERNS) if (typeof v[k] === 'string') match[k] = v[k];
@@ -98,7 +101,10 @@ async function add(ctx: CliContext, args: string[]): Promise<number> {
   }
   const stored = await connect(ctx, values).post<RuleView>('/v1/rules', rule);
   if (values.json) printJson(ctx, stored);
-  else ctx.out(`added ${stored.id}: ${actionText(stored)} when ${clean(matchText(stored.match))}${stored.expires_at ? ` (until ${formatTime(stored.expires_at)})` : ''}\n`);
+  else
+    ctx.out(
+      `added ${stored.id}: ${actionText(stored)} when ${clean(matchText(stored.match))}${stored.expires_at ? ` (until ${formatTime(stored.expires_at)})` : ''}\n`,
+    );
   return EXIT_OK;
 }
 
@@ -127,7 +133,11 @@ async function test(ctx: CliContext, args: string[]): Promise<number> {
   if (values.json) printJson(ctx, answer);
   else if (!answer.rule) ctx.out('no rule matches: a person decides (or auto mode, or a decide hook)\n');
   else {
-    const what = answer.would_decide ? `would decide "${clean(answer.would_decide)}"` : answer.action === 'ask' ? 'leaves it to a person' : `would not decide: ${clean(answer.skipped ?? '')}`;
+    const what = answer.would_decide
+      ? `would decide "${clean(answer.would_decide)}"`
+      : answer.action === 'ask'
+        ? 'leaves it to a person'
+        : `would not decide: ${clean(answer.skipped ?? '')}`;
     ctx.out(`${answer.rule.id} (${answer.rule.source}): ${actionText(answer.rule)}; ${what}\n`);
   }
   return EXIT_OK;
@@ -146,13 +156,21 @@ async function simulate(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseOrUsage('rules simulate', () =>
     parseArgs({
       args,
-      options: { ...COMMON_OPTIONS, rules: { type: 'string' }, add: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, limit: { type: 'string' } },
+      options: {
+        ...COMMON_OPTIONS,
+        rules: { type: 'string' },
+        add: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        limit: { type: 'string' },
+      },
       allowPositionals: true,
       strict: true,
     }),
   );
   expectPositionals('rules simulate', positionals, []);
-  if (values.rules !== undefined && values.add !== undefined) throw usageError('rules simulate: give --rules (instead of the current list) or --add (after it), not both');
+  if (values.rules !== undefined && values.add !== undefined)
+    throw usageError('rules simulate: give --rules (instead of the current list) or --add (after it), not both');
   const api = connect(ctx, values);
   const body: Record<string, unknown> = {};
   if (values.rules !== undefined) body.rules = await readRules(ctx, '--rules', values.rules);
@@ -173,11 +191,24 @@ async function simulate(ctx: CliContext, args: string[]): Promise<number> {
     return EXIT_OK;
   }
   const w = r.would;
-  ctx.out(`${r.evaluated} ended requests from ${formatTime(r.since)} to ${formatTime(r.until)}: would approve ${w.approve}, deny ${w.deny}, dismiss ${w.dismiss}, ask ${w.ask}; no rule matched ${w.no_match}\n`);
-  if (r.per_rule.length) ctx.out(`\n${table(['RULE', 'MATCHED', 'DISAGREED'], r.per_rule.map((p) => [p.id, String(p.matched), String(p.disagreed)]))}`);
+  ctx.out(
+    `${r.evaluated} ended requests from ${formatTime(r.since)} to ${formatTime(r.until)}: would approve ${w.approve}, deny ${w.deny}, dismiss ${w.dismiss}, ask ${w.ask}; no rule matched ${w.no_match}\n`,
+  );
+  if (r.per_rule.length)
+    ctx.out(
+      `\n${table(
+        ['RULE', 'MATCHED', 'DISAGREED'],
+        r.per_rule.map((p) => [p.id, String(p.matched), String(p.disagreed)]),
+      )}`,
+    );
   if (r.disagreements.length) {
     ctx.out(`\ndisagreements (a person decided otherwise, or it was cancelled):\n`);
-    ctx.out(table(['REQUEST', 'RULE', 'WOULD', 'ACTUAL', 'BY', 'TITLE'], r.disagreements.map((d) => [d.request_id, d.rule_id, d.would, d.actual, clean(d.decided_by ?? '-'), clean(d.title)])));
+    ctx.out(
+      table(
+        ['REQUEST', 'RULE', 'WOULD', 'ACTUAL', 'BY', 'TITLE'],
+        r.disagreements.map((d) => [d.request_id, d.rule_id, d.would, d.actual, clean(d.decided_by ?? '-'), clean(d.title)]),
+      ),
+    );
   }
   return EXIT_OK;
 }

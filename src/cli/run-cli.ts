@@ -85,7 +85,9 @@ export async function runCli(argv: string[], context: CliContext = processContex
     return EXIT_OK;
   }
   try {
-    return await (await load())(ctx, args);
+    return await (
+      await load()
+    )(ctx, args);
   } catch (err) {
     if (err instanceof CliError) {
       const hint = err.code === 'usage' ? ` (see countersign ${command} --help)` : '';

@@ -48,7 +48,13 @@ export async function tokensCommand(ctx: CliContext, args: string[]): Promise<nu
         ctx.out(
           table(
             ['NAME', 'CREATED', 'EXPIRES', 'LAST USED', 'GRANTS'],
-            list.map((t) => [clean(t.name), formatTime(t.created_at), t.expires_at === null ? 'never' : formatTime(t.expires_at), formatTime(t.last_used_at), grantsText(t)]),
+            list.map((t) => [
+              clean(t.name),
+              formatTime(t.created_at),
+              t.expires_at === null ? 'never' : formatTime(t.expires_at),
+              formatTime(t.last_used_at),
+              grantsText(t),
+            ]),
           ),
         );
       }

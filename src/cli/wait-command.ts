@@ -35,7 +35,11 @@ export interface WaitOptions {
  * limit, as waiting itself has none); a daemon that cannot be reached for that first look is
  * an error at once (a wrong --url must not hang).
  */
-export async function waitUntilDecided(api: ApiClient, id: string, { seen, sleep = (ms) => delay(ms), now = Date.now, onOutage }: WaitOptions = {}): Promise<HandupRequest> {
+export async function waitUntilDecided(
+  api: ApiClient,
+  id: string,
+  { seen, sleep = (ms) => delay(ms), now = Date.now, onOutage }: WaitOptions = {},
+): Promise<HandupRequest> {
   const path = `/v1/requests/${encodeURIComponent(id)}`;
   // A quick look first: it fails fast on a wrong --url and tells the deadline before a long-poll.
   let last = seen ?? (await api.get<HandupRequest>(path));

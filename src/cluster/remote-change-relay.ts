@@ -36,7 +36,9 @@ export function relayRemoteChanges({
     events.emit({ type: change.type as RequestEventType, request: stored.record, format: stored.format, remote: true });
   };
   return store.onRemoteChange((change) => {
-    chain = chain.then(() => handle(change)).catch((err: unknown) => log.warn({ err: (err as Error).message, change }, 'cannot relay a change from another daemon'));
+    chain = chain
+      .then(() => handle(change))
+      .catch((err: unknown) => log.warn({ err: (err as Error).message, change }, 'cannot relay a change from another daemon'));
   });
 }
 

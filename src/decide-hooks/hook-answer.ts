@@ -44,7 +44,8 @@ export function parseHookAnswer(text: string, { opa }: { opa: boolean }): HookAn
   if (opa && isObject(value)) {
     const keys = Object.keys(value);
     if ('result' in value) {
-      if (keys.some((k) => k !== 'result' && !OPA_METADATA.has(k))) throw new HookFailure('bad_answer', 'an answer with "result" has other fields besides OPA metadata');
+      if (keys.some((k) => k !== 'result' && !OPA_METADATA.has(k)))
+        throw new HookFailure('bad_answer', 'an answer with "result" has other fields besides OPA metadata');
       value = value.result;
       if (value === null || value === undefined) return { type: 'none' };
     } else if (keys.every((k) => OPA_METADATA.has(k))) {

@@ -105,7 +105,11 @@ export function repoFromUrl(url: string): string | null {
   } else {
     path = url;
   }
-  const cleaned = decodeSafe(path).replace(/\\/g, '/').replace(/\/+$/, '').replace(/\.git$/, '').replace(/^\/+/, '');
+  const cleaned = decodeSafe(path)
+    .replace(/\\/g, '/')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .replace(/^\/+/, '');
   return cleaned || null;
 }
 

@@ -96,7 +96,18 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
      * principal's right to `on_timeout: approve`, the callback allowlist, the defaults (a
      * format's own default timeout, else `requests.default_timeout`), `admit`, then the service.
      */
-    async create(body: CreateRequestBody, { principal, format, onTimeoutFrom = { code: 'invalid_request', field: 'on_timeout' }, native, supersede, admit, create = requests.create }: CreateOptions): Promise<{ stored: StoredRequest; created: boolean }> {
+    async create(
+      body: CreateRequestBody,
+      {
+        principal,
+        format,
+        onTimeoutFrom = { code: 'invalid_request', field: 'on_timeout' },
+        native,
+        supersede,
+        admit,
+        create = requests.create,
+      }: CreateOptions,
+    ): Promise<{ stored: StoredRequest; created: boolean }> {
       if (body.on_timeout === 'approve') requireTimeoutApprove(principal, onTimeoutFrom.code, onTimeoutFrom.field);
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
       const draft = draftFromBody(body, {
@@ -112,7 +123,11 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
      * truncating), and creates the record, or finds the one this submitter's earlier frame
      * with the same native key created (`created: false`).
      */
-    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create }: SubmitOptions): Promise<{ stored: StoredRequest; created: boolean }> {
+    async submit(
+      adapter: WireAdapter,
+      frame: unknown,
+      { principal, overrides, context, admit, create }: SubmitOptions,
+    ): Promise<{ stored: StoredRequest; created: boolean }> {
       const parsed = adapter.frameSchema.safeParse(frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const normalized = normalizeFrame(adapter, parsed.data, context);
@@ -123,7 +138,10 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
         // A replay still finds its record; a new frame whose deadline passed asks nobody anything.
         const seen = await requests.findByNativeKey(adapter.format, principal, key);
         if (seen) return { stored: seen, created: false };
-        throw new AppError('unsupported_frame', `expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
+        throw new AppError(
+          'unsupported_frame',
+          `expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`,
+        );
       }
 
       // The record's dedupe_key holds the native key (docs/formats/README.md), so its limit is checked too.
@@ -133,7 +151,10 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
         throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);
       }
       const body: CreateRequestBody = { ...checked.data, ...deadline(normalized.expiresAt, overrides), ...overrides };
-      const onTimeoutFrom = overrides.on_timeout === 'approve' ? { code: 'invalid_query' as const, field: 'query.on_timeout' } : { code: 'invalid_frame' as const, field: 'on_timeout' };
+      const onTimeoutFrom =
+        overrides.on_timeout === 'approve'
+          ? { code: 'invalid_query' as const, field: 'query.on_timeout' }
+          : { code: 'invalid_frame' as const, field: 'on_timeout' };
       const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
       const newer = normalized.context;
       const supersedes = adapter.supersedes?.bind(adapter);

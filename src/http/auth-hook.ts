@@ -28,7 +28,12 @@ export interface SecretCheck {
  * place that takes a secret (the auth hook, the page's sign-in, the events socket's first
  * message) goes through here.
  */
-export async function authenticateThrottled({ tokens, sessions, throttle }: SecretCheck, secret: string, address: string, reply?: FastifyReply): Promise<Authenticated> {
+export async function authenticateThrottled(
+  { tokens, sessions, throttle }: SecretCheck,
+  secret: string,
+  address: string,
+  reply?: FastifyReply,
+): Promise<Authenticated> {
   refuseThrottled(throttle, address, reply);
   const found = await authenticateSecret(tokens, sessions, secret);
   if (!found) {
@@ -70,7 +75,7 @@ export function registerAuthHook(app: FastifyInstance, check: SecretCheck, { met
         // unauthenticated and must authenticate with its first message (ws/first-message-auth.ts).
         // Other sites' pages have no business opening one at all.
         if (isSameOrigin(request)) return;
-        throw new AppError('forbidden', 'cross-origin WebSocket refused: only this daemon\'s own page may open it without a token');
+        throw new AppError('forbidden', "cross-origin WebSocket refused: only this daemon's own page may open it without a token");
       }
       throw new AppError('unauthorized', 'missing token: send Authorization: Bearer <token>');
     }

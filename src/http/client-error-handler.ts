@@ -19,7 +19,9 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   const [status, reason, message] = STATUS[err.code ?? ''] ?? [400, 'Bad Request', 'the request is not valid HTTP'];
   const body = JSON.stringify(toErrorBody(new AppError('invalid_request', message)));
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy();
 }

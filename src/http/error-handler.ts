@@ -15,7 +15,10 @@ interface ValidationIssue {
  */
 export function registerErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    const appError = toAppError(err, request.routeOptions.config?.validationCode ?? 'invalid_request', { route: request.routeOptions.bodyLimit, app: app.initialConfig.bodyLimit });
+    const appError = toAppError(err, request.routeOptions.config?.validationCode ?? 'invalid_request', {
+      route: request.routeOptions.bodyLimit,
+      app: app.initialConfig.bodyLimit,
+    });
     if (appError.status >= 500) request.log.error({ err }, 'request failed');
     void reply.code(appError.status).type('application/json').send(toErrorBody(appError));
   });
@@ -46,7 +49,10 @@ function toAppError(err: FastifyError | AppError, validationCode: ErrorCode, lim
   if (Array.isArray(fe.validation)) {
     const context = fe.validationContext === 'body' ? undefined : fe.validationContext === 'querystring' ? 'query' : fe.validationContext;
     const issues = fe.validation.map((v) => ({
-      path: v.instancePath.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
+      path: v.instancePath
+        .split('/')
+        .filter(Boolean)
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
       message: v.message ?? 'is invalid',
       code: v.keyword,
       keys: Array.isArray(v.params?.keys) ? v.params.keys : undefined,

@@ -50,7 +50,11 @@ export function parseFormatQuery(raw: unknown, use: FormatQueryUse): FormatQuery
   if (!parsed.success) throw validationError('invalid_query', parsed.error.issues, 'query');
   const refused = Object.keys(NOT_USED[use]).filter((k) => parsed.data[k] !== undefined);
   if (refused.length) {
-    throw validationError('invalid_query', refused.map((k) => ({ path: [k], message: NOT_USED[use][k]! })), 'query');
+    throw validationError(
+      'invalid_query',
+      refused.map((k) => ({ path: [k], message: NOT_USED[use][k]! })),
+      'query',
+    );
   }
   const { timeout, on_timeout, callback_url, wait, ...context } = parsed.data;
   const overrides: FormatQuery['overrides'] = {};

@@ -100,7 +100,11 @@ export function openApiOptions(version: string): SwaggerOptions {
 }
 
 /** The errors a route gives because of how it is configured, whatever its handler does. */
-function implicitErrors(route: RouteOptions & { config?: RouteConfig }, schema: Record<string, unknown>, docOnly: NonNullable<RouteConfig['openapi']>): ErrorCode[] {
+function implicitErrors(
+  route: RouteOptions & { config?: RouteConfig },
+  schema: Record<string, unknown>,
+  docOnly: NonNullable<RouteConfig['openapi']>,
+): ErrorCode[] {
   const config = route.config ?? {};
   const auth = config.auth ?? 'admin';
   const validation = config.validationCode ?? 'invalid_request';

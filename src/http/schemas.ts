@@ -20,7 +20,12 @@ import {
 
 /** Shared zod pieces for route schemas (params, queries, documented responses). */
 
-const commaSeparated = z.string().transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean));
+const commaSeparated = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+);
 
 /** A comma-separated list whose every member must be one of `values`. */
 export const csvOf = <T extends readonly [string, ...string[]]>(values: T) =>
@@ -88,7 +93,10 @@ z.globalRegistry.add(CreateRequestSchema, {
   id: 'CreateRequest',
   description: 'A handup Request as a client sends it. Server-managed fields (id, status, content_hash, ...) may be echoed and are ignored.',
 });
-z.globalRegistry.add(DecisionBodySchema, { id: 'DecisionBody', description: 'A reviewer\'s decision: the option chosen and the content_hash of what was shown.' });
+z.globalRegistry.add(DecisionBodySchema, {
+  id: 'DecisionBody',
+  description: "A reviewer's decision: the option chosen and the content_hash of what was shown.",
+});
 
 const ServedSourceDoc = z
   .object({
@@ -101,7 +109,7 @@ const ServedSourceDoc = z
     branch: z.string().nullable(),
     host: z.string().nullable(),
   })
-  .meta({ id: 'ServedSource', description: 'Where a request comes from; `integration` is the submit token\'s name.' });
+  .meta({ id: 'ServedSource', description: "Where a request comes from; `integration` is the submit token's name." });
 
 export const DecisionDoc = z
   .object({
@@ -110,11 +118,20 @@ export const DecisionDoc = z
     outcome: z.enum(OUTCOMES).nullable(),
     feedback: z.string().nullable(),
     fields: z
-      .looseObject({ answers: z.record(z.string(), z.object({ selected: z.array(z.string()), text: z.string().nullable().optional() })).nullable().optional() })
+      .looseObject({
+        answers: z
+          .record(z.string(), z.object({ selected: z.array(z.string()), text: z.string().nullable().optional() }))
+          .nullable()
+          .optional(),
+      })
       .nullable(),
     decided_by: z.string().nullable().describe('admin, a token name, timeout, upstream, ...'),
     decided_at: z.number().int().nullable(),
-    scope: z.string().nullable().optional().describe(`An approval's scope: ${SCOPES.join(', ')}`),
+    scope: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(`An approval's scope: ${SCOPES.join(', ')}`),
   })
   .meta({ id: 'Decision' });
 
@@ -148,7 +165,11 @@ export const servedRecordIsDocumented = (r: HandupRequest): z.output<typeof Requ
 export const RequestDoc = RequestRecordDoc as unknown as z.ZodType<HandupRequest>;
 
 export const ErrorDoc = z
-  .object({ error: z.string().describe('What went wrong, naming the field'), code: z.string().describe('A code of the error catalogue'), details: z.unknown().optional() })
+  .object({
+    error: z.string().describe('What went wrong, naming the field'),
+    code: z.string().describe('A code of the error catalogue'),
+    details: z.unknown().optional(),
+  })
   .meta({ id: 'Error', description: 'Every error: {error, code, details?}' });
 
 export const AuditEntryDoc = z

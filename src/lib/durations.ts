@@ -29,7 +29,13 @@ export function durationMs(text: string): number {
 }
 
 export function formatDuration(ms: number): string {
-  for (const [unit, size] of [['w', UNIT_MS.w], ['d', UNIT_MS.d], ['h', UNIT_MS.h], ['m', UNIT_MS.m], ['s', UNIT_MS.s]] as const) {
+  for (const [unit, size] of [
+    ['w', UNIT_MS.w],
+    ['d', UNIT_MS.d],
+    ['h', UNIT_MS.h],
+    ['m', UNIT_MS.m],
+    ['s', UNIT_MS.s],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

@@ -87,8 +87,7 @@ export function validationError(code: ErrorCode, issues: ReadonlyArray<FieldIssu
     i.code === 'unrecognized_keys' && i.keys?.length ? i.keys.map((k) => ({ path: [...i.path, String(k)], message: 'unknown field' })) : [i],
   );
   const first = issues[0];
-  const where = (p: ReadonlyArray<PropertyKey>) =>
-    !prefix ? formatIssuePath(p) : p.length ? `${prefix}.${formatIssuePath(p)}` : prefix;
+  const where = (p: ReadonlyArray<PropertyKey>) => (!prefix ? formatIssuePath(p) : p.length ? `${prefix}.${formatIssuePath(p)}` : prefix);
   const message = first ? `${where(first.path)}: ${first.message}` : 'invalid input';
   return new AppError(
     code,

@@ -51,36 +51,45 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * in stateless mode, so those are 405.
  */
 export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
-  app.post('/mcp', { config: { auth: 'submit', validationCode: 'invalid_request' }, schema: { summary: 'MCP (Streamable HTTP, stateless): JSON-RPC messages in, JSON or SSE out', hide: true } as object }, async (request, reply) => {
-    const initializing = initializingClient(request.body);
-    const clientName = initializing ?? clientNameFrom(header(request, SESSION_HEADER));
-    const server = createMcpServer({
-      requests: deps.requests,
-      waiters: deps.waiters,
-      rateLimit: deps.rateLimit,
-      intake: deps.intake,
-      clock: deps.clock,
-      version: deps.version,
-      principal: request.principal,
-      clientName,
-    });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    reply.hijack();
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    if (initializing) reply.raw.setHeader(SESSION_HEADER, sessionIdFor(initializing));
-    try {
-      await server.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, request.body);
-    } catch (err) {
-      request.log.error({ err }, 'MCP request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null }));
+  app.post(
+    '/mcp',
+    {
+      config: { auth: 'submit', validationCode: 'invalid_request' },
+      schema: { summary: 'MCP (Streamable HTTP, stateless): JSON-RPC messages in, JSON or SSE out', hide: true } as object,
+    },
+    async (request, reply) => {
+      const initializing = initializingClient(request.body);
+      const clientName = initializing ?? clientNameFrom(header(request, SESSION_HEADER));
+      const server = createMcpServer({
+        requests: deps.requests,
+        waiters: deps.waiters,
+        rateLimit: deps.rateLimit,
+        intake: deps.intake,
+        clock: deps.clock,
+        version: deps.version,
+        principal: request.principal,
+        clientName,
+      });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      reply.hijack();
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      if (initializing) reply.raw.setHeader(SESSION_HEADER, sessionIdFor(initializing));
+      try {
+        await server.connect(transport);
+        await transport.handleRequest(request.raw, reply.raw, request.body);
+      } catch (err) {
+        request.log.error({ err }, 'MCP request failed');
+        if (!reply.raw.headersSent) {
+          reply.raw
+            .writeHead(500, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null }));
+        }
       }
-    }
-  });
+    },
+  );
 
   for (const method of ['GET', 'DELETE'] as const) {
     app.route({

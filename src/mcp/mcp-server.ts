@@ -126,7 +126,10 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
     const tick = () => {
       ticks += 1;
       void extra
-        .sendNotification({ method: 'notifications/progress', params: { progressToken: token!, progress: ticks, message: `still pending after ${Math.round((ticks * progressEvery) / 1000)} s` } })
+        .sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token!, progress: ticks, message: `still pending after ${Math.round((ticks * progressEvery) / 1000)} s` },
+        })
         .catch(() => undefined);
       timer = clock.setTimer(tick, progressEvery);
     };
@@ -212,7 +215,11 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
         'Creates a question request (1-10 questions, each with options and/or free text). When answered, the result has answers keyed by question id. Status "pending": call wait_for_decision.',
       inputSchema: z.strictObject({
         title: z.string().min(1).describe('what the questions are about'),
-        questions: z.array(QuestionSchema).min(1).max(10).describe('handup questions: {id, question, header?, options?: [{label, description?}], multi?, allow_free_text?}'),
+        questions: z
+          .array(QuestionSchema)
+          .min(1)
+          .max(10)
+          .describe('handup questions: {id, question, header?, options?: [{label, description?}], multi?, allow_free_text?}'),
         timeout: TimeoutTextSchema.optional(),
         wait_seconds: waitSeconds.optional().describe('wait up to this many seconds (0-300, default 0) for the answers'),
       }),
@@ -252,7 +259,12 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
 
   server.registerTool(
     'cancel_request',
-    { title: 'Withdraw a request', description: 'Cancels a pending request you no longer need.', inputSchema: z.strictObject({ id: RequestId }), outputSchema: OneRequest },
+    {
+      title: 'Withdraw a request',
+      description: 'Cancels a pending request you no longer need.',
+      inputSchema: z.strictObject({ id: RequestId }),
+      outputSchema: OneRequest,
+    },
     guard(async (a) => one((await requests.cancel(a.id, principal)).record)),
   );
 

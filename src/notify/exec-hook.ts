@@ -36,10 +36,19 @@ export function runExecHook({ argv, stdin, env, timeoutMs, signal }: ExecRun): P
       done({ kind: 'interrupted', error: 'the daemon stopped before the attempt finished' });
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (err) => done({ kind: 'retry', status: null, errorClass: 'network', error: `cannot run ${argv[0]}: ${err.message}`, retryAfterMs: null }));
+    child.on('error', (err) =>
+      done({ kind: 'retry', status: null, errorClass: 'network', error: `cannot run ${argv[0]}: ${err.message}`, retryAfterMs: null }),
+    );
     child.on('exit', (code, sig) => {
       if (code === 0) done({ kind: 'delivered', status: 0 });
-      else done({ kind: 'retry', status: code, errorClass: 'exit_status', error: sig ? `the program was killed by ${sig}` : `the program exited with status ${code}`, retryAfterMs: null });
+      else
+        done({
+          kind: 'retry',
+          status: code,
+          errorClass: 'exit_status',
+          error: sig ? `the program was killed by ${sig}` : `the program exited with status ${code}`,
+          retryAfterMs: null,
+        });
     });
     // A program that exits without reading its stdin closes the pipe: not an error of the hook.
     child.stdin.on('error', () => {});

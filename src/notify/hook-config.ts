@@ -4,14 +4,7 @@ import { parseDuration } from '../lib/durations.js';
 import { RuleMatchSchema, type RuleMatchSchemaType } from '../policy/rule-schema.js';
 
 /** The events a hook can ask for; `events` defaults to all of them. */
-export const HOOK_EVENTS = [
-  'request.created',
-  'request.decided',
-  'request.expired',
-  'request.cancelled',
-  'request.reminder',
-  'request.expiring',
-] as const;
+export const HOOK_EVENTS = ['request.created', 'request.decided', 'request.expired', 'request.cancelled', 'request.reminder', 'request.expiring'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 /** Sent when a burst window closes with notifications held back, whatever a hook's `events`. */
@@ -49,12 +42,18 @@ export function hookSchema(match: RuleMatchSchemaType) {
       exec: z.array(z.string().min(1, 'must not be empty')).min(1, 'must name a program').optional(),
       format: z.enum(HOOK_FORMATS).optional(),
       template: z.string().optional(),
-      content_type: z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/plain').optional(),
+      content_type: z
+        .string()
+        .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/plain')
+        .optional(),
       events: z.array(z.enum(HOOK_EVENTS)).optional(),
       match: match.optional(),
       decision_links: z.boolean().optional(),
       include_content: z.boolean().optional(),
-      secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+      secret_env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+        .optional(),
       timeout: duration.optional(),
     })
     .superRefine((h, ctx) => {

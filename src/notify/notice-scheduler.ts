@@ -14,7 +14,19 @@ const MAX_TIMER_MS = 2_147_483_647;
  * them; the notifier claims due rows, so each goes out once whichever daemon fires first. It
  * re-arms when a notice is scheduled here or, through the store, on another daemon.
  */
-export function createNoticeScheduler({ store, notifier, events, clock, log }: { store: Store; notifier: Notifier; events: NotifyEvents; clock: Clock; log: Logger }) {
+export function createNoticeScheduler({
+  store,
+  notifier,
+  events,
+  clock,
+  log,
+}: {
+  store: Store;
+  notifier: Notifier;
+  events: NotifyEvents;
+  clock: Clock;
+  log: Logger;
+}) {
   let timer: TimerHandle | null = null;
   let armedFor: number | null = null;
   let stopped = true;

@@ -45,7 +45,10 @@ export function durationText(ms: number): string {
 }
 
 function firstLine(text: string | null | undefined, max = 280): string | null {
-  const line = text?.split(/\r?\n/).find((l) => l.trim())?.trim();
+  const line = text
+    ?.split(/\r?\n/)
+    .find((l) => l.trim())
+    ?.trim();
   if (!line) return null;
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

@@ -212,7 +212,12 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
       const stored = sampleRequest(name, type, at);
       const links = key && wantsLinks(hook, stored) ? makeLinks(key, hook, stored, at) : undefined;
       const env = requestEnvelope({ type, id: newId(at), at, stored, baseUrl: baseUrl(), includeContent: hook.config.include_content ?? false, links });
-      return { id: env.id, type, requestId: stored.record.id, body: renderHookBody(hook.config, env, noticeText(env, { expiresAt: stored.record.expires_at, now: at })) };
+      return {
+        id: env.id,
+        type,
+        requestId: stored.record.id,
+        body: renderHookBody(hook.config, env, noticeText(env, { expiresAt: stored.record.expires_at, now: at })),
+      };
     },
 
     /** Created hook: reminders and the expiring notice are scheduled, `request.created` sent (only for requests still pending). */
@@ -310,5 +315,14 @@ function sampleRequest(hook: string, type: HookEvent, at: number): StoredRequest
         ? { option: 'approve', content_hash: `sha256:${'0'.repeat(64)}`, outcome: 'approve', feedback: null, fields: null, decided_by: 'admin', decided_at: at }
         : null,
   };
-  return { record, format: 'handup', submitter: 'admin', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: pending ? null : at };
+  return {
+    record,
+    format: 'handup',
+    submitter: 'admin',
+    nativeKey: null,
+    nativeFrame: null,
+    nativeContext: null,
+    nativeReply: null,
+    resolvedAt: pending ? null : at,
+  };
 }

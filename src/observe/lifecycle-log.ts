@@ -42,7 +42,21 @@ const LINES: Record<string, { msg: string; level?: 'warn' }> = {
  * mode) and whole rules stay in the audit trail, which is behind the admin token; a log is read
  * by more people and kept in more places.
  */
-const REQUEST_DETAILS = ['option', 'outcome', 'rule_id', 'scope', 'mode', 'on_timeout', 'superseded_by', 'reason', 'hook', 'delivery_id', 'type', 'attempts', 'status'];
+const REQUEST_DETAILS = [
+  'option',
+  'outcome',
+  'rule_id',
+  'scope',
+  'mode',
+  'on_timeout',
+  'superseded_by',
+  'reason',
+  'hook',
+  'delivery_id',
+  'type',
+  'attempts',
+  'status',
+];
 const POLICY_DETAILS = ['mode', 'until', 'previous'];
 
 function pick(details: unknown, keys: string[]): Record<string, unknown> {

@@ -54,10 +54,12 @@ export function createMetrics(o: MetricsOptions) {
   const registers = [registry];
   processMetrics();
 
-  new Gauge({ name: 'countersign_info', help: 'Always 1: this daemon\'s version, store kind and node id', labelNames: ['version', 'store', 'node'] as const, registers }).set(
-    { version: o.version, store: o.store, node: o.node },
-    1,
-  );
+  new Gauge({
+    name: 'countersign_info',
+    help: "Always 1: this daemon's version, store kind and node id",
+    labelNames: ['version', 'store', 'node'] as const,
+    registers,
+  }).set({ version: o.version, store: o.store, node: o.node }, 1);
   const created = new Counter({
     name: 'countersign_requests_created_total',
     help: 'Requests created on this daemon, by wire format and kind',
@@ -100,7 +102,7 @@ export function createMetrics(o: MetricsOptions) {
   let bridges = 0;
   new Gauge({
     name: 'countersign_websocket_subscribers',
-    help: 'WebSocket connections open on this daemon: reviewers\' event streams and bridges',
+    help: "WebSocket connections open on this daemon: reviewers' event streams and bridges",
     labelNames: ['socket'] as const,
     registers,
     collect() {

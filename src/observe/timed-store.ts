@@ -8,7 +8,11 @@ export type TransactionOutcome = 'commit' | 'rollback';
  * caller waits, so SQLite's queue for the write lock (group commit) and PostgreSQL's wait for a
  * pooled connection are included.
  */
-export function timeStoreWrites(store: Store, observe: (seconds: number, outcome: TransactionOutcome) => void, now: () => number = () => performance.now()): Store {
+export function timeStoreWrites(
+  store: Store,
+  observe: (seconds: number, outcome: TransactionOutcome) => void,
+  now: () => number = () => performance.now(),
+): Store {
   return {
     ...store,
     async write<T>(work: (tx: WriteTx) => Promise<T>): Promise<T> {

@@ -13,7 +13,13 @@ export type CreationVerdict =
  * Rules first (first match wins, whatever it does: `ask` and a rule that cannot decide both keep
  * the request for a person), then auto mode for a request no rule matched.
  */
-export function creationVerdict(rules: readonly CompiledRule[], auto: Pick<AutoState, 'mode' | 'until'>, record: HandupRequest, format: string, at: number): CreationVerdict {
+export function creationVerdict(
+  rules: readonly CompiledRule[],
+  auto: Pick<AutoState, 'mode' | 'until'>,
+  record: HandupRequest,
+  format: string,
+  at: number,
+): CreationVerdict {
   const matched = firstMatch(rules, requestFacts(record, format), at);
   if (matched) return { type: 'rule', rule: matched.rule, outcome: ruleOutcome(matched.rule, record, at) };
   const mode = effectiveMode(auto, at);

@@ -39,8 +39,22 @@ const LAYOUT = 1;
 
 export function encodeHistoryFacts(f: HistoryFacts): string {
   return JSON.stringify([
-    LAYOUT, f.id, f.title, f.created_at, f.status, f.decided_by, f.format, f.kind, f.risk,
-    f.agent, f.session, f.integration, f.tool, f.cwd, f.repo, f.command,
+    LAYOUT,
+    f.id,
+    f.title,
+    f.created_at,
+    f.status,
+    f.decided_by,
+    f.format,
+    f.kind,
+    f.risk,
+    f.agent,
+    f.session,
+    f.integration,
+    f.tool,
+    f.cwd,
+    f.repo,
+    f.command,
     f.options.map((o) => [o.id, o.outcome === 'approve' ? 1 : 0]),
     (f.needs_fields ? 1 : 0) | (f.feedback_required ? 2 : 0),
   ]);

@@ -64,9 +64,9 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
   const tool = requestTool(record);
   if (command !== null) {
     match.command = commandScopePattern(commandScope(command));
-    if (match.command.length > MAX_PATTERN) throw new AppError('invalid_decision', 'scope: this command is too long to remember as a rule; approve it without a scope');
-  }
-  else if (tool !== null) match.tool = escapeGlob(tool);
+    if (match.command.length > MAX_PATTERN)
+      throw new AppError('invalid_decision', 'scope: this command is too long to remember as a rule; approve it without a scope');
+  } else if (tool !== null) match.tool = escapeGlob(tool);
   else match.title = `^${escapeRegExp(record.title)}$`;
   return match;
 }

@@ -19,5 +19,7 @@ export function contentHash(r: Hashed): string {
     input: r.input,
     callback_url: r.callback_url,
   });
-  return `sha256:${createHash('sha256').update(canonical ?? '').digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(canonical ?? '')
+    .digest('hex')}`;
 }

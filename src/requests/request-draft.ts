@@ -34,8 +34,7 @@ export function draftFromBody(body: CreateRequestBody, ctx: DraftContext): Reque
   const kind = body.kind ?? 'custom';
   const timeout = body.timeout === undefined ? ctx.defaultTimeout : body.timeout;
   const effectiveTimeout = timeout === null || timeout === 'none' ? null : timeout;
-  const options =
-    kind === 'info' ? INFO_OPTIONS : body.options ?? (kind === 'question' ? QUESTION_OPTIONS : DEFAULT_OPTIONS);
+  const options = kind === 'info' ? INFO_OPTIONS : (body.options ?? (kind === 'question' ? QUESTION_OPTIONS : DEFAULT_OPTIONS));
 
   const draft: RequestDraft = {
     title: body.title,
@@ -46,9 +45,9 @@ export function draftFromBody(body: CreateRequestBody, ctx: DraftContext): Reque
     risk: body.risk ?? 'low',
     previews: (body.previews ?? []).map(normalizePreview),
     options: options.map((o) => ({ ...o })),
-    input: kind === 'info' ? null : body.input ?? null,
+    input: kind === 'info' ? null : (body.input ?? null),
     timeout: effectiveTimeout,
-    on_timeout: kind === 'info' ? 'expire' : body.on_timeout ?? 'deny',
+    on_timeout: kind === 'info' ? 'expire' : (body.on_timeout ?? 'deny'),
     dedupe_key: body.dedupe_key ?? null,
     timeoutMs: effectiveTimeout === null ? null : mustParse(effectiveTimeout),
   };

@@ -9,8 +9,7 @@ import { parseDuration, ONE_YEAR_MS } from '../lib/durations.js';
 
 const KiB = 1024;
 const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
-const text = (maxBytes: number) =>
-  z.string().refine((s) => byteLength(s) <= maxBytes, { message: `must be at most ${maxBytes} bytes` });
+const text = (maxBytes: number) => z.string().refine((s) => byteLength(s) <= maxBytes, { message: `must be at most ${maxBytes} bytes` });
 const nullableText = (maxBytes: number) => text(maxBytes).nullable();
 const jsonBytes = (v: unknown) => byteLength(JSON.stringify(v) ?? '');
 
@@ -28,7 +27,20 @@ export const TERMINAL_STATUSES = STATUSES.filter((s) => s !== 'pending');
 export const ON_TIMEOUT = ['deny', 'approve', 'expire'] as const;
 export const OUTCOMES = ['approve', 'deny'] as const;
 export const PREVIEW_TYPES = [
-  'text', 'markdown', 'code', 'diff', 'files', 'command', 'json', 'html', 'image', 'video', 'audio', 'file', 'pdf', 'email',
+  'text',
+  'markdown',
+  'code',
+  'diff',
+  'files',
+  'command',
+  'json',
+  'html',
+  'image',
+  'video',
+  'audio',
+  'file',
+  'pdf',
+  'email',
 ] as const;
 export const SCOPES = ['session', 'project', 'always'] as const;
 
@@ -249,10 +261,7 @@ export const DecisionBodySchema = z.strictObject({
   fields: z
     .looseObject({
       answers: z
-        .record(
-          z.string(),
-          z.strictObject({ selected: z.array(z.string()).max(32).optional(), text: nullableText(16 * KiB).optional() }),
-        )
+        .record(z.string(), z.strictObject({ selected: z.array(z.string()).max(32).optional(), text: nullableText(16 * KiB).optional() }))
         .nullable()
         .optional(),
     })

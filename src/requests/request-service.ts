@@ -53,7 +53,17 @@ export interface RequestServiceDeps {
 
 const EXPIRY_BATCH = 500;
 
-export function createRequestService({ store, clock, events, terminalHooks = [], decisionChecks = [], arrivalHooks = [], createdHooks = [], policy, scopedAllow }: RequestServiceDeps) {
+export function createRequestService({
+  store,
+  clock,
+  events,
+  terminalHooks = [],
+  decisionChecks = [],
+  arrivalHooks = [],
+  createdHooks = [],
+  policy,
+  scopedAllow,
+}: RequestServiceDeps) {
   function ownedOrMissing(stored: StoredRequest | undefined, id: string, principal: Principal): StoredRequest {
     // Someone else's request is indistinguishable from a missing one.
     if (!stored || (principal.kind === 'submit' && stored.submitter !== submitterKey(principal))) {
@@ -120,7 +130,14 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
   }
 
   /** The request a replayed native frame or a dedupe key names, if any; throws on a dedupe conflict. */
-  async function existing(tx: WriteTx, submitter: string, format: string, hash: string, draft: Omit<RequestDraft, 'timeoutMs'>, native: NativeOrigin | undefined) {
+  async function existing(
+    tx: WriteTx,
+    submitter: string,
+    format: string,
+    hash: string,
+    draft: Omit<RequestDraft, 'timeoutMs'>,
+    native: NativeOrigin | undefined,
+  ) {
     if (native) {
       const found = await tx.requests.findByNativeKey(format, submitter, native.key);
       // A replay maps to its record only when it asks the same thing: the reviewer decided on
@@ -136,11 +153,9 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
     if (draft.dedupe_key === null) return undefined;
     const found = await tx.requests.findPendingByDedupe(submitter, draft.dedupe_key);
     if (found && found.record.content_hash !== hash) {
-      throw new AppError(
-        'dedupe_conflict',
-        `dedupe_key "${draft.dedupe_key}" is already used by pending request ${found.record.id} with different content`,
-        { existing_id: found.record.id },
-      );
+      throw new AppError('dedupe_conflict', `dedupe_key "${draft.dedupe_key}" is already used by pending request ${found.record.id} with different content`, {
+        existing_id: found.record.id,
+      });
     }
     return found;
   }
@@ -195,7 +210,10 @@ export function createRequestService({ store, clock, events, terminalHooks = [],
         tx.announce({ type: 'request.created', requestId: record.id });
         tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format }));
         if (verdict.type === 'rule' && verdict.outcome.type === 'skip') {
-          await tx.requests.appendAudit(record.id, 'rule.skipped', `rule:${verdict.rule.id}`, now, { rule_id: verdict.rule.id, reason: verdict.outcome.reason });
+          await tx.requests.appendAudit(record.id, 'rule.skipped', `rule:${verdict.rule.id}`, now, {
+            rule_id: verdict.rule.id,
+            reason: verdict.outcome.reason,
+          });
         } else if (verdict.type === 'auto' || (verdict.type === 'rule' && verdict.outcome.type === 'decide')) {
           // Decided in the creating transaction, through the path every decision takes (native
           // reply, callback outbox): the create call answers with the terminal record.

@@ -36,11 +36,15 @@ export function createAutoModeService({ store, clock, events, log }: AutoModeSer
     if (timer) clock.clearTimer(timer);
     timer = null;
     if (until === null || stopped) return;
-    timer = clock.setTimer(() => {
-      timer = null;
-      if (clock.now() < until) schedule(until);
-      else void expire(until).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot turn auto mode off; trying again at the next change'));
-    }, Math.min(Math.max(0, until - clock.now()), MAX_TIMER_MS));
+    timer = clock.setTimer(
+      () => {
+        timer = null;
+        if (clock.now() < until) schedule(until);
+        else
+          void expire(until).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot turn auto mode off; trying again at the next change'));
+      },
+      Math.min(Math.max(0, until - clock.now()), MAX_TIMER_MS),
+    );
   }
 
   function changed(tx: WriteTx, view: AutoView) {

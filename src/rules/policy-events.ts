@@ -9,9 +9,7 @@ export interface AutoView {
   set_by: string | null;
 }
 
-export type PolicyEvent =
-  | { type: 'rules.changed'; remote?: true }
-  | { type: 'auto.changed'; auto: AutoView; remote?: true };
+export type PolicyEvent = { type: 'rules.changed'; remote?: true } | { type: 'auto.changed'; auto: AutoView; remote?: true };
 
 export type PolicyEventListener = (event: PolicyEvent) => void;
 

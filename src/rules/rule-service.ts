@@ -165,7 +165,9 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
       const from = since ?? to - SIMULATION_WINDOW_MS;
       if (from >= to) throw new AppError('invalid_rule', 'since: must be before until');
       const max = Math.min(limit ?? SIMULATION_MAX, SIMULATION_MAX);
-      const list = rules ? candidateRules(rules) : (await listAt(store.policy, (await store.policy.state()).version)).filter((c) => c.rule.expires_at == null || c.rule.expires_at > now);
+      const list = rules
+        ? candidateRules(rules)
+        : (await listAt(store.policy, (await store.policy.state()).version)).filter((c) => c.rule.expires_at == null || c.rule.expires_at > now);
       const run = createSimulation(list);
       let before: { resolvedAt: number; id: string } | undefined;
       let read = 0;

@@ -18,7 +18,9 @@ export class MigrationError extends Error {
 }
 
 export function readMigrations(dir: string): Migration[] {
-  const files = readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
   return files.map((file, i) => {
     const version = Number(file.slice(0, 4));
     if (version !== i + 1) throw new MigrationError(`migration ${file} is out of sequence: expected version ${i + 1}`);

@@ -92,4 +92,3 @@ export interface StoreInfo {
   /** Where, without credentials: a file name or `host:port/database`. */
   location: string;
 }
-

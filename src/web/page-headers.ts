@@ -29,12 +29,14 @@ export const PAGE_CSP = [
 
 /** Headers on every response that is part of the page (HTML, scripts, styles, icons). */
 export function setPageHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('content-security-policy', PAGE_CSP)
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    // Older browsers ignore frame-ancestors; this keeps the page out of other sites' frames.
-    .header('x-frame-options', 'DENY')
-    .header('cross-origin-opener-policy', 'same-origin')
-    .header('cross-origin-resource-policy', 'same-origin');
+  return (
+    reply
+      .header('content-security-policy', PAGE_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      // Older browsers ignore frame-ancestors; this keeps the page out of other sites' frames.
+      .header('x-frame-options', 'DENY')
+      .header('cross-origin-opener-policy', 'same-origin')
+      .header('cross-origin-resource-policy', 'same-origin')
+  );
 }

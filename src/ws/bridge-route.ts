@@ -14,32 +14,36 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { formats, intake, requests, config } = deps;
 
-  r.get('/v1/formats/:format/ws', {
-    websocket: true,
-    config: { auth: 'submit', validationCode: 'invalid_query' },
-    // Runs before the upgrade, so an unknown format or a bad query is a plain HTTP error.
-    preValidation: async (request) => {
-      const { format } = request.params as { format: string };
-      formats.native(format);
-      const query = parseFormatQuery(request.query, 'socket');
-      // Every frame on the socket would be refused: say so before the upgrade.
-      if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'invalid_query', 'query.on_timeout');
+  r.get(
+    '/v1/formats/:format/ws',
+    {
+      websocket: true,
+      config: { auth: 'submit', validationCode: 'invalid_query' },
+      // Runs before the upgrade, so an unknown format or a bad query is a plain HTTP error.
+      preValidation: async (request) => {
+        const { format } = request.params as { format: string };
+        formats.native(format);
+        const query = parseFormatQuery(request.query, 'socket');
+        // Every frame on the socket would be refused: say so before the upgrade.
+        if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'invalid_query', 'query.on_timeout');
+      },
+      schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
     },
-    schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
-  }, (socket, request) => {
-    deps.metrics.bridgeOpened(socket);
-    attachBridgeSocket(socket, {
-      adapter: formats.native(request.params.format),
-      principal: request.principal,
-      query: parseFormatQuery(request.query, 'socket'),
-      intake,
-      requests,
-      events: deps.events,
-      rateLimit: deps.rateLimit,
-      clock: deps.clock,
-      log: deps.log.child({ module: 'bridge', format: request.params.format }),
-      pingIntervalMs: durationMs(config.events.ping_interval),
-      maxBufferedBytes: config.events.max_buffered_bytes,
-    });
-  });
+    (socket, request) => {
+      deps.metrics.bridgeOpened(socket);
+      attachBridgeSocket(socket, {
+        adapter: formats.native(request.params.format),
+        principal: request.principal,
+        query: parseFormatQuery(request.query, 'socket'),
+        intake,
+        requests,
+        events: deps.events,
+        rateLimit: deps.rateLimit,
+        clock: deps.clock,
+        log: deps.log.child({ module: 'bridge', format: request.params.format }),
+        pingIntervalMs: durationMs(config.events.ping_interval),
+        maxBufferedBytes: config.events.max_buffered_bytes,
+      });
+    },
+  );
 }

@@ -90,7 +90,9 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     if (e.type === 'request.created' || !watching.has(e.request.id)) return;
     watching.delete(e.request.id);
     // The event carries the record only; the reply was stored in the same transaction.
-    o.requests.get(e.request.id, principal).then(sendReply, (err: unknown) => o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge'));
+    o.requests
+      .get(e.request.id, principal)
+      .then(sendReply, (err: unknown) => o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge'));
   });
 
   async function handle(raw: string) {

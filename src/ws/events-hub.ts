@@ -73,7 +73,7 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
       (live) => {
         if (!live && peers.has(peer)) endSessionPeer(peer);
       },
-      (err: unknown) => log.warn({ err }, 'cannot check an events subscriber\'s web session; checking again at the next ping'),
+      (err: unknown) => log.warn({ err }, "cannot check an events subscriber's web session; checking again at the next ping"),
     );
   }
 

@@ -9,21 +9,25 @@ import { awaitFirstMessageAuth } from './first-message-auth.js';
  * opens it from its own origin and sends `{"type":"auth","token":"<session secret>"}` first.
  */
 export function registerEventsRoute(app: FastifyInstance, deps: Deps) {
-  app.get('/v1/events', {
-    websocket: true,
-    config: { firstMessageAuth: true },
-    schema: { summary: 'WebSocket stream of request events', hide: true },
-  }, (socket, request) => {
-    if (request.principal) {
-      deps.hub.add(socket, { webSessionId: request.webSession?.id ?? null });
-      return;
-    }
-    awaitFirstMessageAuth(socket, {
-      // Wrong secrets count against the address like any other authentication.
-      authenticate: (secret) => authenticateThrottled({ tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle }, secret, request.ip),
-      clock: deps.clock,
-      log: deps.log,
-      onAuthenticated: (who) => deps.hub.add(socket, { webSessionId: who.webSession?.id ?? null }),
-    });
-  });
+  app.get(
+    '/v1/events',
+    {
+      websocket: true,
+      config: { firstMessageAuth: true },
+      schema: { summary: 'WebSocket stream of request events', hide: true },
+    },
+    (socket, request) => {
+      if (request.principal) {
+        deps.hub.add(socket, { webSessionId: request.webSession?.id ?? null });
+        return;
+      }
+      awaitFirstMessageAuth(socket, {
+        // Wrong secrets count against the address like any other authentication.
+        authenticate: (secret) => authenticateThrottled({ tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle }, secret, request.ip),
+        clock: deps.clock,
+        log: deps.log,
+        onAuthenticated: (who) => deps.hub.add(socket, { webSessionId: who.webSession?.id ?? null }),
+      });
+    },
+  );
 }

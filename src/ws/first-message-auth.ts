@@ -30,7 +30,10 @@ export interface FirstMessageAuthOptions {
  * submit token) gets an `{error, code}` message and the socket is closed with 4000 + the HTTP
  * status. Until then the socket is sent nothing.
  */
-export function awaitFirstMessageAuth(socket: WebSocket, { authenticate, clock, log, timeoutMs = FIRST_MESSAGE_AUTH_TIMEOUT_MS, onAuthenticated }: FirstMessageAuthOptions) {
+export function awaitFirstMessageAuth(
+  socket: WebSocket,
+  { authenticate, clock, log, timeoutMs = FIRST_MESSAGE_AUTH_TIMEOUT_MS, onAuthenticated }: FirstMessageAuthOptions,
+) {
   let settled = false;
   const refuse = (err: AppError, closeCode: number = CLOSE_CODE[err.code as keyof typeof CLOSE_CODE] ?? 4401) => {
     settle();
@@ -38,7 +41,10 @@ export function awaitFirstMessageAuth(socket: WebSocket, { authenticate, clock, 
     socket.send(JSON.stringify(toErrorBody(err)));
     socket.close(closeCode, err.code);
   };
-  const timer = clock.setTimer(() => refuse(new AppError('unauthorized', `no auth message within ${timeoutMs / 1000}s: send {"type":"auth","token":"<token>"} first`)), timeoutMs);
+  const timer = clock.setTimer(
+    () => refuse(new AppError('unauthorized', `no auth message within ${timeoutMs / 1000}s: send {"type":"auth","token":"<token>"} first`)),
+    timeoutMs,
+  );
   function settle() {
     settled = true;
     clock.clearTimer(timer);

@@ -12,7 +12,15 @@ const env = (): ReplyEnv => ({ now: 0, uuid: () => '00000000-0000-4000-8000-0000
 function questionEvent(options: string[] | undefined, id = 'q_5b2c9e41f7a0') {
   return {
     type: 'question',
-    question: { id, sessionId: 'ses_3f9a1c2b7d4e5f60', rootId: 'ses_3f9a1c2b7d4e5f60', agent: 'main', body: 'main wants to run npm test.', options, askedAt: '2026-10-10T09:12:03.110Z' },
+    question: {
+      id,
+      sessionId: 'ses_3f9a1c2b7d4e5f60',
+      rootId: 'ses_3f9a1c2b7d4e5f60',
+      agent: 'main',
+      body: 'main wants to run npm test.',
+      options,
+      askedAt: '2026-10-10T09:12:03.110Z',
+    },
   };
 }
 
@@ -25,7 +33,15 @@ function normalize(frame: unknown) {
 function reply(options: string[] | undefined, end: Omit<DecisionBody, 'content_hash'> | 'expire' | 'cancel', onTimeout: OnTimeout = 'deny') {
   const { request, context } = normalize(questionEvent(options));
   const { timeoutMs: _t, ...draft } = draftFromBody({ ...request, on_timeout: onTimeout }, { defaultTimeout: '30m', integration: null });
-  const pending: HandupRequest = { id: '01KDXB5M00000000000000REQ0', ...draft, status: 'pending', content_hash: contentHash(draft), created_at: 0, expires_at: 1, decision: null };
+  const pending: HandupRequest = {
+    id: '01KDXB5M00000000000000REQ0',
+    ...draft,
+    status: 'pending',
+    content_hash: contentHash(draft),
+    created_at: 0,
+    expires_at: 1,
+    decision: null,
+  };
   const ended: HandupRequest =
     end === 'cancel'
       ? { ...pending, status: 'cancelled' }
@@ -39,13 +55,39 @@ const VI_PERMISSION = ['Cho phép lần này', 'Luôn cho phép', 'Từ chối']
 
 describe('the consent-word rule (a deny whose feedback could read as consent is sent as a dismissal)', () => {
   it('counts the approving words in any case and with surrounding spaces or end punctuation', () => {
-    for (const text of ['ok', 'OK', ' Okay ', 'yes', 'Yes!', 'approve', 'Approved.', 'LGTM', 'sure', 'go ahead', 'đồng ý', 'ĐỒNG Ý', 'Duyệt', 'được', 'vâng', 'chấp nhận']) {
+    for (const text of [
+      'ok',
+      'OK',
+      ' Okay ',
+      'yes',
+      'Yes!',
+      'approve',
+      'Approved.',
+      'LGTM',
+      'sure',
+      'go ahead',
+      'đồng ý',
+      'ĐỒNG Ý',
+      'Duyệt',
+      'được',
+      'vâng',
+      'chấp nhận',
+    ]) {
       expect(couldReadAsConsent(text), text).toBe(true);
     }
   });
 
   it("counts ALP's allow labels in both languages, and its trust label", () => {
-    for (const text of ['Allow once', 'always allow', 'Approve', 'Cho phép lần này', 'luôn cho phép', 'Duyệt', 'Trust this workspace', 'Tin cậy workspace này']) {
+    for (const text of [
+      'Allow once',
+      'always allow',
+      'Approve',
+      'Cho phép lần này',
+      'luôn cho phép',
+      'Duyệt',
+      'Trust this workspace',
+      'Tin cậy workspace này',
+    ]) {
       expect(couldReadAsConsent(text), text).toBe(true);
     }
   });
@@ -79,9 +121,13 @@ describe('the consent-word rule (a deny whose feedback could read as consent is 
     expect(reply(['Approve', 'Reject'], { option: 'reject', feedback: 'yes, once the tests pass' })).toMatchObject({ dismiss: true });
   });
 
-  it('never sends a declined free question\'s feedback as text: ALP would take it for the answer', () => {
+  it("never sends a declined free question's feedback as text: ALP would take it for the answer", () => {
     expect(reply(['SQLite', 'Redis'], { option: 'decline', feedback: 'ok' })).toEqual({ questionId: 'q_5b2c9e41f7a0', dismiss: true, reason: 'ok' });
-    expect(reply(['SQLite', 'Redis'], { option: 'decline', feedback: 'use Postgres' })).toEqual({ questionId: 'q_5b2c9e41f7a0', dismiss: true, reason: 'use Postgres' });
+    expect(reply(['SQLite', 'Redis'], { option: 'decline', feedback: 'use Postgres' })).toEqual({
+      questionId: 'q_5b2c9e41f7a0',
+      dismiss: true,
+      reason: 'use Postgres',
+    });
     expect(reply(['SQLite', 'Redis'], { option: 'decline', feedback: 'Redis' })).toEqual({ questionId: 'q_5b2c9e41f7a0', dismiss: true, reason: 'Redis' });
     expect(reply(['SQLite', 'Redis'], { option: 'decline' })).toEqual({ questionId: 'q_5b2c9e41f7a0', dismiss: true });
   });
@@ -128,7 +174,8 @@ describe('the Vietnamese option sets', () => {
   });
 
   it('maps Vietnamese answers given elsewhere back to their choices', () => {
-    const followUp = (answer: string) => alpAdapter.followUp(alpAdapter.followUpSchema.parse({ type: 'question.resolved', questionId: 'q_1', outcome: 'answered', answer }), { query: {} });
+    const followUp = (answer: string) =>
+      alpAdapter.followUp(alpAdapter.followUpSchema.parse({ type: 'question.resolved', questionId: 'q_1', outcome: 'answered', answer }), { query: {} });
     expect(followUp('Luôn cho phép')).toEqual({ kind: 'resolve', nativeKey: 'alp:q_1', status: 'approved', option: 'always_allow' });
     expect(followUp('duyệt')).toEqual({ kind: 'resolve', nativeKey: 'alp:q_1', status: 'approved', option: 'approve' });
     expect(followUp('Từ chối'.normalize('NFD'))).toEqual({ kind: 'resolve', nativeKey: 'alp:q_1', status: 'denied' });

@@ -9,7 +9,15 @@ import { CreateRequestSchema } from '../../src/requests/request-schema.js';
 /** Edges of the claude-code mapping beyond the golden fixtures. */
 
 const hook = (tool: string, input: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  claudeCodeAdapter.frameSchema.parse({ session_id: 's', cwd: '/home/dev/web', hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input, tool_use_id: 'toolu_1', ...extra });
+  claudeCodeAdapter.frameSchema.parse({
+    session_id: 's',
+    cwd: '/home/dev/web',
+    hook_event_name: 'PreToolUse',
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: 'toolu_1',
+    ...extra,
+  });
 const normalize = (frame: ReturnType<typeof hook>, query: Record<string, string> = {}) => claudeCodeAdapter.normalize(frame, { query });
 
 describe('claude-code mapping', () => {
@@ -53,7 +61,11 @@ describe('claude-code mapping', () => {
     expect(hookOutput(base, 'PreToolUse', context.toolInput, 'deny').hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
     expect(hookOutput(base, 'PermissionRequest', context.toolInput)).toEqual({});
     expect(hookOutput(base, 'PermissionRequest', context.toolInput, 'deny')).toMatchObject({ hookSpecificOutput: { decision: { behavior: 'deny' } } });
-    const approvedByTimeout = { ...base, status: 'expired', decision: { option: 'allow', outcome: 'approve', decided_by: 'timeout', feedback: null, fields: null } };
+    const approvedByTimeout = {
+      ...base,
+      status: 'expired',
+      decision: { option: 'allow', outcome: 'approve', decided_by: 'timeout', feedback: null, fields: null },
+    };
     expect(hookOutput(approvedByTimeout, 'PreToolUse', context.toolInput).hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
     expect(hookOutput(approvedByTimeout, 'PermissionRequest', context.toolInput)).toMatchObject({ hookSpecificOutput: { decision: { behavior: 'deny' } } });
   });

@@ -40,7 +40,6 @@ function pendingRecord(body: unknown): HandupRequest {
   return { id: REQUEST_ID, ...draft, status: 'pending', content_hash: contentHash(draft), created_at: NOW - 60_000, expires_at: null, decision: null };
 }
 
-
 /** Runs a frame through the adapter the way the daemon does: parse, normalise, enforce handup's limits. */
 function normalizeFrame(format: string, frame: unknown, query: Record<string, string> = {}) {
   const adapter = formats.get(format)!;
@@ -54,7 +53,10 @@ function normalizeFrame(format: string, frame: unknown, query: Record<string, st
 
 describe('wire format contract', () => {
   it('every registered adapter has fixtures and every fixture folder has an adapter', () => {
-    const folders = readdirSync(FIXTURES_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    const folders = readdirSync(FIXTURES_DIR, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort();
     expect(folders).toEqual(adapters.map((a) => a.format).sort());
     for (const a of adapters) expect(loadFixtures(a.format).length, `fixtures for ${a.format}`).toBeGreaterThanOrEqual(10);
   });

@@ -26,7 +26,9 @@ const requestOf = (frame: any) => (frame.schema === 'paperclip.prp.event.v1' ? f
 
 describe('paperclip fixtures against the upstream schemas', () => {
   const upstream = fixtures.filter(([, fx]) => fx.schema_valid === true);
-  const questionSets = fixtures.filter(([, fx]) => (fx.kind === 'request' || fx.schema_valid) && requestOf(fx.frame)?.input?.schema === 'paperclip.question_set.v1');
+  const questionSets = fixtures.filter(
+    ([, fx]) => (fx.kind === 'request' || fx.schema_valid) && requestOf(fx.frame)?.input?.schema === 'paperclip.question_set.v1',
+  );
   const commands = fixtures.filter(([, fx]) => fx.kind === 'request' && fx.reply?.type === 'request.resolve');
 
   it('covers requests, question sets and request.resolve commands', () => {
@@ -111,7 +113,10 @@ describe('paperclip adapter quirks', () => {
       type: 'permission',
       status: 'pending',
       prompt: 'Allow?',
-      choices: [{ key: 'accept', label: 'Allow' }, { key: 'decline', label: 'Deny' }],
+      choices: [
+        { key: 'accept', label: 'Allow' },
+        { key: 'decline', label: 'Deny' },
+      ],
       origin: { adapter: 'acpx-runtime-sidecar' },
       turnId: 'turn-1',
     });
@@ -213,7 +218,7 @@ describe('paperclip decision checks (textValidation)', () => {
     expect(problem(select('multi_select'), { selected: ['Europe'], text: 'Frankfurt' })).toContain('at most 4');
   });
 
-  it('runs an agent\'s pattern in linear time, so a backtracking pattern cannot stall a decision', () => {
+  it("runs an agent's pattern in linear time, so a backtracking pattern cannot stall a decision", () => {
     expect(problem(text({ pattern: '^(a+)+$' }), { text: `${'a'.repeat(5000)}!` })).toContain('does not match');
   });
 });
@@ -229,7 +234,19 @@ describe('paperclip controllerSeq stamping', () => {
 
 describe('paperclip credential redaction', () => {
   it('matches credential-like keys however they are spelled', () => {
-    for (const key of ['authorization', 'Authorization', 'set-cookie', 'GITHUB_TOKEN', 'client_secret', 'db.password', 'api_key', 'x-api-key', 'apiKey', 'AWS_ACCESS_KEY_ID', 'accessKey']) {
+    for (const key of [
+      'authorization',
+      'Authorization',
+      'set-cookie',
+      'GITHUB_TOKEN',
+      'client_secret',
+      'db.password',
+      'api_key',
+      'x-api-key',
+      'apiKey',
+      'AWS_ACCESS_KEY_ID',
+      'accessKey',
+    ]) {
       expect(isCredentialKey(key), key).toBe(true);
     }
     for (const key of ['toolCallId', 'command', 'path', 'author', 'keys', 'access', 'passage']) expect(isCredentialKey(key), key).toBe(false);
@@ -241,7 +258,7 @@ describe('paperclip credential redaction', () => {
     expect(details.nested.Secret).toEqual({ deep: 1 });
   });
 
-  it('redacts a tool action\'s JSON arguments summary, and leaves one without credentials as sent', () => {
+  it("redacts a tool action's JSON arguments summary, and leaves one without credentials as sent", () => {
     const confirmation = (argumentsSummaryJson: string) => ({
       schema: 'paperclip.interaction_request.v1',
       requestKind: 'issue_thread',

@@ -60,7 +60,10 @@ const validateInteractionCandidate = ajv.compile({
         turnId: uuidRef,
         method: { const: 'approval.request' },
         candidate: {
-          anyOf: [closed({ decision: { const: 'approve' } }, ['decision']), closed({ decision: { const: 'reject' }, reason: { type: 'string', minLength: 1 } }, ['decision'])],
+          anyOf: [
+            closed({ decision: { const: 'approve' } }, ['decision']),
+            closed({ decision: { const: 'reject' }, reason: { type: 'string', minLength: 1 } }, ['decision']),
+          ],
         },
       },
       ['interactionId', 'threadId', 'turnId', 'method', 'candidate'],
@@ -76,7 +79,11 @@ const validateInteractionCandidate = ajv.compile({
             closed(
               {
                 status: { const: 'submitted' },
-                values: { type: 'array', maxItems: 16, items: closed({ id: { type: 'string', minLength: 1, maxLength: 64 }, value: candidateValue }, ['id', 'value']) },
+                values: {
+                  type: 'array',
+                  maxItems: 16,
+                  items: closed({ id: { type: 'string', minLength: 1, maxLength: 64 }, value: candidateValue }, ['id', 'value']),
+                },
               },
               ['status', 'values'],
             ),
@@ -90,7 +97,14 @@ const validateInteractionCandidate = ajv.compile({
 });
 const control = (type: unknown, extra: Record<string, unknown> = {}) =>
   closed(
-    { type, id: { type: 'string', minLength: 1, maxLength: 64 }, label: { type: 'string', minLength: 1, maxLength: 200 }, description: { type: 'string', minLength: 1, maxLength: 500 }, required: { type: 'boolean' }, ...extra },
+    {
+      type,
+      id: { type: 'string', minLength: 1, maxLength: 64 },
+      label: { type: 'string', minLength: 1, maxLength: 200 },
+      description: { type: 'string', minLength: 1, maxLength: 500 },
+      required: { type: 'boolean' },
+      ...extra,
+    },
     ['type', 'id', 'label', 'required'],
   );
 const validateInteractionRequest = ajv.compile({
@@ -107,7 +121,15 @@ const validateInteractionRequest = ajv.compile({
     method: { enum: ['approval.request', 'userInput.request'] },
     projection: {
       anyOf: [
-        closed({ approvalId: uuidRef, agentName: { type: 'string', minLength: 1 }, toolName: { type: 'string', minLength: 1 }, explanation: { type: 'string', minLength: 1, maxLength: 100 } }, ['approvalId', 'agentName', 'toolName']),
+        closed(
+          {
+            approvalId: uuidRef,
+            agentName: { type: 'string', minLength: 1 },
+            toolName: { type: 'string', minLength: 1 },
+            explanation: { type: 'string', minLength: 1, maxLength: 100 },
+          },
+          ['approvalId', 'agentName', 'toolName'],
+        ),
         closed(
           {
             title: { type: 'string', minLength: 1, maxLength: 200 },
@@ -125,7 +147,12 @@ const validateInteractionRequest = ajv.compile({
                     { const: 'choice' },
                     {
                       multiple: { type: 'boolean' },
-                      options: { type: 'array', minItems: 1, maxItems: 50, items: closed({ id: { type: 'string' }, label: { type: 'string' }, description: { type: 'string' } }, ['id', 'label']) },
+                      options: {
+                        type: 'array',
+                        minItems: 1,
+                        maxItems: 50,
+                        items: closed({ id: { type: 'string' }, label: { type: 'string' }, description: { type: 'string' } }, ['id', 'label']),
+                      },
                       minSelections: { type: 'integer' },
                       maxSelections: { type: 'integer' },
                     },
@@ -145,7 +172,12 @@ const validateInteractionRequest = ajv.compile({
 /** The Runtime 1.1 projection of approval.required inside a runtime.event (relayTimelineEventSchemaV11). */
 const validateProjectedApproval = ajv.compile(
   closed(
-    { approvalId: uuidRef, agentName: { type: 'string', minLength: 1 }, toolName: { type: 'string', minLength: 1 }, explanation: { type: 'string', minLength: 1, maxLength: 100 } },
+    {
+      approvalId: uuidRef,
+      agentName: { type: 'string', minLength: 1 },
+      toolName: { type: 'string', minLength: 1 },
+      explanation: { type: 'string', minLength: 1, maxLength: 100 },
+    },
     ['approvalId', 'agentName', 'toolName'],
   ),
 );
@@ -175,7 +207,7 @@ function expectValidReply(reply: any) {
   return expectInteractionCandidate(reply);
 }
 
-describe('roll fixtures against the Roll Relay Protocol 1.0 schema (and upstream\'s 1.1 shapes)', () => {
+describe("roll fixtures against the Roll Relay Protocol 1.0 schema (and upstream's 1.1 shapes)", () => {
   const upstream = fixtures.filter(([, fx]) => fx.schema_valid === true);
   const relay11 = fixtures.filter(([, fx]) => fx.relay_1_1 === true);
   // `upstream_valid`: a frame upstream takes that only countersign's own limits refuse.

@@ -181,7 +181,12 @@ export async function createWithCallback(api: ApiClient, callbackUrl: string, ex
   return res.body;
 }
 
-export async function decideRequest(api: ApiClient, record: { id: string; content_hash: string }, option = 'approve', extra: Record<string, unknown> = {}): Promise<any> {
+export async function decideRequest(
+  api: ApiClient,
+  record: { id: string; content_hash: string },
+  option = 'approve',
+  extra: Record<string, unknown> = {},
+): Promise<any> {
   const res = await api.post(`/v1/requests/${record.id}/decision`, { option, content_hash: record.content_hash, ...extra });
   expect(res.status, res.text).toBe(200);
   return res.body;

@@ -34,7 +34,11 @@ describe('callback outbox hook', () => {
     const clock = createFakeClock();
     const service = createRequestService({ store, clock, events: new RequestEvents(), terminalHooks: [...extraHooks, createCallbackOutboxHook()] });
     const create = async (body: Record<string, unknown>) =>
-      (await service.create(draftFromBody(CreateRequestSchema.parse({ title: 'Deploy', ...body }), { defaultTimeout: 'none', integration: null }), { principal: ADMIN })).stored.record;
+      (
+        await service.create(draftFromBody(CreateRequestSchema.parse({ title: 'Deploy', ...body }), { defaultTimeout: 'none', integration: null }), {
+          principal: ADMIN,
+        })
+      ).stored.record;
     return { clock, service, create };
   }
   const bodyOf = (id: string) => JSON.parse((raw.prepare('SELECT body FROM callback_deliveries WHERE id = ?').get(id) as { body: string }).body);
@@ -45,8 +49,22 @@ describe('callback outbox hook', () => {
     clock.advance(1234);
     const decided = (await service.decide(r.id, { option: 'approve', content_hash: r.content_hash }, ADMIN)).record;
     const [d] = await store.deliveries.listForRequest(r.id);
-    expect(d).toMatchObject({ request_id: r.id, type: 'request.decided', url: 'https://hooks.example.com/cb', state: 'pending', next_attempt_at: clock.now(), created_at: clock.now(), attempts: [] });
-    expect(bodyOf(d!.id)).toEqual({ v: 1, type: 'request.decided', id: d!.id, time: new Date(clock.now()).toISOString(), data: { request: decided, decision: decided.decision } });
+    expect(d).toMatchObject({
+      request_id: r.id,
+      type: 'request.decided',
+      url: 'https://hooks.example.com/cb',
+      state: 'pending',
+      next_attempt_at: clock.now(),
+      created_at: clock.now(),
+      attempts: [],
+    });
+    expect(bodyOf(d!.id)).toEqual({
+      v: 1,
+      type: 'request.decided',
+      id: d!.id,
+      time: new Date(clock.now()).toISOString(),
+      data: { request: decided, decision: decided.decision },
+    });
   });
 
   it('writes nothing for a request without callback_url', async () => {
@@ -70,7 +88,10 @@ describe('callback outbox hook', () => {
       stored.nativeReply = { id: 1, method: 'interaction/approve' };
     };
     const { service } = wire([replyHook]);
-    const draft = draftFromBody(CreateRequestSchema.parse({ title: 'bash', callback_url: 'https://hooks.example.com/cb' }), { defaultTimeout: 'none', integration: null });
+    const draft = draftFromBody(CreateRequestSchema.parse({ title: 'bash', callback_url: 'https://hooks.example.com/cb' }), {
+      defaultTimeout: 'none',
+      integration: null,
+    });
     const r = (await service.create(draft, { principal: ADMIN, format: 'ask', native: { key: 'ask:s-1:act_1', frame: {}, context: {} } })).stored.record;
     await service.decide(r.id, { option: 'approve', content_hash: r.content_hash }, ADMIN);
     const [d] = await store.deliveries.listForRequest(r.id);

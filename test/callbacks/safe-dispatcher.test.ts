@@ -152,10 +152,13 @@ describe('safe dispatcher: allowed addresses are pinned, the hostname kept', () 
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => r());
-    }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          for (const s of sockets) s.destroy();
+          server.close(() => r());
+        }),
+    );
     const port = (server.address() as AddressInfo).port;
     const resolve = fakeResolver({ 'tls-hook.example.test': ['127.0.0.1'] });
     await expect(post(`https://tls-hook.example.test:${port}/cb`, agentFor(['tls-hook.example.test'], { resolve }))).rejects.toThrow();

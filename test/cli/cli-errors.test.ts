@@ -81,7 +81,11 @@ describe('countersign CLI: errors, usage and settings', { timeout: 60_000 }, () 
       expect(r.stdout).toContain('exit codes');
     }
     for (const command of Object.keys(COMMAND_HELP)) {
-      for (const args of [[command, '--help'], [command, '-h'], ['help', command]]) {
+      for (const args of [
+        [command, '--help'],
+        [command, '-h'],
+        ['help', command],
+      ]) {
         const r = await cli(args);
         expect(r.code, args.join(' ')).toBe(0);
         expect(r.stdout, args.join(' ')).toBe(COMMAND_HELP[command]);

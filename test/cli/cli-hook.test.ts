@@ -58,11 +58,18 @@ describe('countersign hook claude-code', { timeout: 120_000 }, () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
-      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'Approved by admin in countersign: plan looks right' },
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        permissionDecisionReason: 'Approved by admin in countersign: plan looks right',
+      },
     });
 
     // A follow-up hook through the same command: nothing to decide, prints {}.
-    const post = await hook({ COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: agent.token }, JSON.stringify(frame({ hook_event_name: 'PostToolUse', tool_response: {} })));
+    const post = await hook(
+      { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: agent.token },
+      JSON.stringify(frame({ hook_event_name: 'PostToolUse', tool_response: {} })),
+    );
     expect([post.code, post.stdout.trim(), post.stderr]).toEqual([0, '{}', '']);
   });
 
@@ -75,7 +82,10 @@ describe('countersign hook claude-code', { timeout: 120_000 }, () => {
 
     const denied = await hook(env, JSON.stringify(frame()), ['--on-error', 'deny']);
     expect(denied.code).toBe(0);
-    expect(JSON.parse(denied.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: expect.stringContaining('unreachable') });
+    expect(JSON.parse(denied.stdout).hookSpecificOutput).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringContaining('unreachable'),
+    });
 
     const dialog = await hook(env, JSON.stringify(frame({ hook_event_name: 'PermissionRequest', tool_use_id: undefined })));
     expect([dialog.code, dialog.stdout.trim()]).toEqual([0, '{}']);
@@ -125,19 +135,35 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
     expect(block.hooks.PreToolUse).toEqual([
       {
         matcher: 'Bash|Edit|Write',
-        hooks: [{ type: 'http', url: 'http://127.0.0.1:7470/v1/formats/claude-code/hook?wait=55s', timeout: 65, headers: { Authorization: 'Bearer $COUNTERSIGN_TOKEN' }, allowedEnvVars: ['COUNTERSIGN_TOKEN'] }],
+        hooks: [
+          {
+            type: 'http',
+            url: 'http://127.0.0.1:7470/v1/formats/claude-code/hook?wait=55s',
+            timeout: 65,
+            headers: { Authorization: 'Bearer $COUNTERSIGN_TOKEN' },
+            allowedEnvVars: ['COUNTERSIGN_TOKEN'],
+          },
+        ],
       },
     ]);
     expect(Object.keys(block.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd']);
     expect(block.hooks.SessionEnd[0].hooks[0].url).toBe('http://127.0.0.1:7470/v1/formats/claude-code/hook');
 
-    const command = await runCli(['integrate', 'claude-code', '--command', '--matcher', 'Bash', '--event', 'permission-request', '--wait', '2m', '--no-follow-ups'], { env: {} });
+    const command = await runCli(
+      ['integrate', 'claude-code', '--command', '--matcher', 'Bash', '--event', 'permission-request', '--wait', '2m', '--no-follow-ups'],
+      { env: {} },
+    );
     expect(command.code, command.stderr).toBe(0);
     expect(JSON.parse(command.stdout)).toEqual({
       hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'countersign hook claude-code --wait 120s', timeout: 130 }] }] },
     });
 
-    for (const args of [['--http', '--command'], ['--event', 'stop'], ['--wait', '11m'], ['--matcher', ' ']]) {
+    for (const args of [
+      ['--http', '--command'],
+      ['--event', 'stop'],
+      ['--wait', '11m'],
+      ['--matcher', ' '],
+    ]) {
       const bad = await runCli(['integrate', 'claude-code', ...args], { env: {} });
       expect(bad.code, args.join(' ')).toBe(4);
       expect(bad.stderr).toContain('usage');
@@ -150,7 +176,10 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
     const file = join(dir, '.claude', 'settings.json');
     mkdirSync(join(dir, '.claude'));
     const theirs = { type: 'command', command: 'npm run lint' };
-    writeFileSync(file, JSON.stringify({ model: 'opus', permissions: { allow: ['Bash(git status)'] }, hooks: { PostToolUse: [{ matcher: 'Edit', hooks: [theirs] }] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ model: 'opus', permissions: { allow: ['Bash(git status)'] }, hooks: { PostToolUse: [{ matcher: 'Edit', hooks: [theirs] }] } }),
+    );
 
     const first = await runCli(['integrate', 'claude-code', '--write', '.claude/settings.json'], { env: {}, cwd: dir });
     expect(first.code, first.stderr).toBe(0);
@@ -163,7 +192,9 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
       { matcher: 'Edit', hooks: [theirs] },
       { matcher: 'Bash|Edit|Write', hooks: [{ type: 'command', command: 'countersign hook claude-code', timeout: 30 }] },
     ]);
-    expect(settings.hooks.PreToolUse).toEqual([{ matcher: 'Bash|Edit|Write', hooks: [{ type: 'command', command: 'countersign hook claude-code --wait 55s', timeout: 65 }] }]);
+    expect(settings.hooks.PreToolUse).toEqual([
+      { matcher: 'Bash|Edit|Write', hooks: [{ type: 'command', command: 'countersign hook claude-code --wait 55s', timeout: 65 }] },
+    ]);
 
     // A broken settings file is left alone.
     writeFileSync(file, '{"model": ');
@@ -181,7 +212,11 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
     expect(token).toBeDefined();
     expect(r.stdout).not.toContain(token!);
     expect(JSON.parse(r.stdout).hooks.PreToolUse[0].hooks[0].url).toBe(`${t.url}/v1/formats/claude-code/hook?wait=55s`);
-    const res = await fetch(`${t.url}/v1/formats/claude-code/hook?wait=1ms`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(frame()) });
+    const res = await fetch(`${t.url}/v1/formats/claude-code/hook?wait=1ms`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(frame()),
+    });
     expect(res.status).toBe(200);
     const [row] = (await t.api.get('/v1/requests')).body;
     expect(row.source.integration).toBe('claude-laptop');

@@ -8,7 +8,9 @@ describe('countersign CLI: rules and auto mode', { timeout: 120_000 }, () => {
   let t: TestServer;
   let env: Record<string, string>;
   beforeEach(async () => {
-    t = await startTestServer({ rules: [{ id: 'no-force-push', match: { command: 'git push .*--force' }, action: 'deny', feedback: 'Not without a person.' }] as never });
+    t = await startTestServer({
+      rules: [{ id: 'no-force-push', match: { command: 'git push .*--force' }, action: 'deny', feedback: 'Not without a person.' }] as never,
+    });
     env = { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken };
   });
   afterEach(async () => t?.close());
@@ -16,11 +18,18 @@ describe('countersign CLI: rules and auto mode', { timeout: 120_000 }, () => {
   const gitStatus = { title: 'Check', kind: 'command', source: { agent: 'claude-code' }, previews: [{ type: 'command', command: { shell: 'git status' } }] };
 
   it('rules add, list, test, rm', async () => {
-    const added = await runCli(['rules', 'add', 'read-only-git', '--action', 'approve', '--agent', 'claude-code', '--kind', 'command,edit', '--command', '^git (status|diff)( |$)'], { env });
+    const added = await runCli(
+      ['rules', 'add', 'read-only-git', '--action', 'approve', '--agent', 'claude-code', '--kind', 'command,edit', '--command', '^git (status|diff)( |$)'],
+      { env },
+    );
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toBe('added read-only-git: approve when agent=claude-code kind=command,edit command=/^git (status|diff)( |$)/\n');
     const rules = (await t.api.get('/v1/rules')).body;
-    expect(rules[1]).toMatchObject({ id: 'read-only-git', match: { agent: 'claude-code', kind: ['command', 'edit'], command: '^git (status|diff)( |$)' }, action: 'approve' });
+    expect(rules[1]).toMatchObject({
+      id: 'read-only-git',
+      match: { agent: 'claude-code', kind: ['command', 'edit'], command: '^git (status|diff)( |$)' },
+      action: 'approve',
+    });
 
     await createRequest(t.api, gitStatus);
     const list = await runCli(['rules', 'list'], { env });
@@ -42,7 +51,7 @@ describe('countersign CLI: rules and auto mode', { timeout: 120_000 }, () => {
     expect(inConfig.stderr).toMatch(/^countersign: rule_in_config: /);
   });
 
-  it('rules add --rule takes YAML; a bad rule is the daemon\'s 400 naming the key, exit 4', async () => {
+  it("rules add --rule takes YAML; a bad rule is the daemon's 400 naming the key, exit 4", async () => {
     const yaml = 'id: quiet\nmatch: {agent: my-hook, kind: info}\naction: dismiss\n';
     const ok = await runCli(['rules', 'add', '--rule', '-', '--expires', '12h', '--json'], { env, input: yaml });
     expect(ok.code, ok.stderr).toBe(0);

@@ -73,7 +73,11 @@ describe('countersign CLI as a process', { timeout: 60_000 }, () => {
     it.each([[['--help']], [['serve', '--help']], [['ls']]])('countersign %j loads none of the daemon', async (args) => {
       const loaded = await modulesLoadedBy(args);
       expect(loaded.some((u) => u.endsWith('/dist/cli/run-cli.js'))).toBe(true);
-      for (const pattern of SERVER_ONLY) expect(loaded.filter((u) => pattern.test(u)), String(pattern)).toEqual([]);
+      for (const pattern of SERVER_ONLY)
+        expect(
+          loaded.filter((u) => pattern.test(u)),
+          String(pattern),
+        ).toEqual([]);
     });
 
     it('serve does load it (the trace sees those modules when they are loaded)', async () => {

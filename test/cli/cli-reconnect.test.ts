@@ -26,11 +26,14 @@ describe('wait and ask --wait across a daemon restart', { timeout: 60_000 }, () 
     const first = await startTestServer({ data_dir: dataDir });
     servers.push(first);
     const port = Number(new URL(first.url).port);
-    return { first, again: async () => {
-      const s = await startTestServer({ data_dir: dataDir, port });
-      servers.push(s);
-      return s;
-    } };
+    return {
+      first,
+      again: async () => {
+        const s = await startTestServer({ data_dir: dataDir, port });
+        servers.push(s);
+        return s;
+      },
+    };
   }
 
   /** Hooks into the command: when its long-poll is on the wire, and when it starts backing off. */
@@ -84,13 +87,16 @@ describe('wait and ask --wait across a daemon restart', { timeout: 60_000 }, () 
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ id: pending.id, status: 'approved', option: 'approve' });
     // One line when the daemon went away, nothing per attempt.
-    const lines = r.stderr.trimEnd().split('\n').filter((l) => l.includes('retrying'));
+    const lines = r.stderr
+      .trimEnd()
+      .split('\n')
+      .filter((l) => l.includes('retrying'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^countersign: unreachable: .*; retrying until the daemon is back$/);
     expect(o.pauses[0]).toBe(250);
   });
 
-  it('gives up (exit 4) once the request\'s deadline is more than the grace period past and the daemon is still away', async () => {
+  it("gives up (exit 4) once the request's deadline is more than the grace period past and the daemon is still away", async () => {
     const { first } = await restartableDaemon();
     const created = (await first.api.post('/v1/requests', { title: 'Short-lived', timeout: '10m' })).body;
     // The command's clock says the deadline passed long ago.

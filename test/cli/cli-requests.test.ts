@@ -24,7 +24,20 @@ describe('countersign CLI: requests against a real daemon', { timeout: 60_000 },
   }
 
   it('ask creates a schema-valid request; approve decides it with exit 0', async () => {
-    const created = await ask('--title', 'Deploy staging', '--command', 'kubectl apply -f deploy.yaml', '--agent', 'claude', '--session', 's-1', '--risk', 'high', '--timeout', '1h');
+    const created = await ask(
+      '--title',
+      'Deploy staging',
+      '--command',
+      'kubectl apply -f deploy.yaml',
+      '--agent',
+      'claude',
+      '--session',
+      's-1',
+      '--risk',
+      'high',
+      '--timeout',
+      '1h',
+    );
     expectValidRequest(created);
     expect(created).toMatchObject({ title: 'Deploy staging', kind: 'command', risk: 'high', status: 'pending', timeout: '1h' });
     expect(created.source).toMatchObject({ agent: 'claude', session: 's-1' });
@@ -35,7 +48,13 @@ describe('countersign CLI: requests against a real daemon', { timeout: 60_000 },
     expect(r.stdout).toContain(`${created.id} approved: option approve by admin`);
     const stored = (await t.api.get(`/v1/requests/${created.id}`)).body;
     expect(stored.status).toBe('approved');
-    expect(stored.decision).toMatchObject({ option: 'approve', outcome: 'approve', feedback: 'go ahead', decided_by: 'admin', content_hash: created.content_hash });
+    expect(stored.decision).toMatchObject({
+      option: 'approve',
+      outcome: 'approve',
+      feedback: 'go ahead',
+      decided_by: 'admin',
+      content_hash: created.content_hash,
+    });
   });
 
   it('ask without --json prints "<id> pending" and exits 0', async () => {
@@ -108,7 +127,20 @@ describe('countersign CLI: requests against a real daemon', { timeout: 60_000 },
     expect(bad.stderr).toMatch(/^countersign: invalid_decision: .*env/);
     expect((await t.api.get(`/v1/requests/${created.id}`)).body.status).toBe('pending');
 
-    const r = await cli(['answer', created.id, '--select', 'env=staging', '--select', 'checks=lint', '--select', 'checks=tests', '--text', 'checks=and a=b smoke run', '-m', 'thanks']);
+    const r = await cli([
+      'answer',
+      created.id,
+      '--select',
+      'env=staging',
+      '--select',
+      'checks=lint',
+      '--select',
+      'checks=tests',
+      '--text',
+      'checks=and a=b smoke run',
+      '-m',
+      'thanks',
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('answer env: staging');
     const stored = (await t.api.get(`/v1/requests/${created.id}`)).body;

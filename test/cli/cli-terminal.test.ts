@@ -24,7 +24,10 @@ const HOSTILE = Object.values(ATTACKS).join('');
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 function expectTerminalSafe(run: CliRun, what: string) {
-  for (const [stream, text] of [['stdout', run.stdout], ['stderr', run.stderr]] as const) {
+  for (const [stream, text] of [
+    ['stdout', run.stdout],
+    ['stderr', run.stderr],
+  ] as const) {
     const m = UNSAFE.exec(text);
     expect(m, `${what} ${stream} printed U+${m?.[0].charCodeAt(0).toString(16).padStart(4, '0')} raw: ${JSON.stringify(text)}`).toBeNull();
   }
@@ -64,8 +67,14 @@ describe('CLI output never carries terminal escapes (real daemon)', { timeout: 6
     const created = await t.api.post('/v1/requests', {
       title: `title ${attack} end`,
       summary: `summary ${attack}`,
-      options: [{ id: 'go', label: `label ${attack}`, outcome: 'approve' }, { id: 'stop', label: 'Stop', outcome: 'deny' }],
-      previews: [{ type: 'text', title: `p ${attack}`, inline: `inline ${attack}` }, { type: 'command', command: { argv: ['echo', attack] } }],
+      options: [
+        { id: 'go', label: `label ${attack}`, outcome: 'approve' },
+        { id: 'stop', label: 'Stop', outcome: 'deny' },
+      ],
+      previews: [
+        { type: 'text', title: `p ${attack}`, inline: `inline ${attack}` },
+        { type: 'command', command: { argv: ['echo', attack] } },
+      ],
       source: { agent: `agent ${attack}`, host: `host ${attack}` },
     });
     expect(created.status).toBe(201);
@@ -84,7 +93,12 @@ describe('CLI output never carries terminal escapes (real daemon)', { timeout: 6
       kind: 'question',
       input: {
         questions: [
-          { id: 'q1', question: tag('question'), options: [{ label: tag('choice'), description: tag('description') }, { label: 'plain' }], allow_free_text: true },
+          {
+            id: 'q1',
+            question: tag('question'),
+            options: [{ label: tag('choice'), description: tag('description') }, { label: 'plain' }],
+            allow_free_text: true,
+          },
         ],
       },
     });
@@ -109,7 +123,12 @@ describe('CLI output never carries terminal escapes (real daemon)', { timeout: 6
 
   it('--json escapes C1 controls and bidi characters as \\u sequences and stays the same JSON value', async () => {
     const created = await hostileCommandRequest();
-    for (const args of [['show', created.id, '--json'], ['ls', '--json'], ['approve', created.id, '--json', '-m', HOSTILE], ['wait', created.id, '--json']]) {
+    for (const args of [
+      ['show', created.id, '--json'],
+      ['ls', '--json'],
+      ['approve', created.id, '--json', '-m', HOSTILE],
+      ['wait', created.id, '--json'],
+    ]) {
       const run = await cli(args);
       expectTerminalSafe(run, args.join(' '));
       expect(run.stdout).toContain('\\u202e');
@@ -162,7 +181,14 @@ describe('CLI output never carries terminal escapes (ids from a daemon that stor
   const decided = {
     ...record,
     status: 'denied',
-    decision: { option: record.options[1]!.id, outcome: 'deny', feedback: null, decided_by: `admin${ATTACKS.osc52}`, decided_at: 1_700_000_000_000, content_hash: record.content_hash },
+    decision: {
+      option: record.options[1]!.id,
+      outcome: 'deny',
+      feedback: null,
+      decided_by: `admin${ATTACKS.osc52}`,
+      decided_at: 1_700_000_000_000,
+      content_hash: record.content_hash,
+    },
   };
 
   beforeEach(async () => {
@@ -171,13 +197,17 @@ describe('CLI output never carries terminal escapes (ids from a daemon that stor
       if (req.method === 'GET' && req.url === `/v1/requests/${ID}`) return void res.end(JSON.stringify(record));
       if (req.method === 'POST' && req.url === `/v1/requests/${ID}/decision`) {
         let body = '';
-        req.on('data', (c) => (body += c)).on('end', () => {
-          if (JSON.parse(body).fields) {
-            res.statusCode = 400;
-            return void res.end(JSON.stringify({ error: `fields.answers.env${ATTACKS.osc52}: every question must be answered`, code: `invalid_decision${ATTACKS.csi}` }));
-          }
-          res.end(JSON.stringify(decided));
-        });
+        req
+          .on('data', (c) => (body += c))
+          .on('end', () => {
+            if (JSON.parse(body).fields) {
+              res.statusCode = 400;
+              return void res.end(
+                JSON.stringify({ error: `fields.answers.env${ATTACKS.osc52}: every question must be answered`, code: `invalid_decision${ATTACKS.csi}` }),
+              );
+            }
+            res.end(JSON.stringify(decided));
+          });
         return;
       }
       res.statusCode = 404;

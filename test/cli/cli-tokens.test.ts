@@ -84,21 +84,23 @@ describe('countersign CLI: tokens create --grant', () => {
     received.length = 0;
     server = createServer((req, res) => {
       let body = '';
-      req.on('data', (c) => (body += c)).on('end', () => {
-        res.setHeader('content-type', 'application/json');
-        if (req.method === 'POST' && req.url === '/v1/tokens') {
-          const sent = JSON.parse(body);
-          received.push(sent);
-          res.statusCode = 201;
-          return void res.end(JSON.stringify({ name: sent.name, token: 'cst_secret', created_at: 0, expires_at: null, grants: sent.grants ?? [] }));
-        }
-        res.end(
-          JSON.stringify([
-            { name: 'bridge', created_at: 0, expires_at: null, last_used_at: null, grants: ['resolve_upstream', 'timeout_approve'] },
-            { name: 'plain', created_at: 0, expires_at: null, last_used_at: null, grants: [] },
-          ]),
-        );
-      });
+      req
+        .on('data', (c) => (body += c))
+        .on('end', () => {
+          res.setHeader('content-type', 'application/json');
+          if (req.method === 'POST' && req.url === '/v1/tokens') {
+            const sent = JSON.parse(body);
+            received.push(sent);
+            res.statusCode = 201;
+            return void res.end(JSON.stringify({ name: sent.name, token: 'cst_secret', created_at: 0, expires_at: null, grants: sent.grants ?? [] }));
+          }
+          res.end(
+            JSON.stringify([
+              { name: 'bridge', created_at: 0, expires_at: null, last_used_at: null, grants: ['resolve_upstream', 'timeout_approve'] },
+              { name: 'plain', created_at: 0, expires_at: null, last_used_at: null, grants: [] },
+            ]),
+          );
+        });
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');

@@ -96,7 +96,10 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
     expect(woke.body.status).toBe('approved');
     expect((await api(0).get(`/v1/requests/${r.id}/audit`)).body.map((a: { event: string }) => a.event)).toEqual(['created', 'decided']);
 
-    const frame = { method: 'session/event', params: { sessionId: 's-any', event: { type: 'approval.required', seq: 1, payload: { id: 'act_any', toolName: 'bash' } } } };
+    const frame = {
+      method: 'session/event',
+      params: { sessionId: 's-any', event: { type: 'approval.required', seq: 1, payload: { id: 'act_any', toolName: 'bash' } } },
+    };
     const native = await api(0).post('/v1/formats/ask/requests', frame);
     expect(native.status).toBe(201);
     await decide(2, native.body.request);
@@ -140,7 +143,10 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
     );
     expect(new Set(dedupe.map((d) => d.body.id)).size).toBe(1);
     expect(dedupe.filter((d) => d.status === 201)).toHaveLength(1);
-    const frame = { method: 'session/event', params: { sessionId: 's-race', event: { type: 'approval.required', seq: 1, payload: { id: 'act_race', toolName: 'bash' } } } };
+    const frame = {
+      method: 'session/event',
+      params: { sessionId: 's-race', event: { type: 'approval.required', seq: 1, payload: { id: 'act_race', toolName: 'bash' } } },
+    };
     const native = await Promise.all(Array.from({ length: 9 }, (_, k) => api(k % 3).post('/v1/formats/ask/requests', frame)));
     expect(new Set(native.map((n) => n.body.request.id)).size).toBe(1);
     expect(native.filter((n) => n.status === 201)).toHaveLength(1);
@@ -148,9 +154,7 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
 
   it('shares the per-token rate limit between nodes', async () => {
     const token = (await api(0).post('/v1/tokens', { name: 'limited' })).body.token as string;
-    const answers = await Promise.all(
-      Array.from({ length: 45 }, (_, k) => createApiClient(nodes[k % 3]!.url, token).post('/v1/requests', { title: `n${k}` })),
-    );
+    const answers = await Promise.all(Array.from({ length: 45 }, (_, k) => createApiClient(nodes[k % 3]!.url, token).post('/v1/requests', { title: `n${k}` })));
     const created = answers.filter((a) => a.status === 201).length;
     // requests.max_per_minute is 30 for the token, whichever node it asks (±10 %).
     expect(created).toBeGreaterThanOrEqual(27);
@@ -176,9 +180,14 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
       }
       for (const id of ids) {
         const audit = (await api(2).get(`/v1/requests/${id}/audit`)).body as Array<{ event: string }>;
-        expect(audit.filter((a) => a.event === 'expired'), id).toHaveLength(1);
+        expect(
+          audit.filter((a) => a.event === 'expired'),
+          id,
+        ).toHaveLength(1);
       }
-      await expect.poll(() => events.messages.filter((m: any) => m.type === 'request.expired' && ids.includes(m.request.id)).length, { timeout: 10_000 }).toBe(30);
+      await expect
+        .poll(() => events.messages.filter((m: any) => m.type === 'request.expired' && ids.includes(m.request.id)).length, { timeout: 10_000 })
+        .toBe(30);
       const seen = events.messages.filter((m: any) => m.type === 'request.expired').map((m: any) => m.request.id);
       expect(new Set(seen).size).toBe(seen.length);
     } finally {
@@ -191,7 +200,11 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
     const r = await create(0, { callback_url: `${receiver.url}/hang` });
     await decide(1, r);
     const [first] = await receiver.waitFor(1);
-    const holder = nodeHoldingConnection(first!.remotePort!, receiver.port, nodes.map((n) => n?.child.pid ?? -1));
+    const holder = nodeHoldingConnection(
+      first!.remotePort!,
+      receiver.port,
+      nodes.map((n) => n?.child.pid ?? -1),
+    );
     expect(holder, 'the node making the attempt').toBeGreaterThanOrEqual(0);
     await nodes[holder]!.kill9();
     nodes[holder] = null;
@@ -200,9 +213,7 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
       const received = await receiver.waitFor(2);
       expect(received[1]!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
       const other = holder === 0 ? 1 : 0;
-      await expect
-        .poll(async () => (await api(other).get(`/v1/requests/${r.id}/deliveries`)).body[0]?.state, { timeout: 20_000 })
-        .toBe('delivered');
+      await expect.poll(async () => (await api(other).get(`/v1/requests/${r.id}/deliveries`)).body[0]?.state, { timeout: 20_000 }).toBe('delivered');
       const [d] = (await api(other).get(`/v1/requests/${r.id}/deliveries`)).body;
       expect(d.attempts.map((a: { error_class: string | null; status: number | null }) => [a.error_class, a.status])).toEqual([
         ['interrupted', null],

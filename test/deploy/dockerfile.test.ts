@@ -35,13 +35,20 @@ const PACKAGE = readJson(join(ROOT, 'package.json'));
 /** The major versions an engines range names: "^20.18.0 || ^22 || 24.x" → [20, 22, 24]. */
 const majorsOf = (range: string) => range.split('||').map((part) => Number(/(\d+)/.exec(part)?.[1]));
 const aptPackages = (command: string) =>
-  [...command.matchAll(/apt-get install((?:\s+(?!&&)\S+)+)/g)].flatMap((m) => m[1]!.trim().split(/\s+/).filter((w) => !w.startsWith('-')));
+  [...command.matchAll(/apt-get install((?:\s+(?!&&)\S+)+)/g)].flatMap((m) =>
+    m[1]!
+      .trim()
+      .split(/\s+/)
+      .filter((w) => !w.startsWith('-')),
+  );
 
 describe('Dockerfile (docs/docker.md)', () => {
   it('is multi-stage with a non-root runtime, /data volume, port, healthcheck, stop signal and CMD', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     const build = stages[0]!;
-    const buildRuns = all(build, 'RUN').map((i) => i.args).join('\n');
+    const buildRuns = all(build, 'RUN')
+      .map((i) => i.args)
+      .join('\n');
     expect(aptPackages(buildRuns)).toEqual(expect.arrayContaining(['python3', 'make', 'g++']));
     expect(buildRuns).toMatch(/\bnpm ci\b/);
     expect(buildRuns).toMatch(/\bnpm run build\b/);
@@ -93,7 +100,11 @@ describe('Dockerfile (docs/docker.md)', () => {
       const context = join(work, 'context');
       const sent = copyBuildContext(ROOT, context);
       expect(sent).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'tsconfig.json', 'src/cli.ts']));
-      for (const never of ['node_modules/', 'dist/', 'data/', '.git/', 'test/']) expect(sent.filter((p) => p.startsWith(never)), never).toEqual([]);
+      for (const never of ['node_modules/', 'dist/', 'data/', '.git/', 'test/'])
+        expect(
+          sent.filter((p) => p.startsWith(never)),
+          never,
+        ).toEqual([]);
 
       // 2. Every stage but the last, step by step; each stage's "/" is its own directory.
       const roots = new Map<string, string>();

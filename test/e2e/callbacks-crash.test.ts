@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SECRET, auditOf, createWithCallback, decideRequest, startReceiver, waitForDeliveries, type ReceivedCallback, type Receiver } from '../callbacks/callback-kit.js';
+import {
+  SECRET,
+  auditOf,
+  createWithCallback,
+  decideRequest,
+  startReceiver,
+  waitForDeliveries,
+  type ReceivedCallback,
+  type Receiver,
+} from '../callbacks/callback-kit.js';
 import { CLI_PATH, cleanEnv } from '../helpers/cli-process.js';
 import { ADMIN_TOKEN, createApiClient, type ApiClient } from '../helpers/test-server.js';
 
@@ -36,7 +45,9 @@ async function startDaemon(dataDir: string, extraEnv: Record<string, string> = {
     }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   // The banner ("listening on …") is on stderr.

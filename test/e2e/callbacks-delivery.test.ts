@@ -88,7 +88,11 @@ describe('callback delivery', () => {
     expect(delivery.attempts[0]).toMatchObject({ n: 1, status: 200, error_class: null, error: null });
     expect(delivery.attempts[0].latency_ms).toBeGreaterThanOrEqual(0);
     const audit = await auditOf(t!.api, r.id);
-    expect(audit.map((a) => [a.event, a.actor])).toEqual([['created', 'admin'], ['decided', 'admin'], ['callback.delivered', 'callbacks']]);
+    expect(audit.map((a) => [a.event, a.actor])).toEqual([
+      ['created', 'admin'],
+      ['decided', 'admin'],
+      ['callback.delivered', 'callbacks'],
+    ]);
     expect(audit[2]!.details).toMatchObject({ delivery_id: body.id, attempts: 1, status: 200 });
     expect(receiver!.received).toHaveLength(1);
   });
@@ -141,7 +145,10 @@ describe('callback delivery', () => {
     await setup();
     const frame = {
       method: 'session/event',
-      params: { sessionId: 's-1', event: { type: 'approval.required', seq: 7, payload: { id: 'act_1', toolName: 'bash', args: { command: 'ls' }, message: 'bash requires approval' } } },
+      params: {
+        sessionId: 's-1',
+        event: { type: 'approval.required', seq: 7, payload: { id: 'act_1', toolName: 'bash', args: { command: 'ls' }, message: 'bash requires approval' } },
+      },
     };
     const created = await t!.api.post(`/v1/formats/ask/requests?callback_url=${encodeURIComponent(`${receiver!.url}/ask`)}`, frame);
     expect(created.status, created.text).toBe(201);

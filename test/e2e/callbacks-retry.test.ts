@@ -114,11 +114,19 @@ describe('callback retries', () => {
   });
 
   it('jitter: each step moves by up to ±20 % (random source injected)', async () => {
-    const low = await setup(() => ({ status: 500 }), {}, () => 0);
+    const low = await setup(
+      () => ({ status: 500 }),
+      {},
+      () => 0,
+    );
     expect((await attemptDone(low.r.id, 1))[0].next_attempt_at).toBe(low.decidedAt + 4_000);
     await receiver!.close();
     await t!.close();
-    const high = await setup(() => ({ status: 500 }), {}, () => 0.999_999);
+    const high = await setup(
+      () => ({ status: 500 }),
+      {},
+      () => 0.999_999,
+    );
     expect((await attemptDone(high.r.id, 1))[0].next_attempt_at).toBe(high.decidedAt + 6_000);
   });
 
@@ -176,7 +184,13 @@ describe('callback retries', () => {
     clock.advance(24 * 3_600_000);
     expect(receiver!.received).toHaveLength(3);
     const cb = (await auditOf(t!.api, r.id)).filter((a) => a.event.startsWith('callback.'));
-    expect(cb).toEqual([expect.objectContaining({ event: 'callback.failed', actor: 'callbacks', details: expect.objectContaining({ reason: 'max_age', attempts: 3, status: 503 }) })]);
+    expect(cb).toEqual([
+      expect.objectContaining({
+        event: 'callback.failed',
+        actor: 'callbacks',
+        details: expect.objectContaining({ reason: 'max_age', attempts: 3, status: 503 }),
+      }),
+    ]);
   });
 
   it('one attempt plus one per schedule entry, then retries_exhausted', async () => {

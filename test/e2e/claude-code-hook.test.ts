@@ -127,7 +127,10 @@ describe('POST /v1/formats/claude-code/hook', () => {
     const [delivery] = await t.sql<{ body: string }>('SELECT body FROM callback_deliveries WHERE request_id = ?', [first.record.id]);
     const body = JSON.parse(delivery!.body);
     expect(body).toMatchObject({ type: 'request.decided', format: 'claude-code', data: { request: { id: first.record.id, status: 'approved' } } });
-    expect(body.reply.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow', permissionDecisionReason: 'Approved by admin in countersign: go ahead' });
+    expect(body.reply.hookSpecificOutput).toMatchObject({
+      permissionDecision: 'allow',
+      permissionDecisionReason: 'Approved by admin in countersign: go ahead',
+    });
     // The same hook (same URL, so the same callback_url) retried: a replay of the same request.
     const retried = await agent.api.post(`${HOOK}?callback_url=${encodeURIComponent('http://127.0.0.1:9/hook-done')}`, bashFrame('toolu_late'));
     expect(retried.body).toEqual(body.reply);
@@ -222,7 +225,10 @@ describe('POST /v1/formats/claude-code/hook', () => {
     mkdirSync(join(root, '.git'));
     mkdirSync(join(root, 'packages', 'api'), { recursive: true });
     writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/feature/login\n');
-    writeFileSync(join(root, '.git', 'config'), '[core]\n\tbare = false\n[remote "origin"]\n\turl = https://bot:s3cret@github.com/acme/web.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n');
+    writeFileSync(
+      join(root, '.git', 'config'),
+      '[core]\n\tbare = false\n[remote "origin"]\n\turl = https://bot:s3cret@github.com/acme/web.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n',
+    );
 
     const inTree = await held(t.api, events, bashFrame('toolu_git', 'ls', { cwd: join(root, 'packages', 'api') }), '?wait=1ms');
     expect(inTree.record.source).toMatchObject({ cwd: join(root, 'packages', 'api'), repo: 'acme/web', branch: 'feature/login' });

@@ -224,7 +224,16 @@ describe('PaperClip question sets: optional questions and textValidation', () =>
       answerMode: 'text',
       textValidation: { inputType: 'integer', minimum: 1, maximum: 9 },
     },
-    { id: 'checks', prompt: 'Which checks must pass?', required: false, answerMode: 'multi_select', options: [{ id: 'unit', label: 'Unit' }, { id: 'e2e', label: 'End-to-end' }] },
+    {
+      id: 'checks',
+      prompt: 'Which checks must pass?',
+      required: false,
+      answerMode: 'multi_select',
+      options: [
+        { id: 'unit', label: 'Unit' },
+        { id: 'e2e', label: 'End-to-end' },
+      ],
+    },
     { id: 'notes', prompt: 'Anything else?', required: false, answerMode: 'text', textValidation: { maxLength: 5 } },
   ];
 
@@ -247,11 +256,18 @@ describe('PaperClip question sets: optional questions and textValidation', () =>
   it('refuses an answer textValidation forbids with 400 naming the question, and stores nothing', async () => {
     t = await startTestServer();
     const record = await post('paperclip', questionSet('req-43', questions));
-    const answer = (replicas: string, extra: Record<string, unknown> = {}) => ({ fields: { answers: { replicas: { selected: [], text: replicas }, ...extra } } });
+    const answer = (replicas: string, extra: Record<string, unknown> = {}) => ({
+      fields: { answers: { replicas: { selected: [], text: replicas }, ...extra } },
+    });
     expectError(await decide(t.api, record, 'submit', answer('3.5')), 400, 'invalid_decision', 'fields.answers.replicas');
     expectError(await decide(t.api, record, 'submit', answer('12')), 400, 'invalid_decision', 'at most 9');
     expectError(await decide(t.api, record, 'submit', answer('three')), 400, 'invalid_decision', 'integer');
-    expectError(await decide(t.api, record, 'submit', answer('2', { notes: { selected: [], text: 'too long' } })), 400, 'invalid_decision', 'fields.answers.notes');
+    expectError(
+      await decide(t.api, record, 'submit', answer('2', { notes: { selected: [], text: 'too long' } })),
+      400,
+      'invalid_decision',
+      'fields.answers.notes',
+    );
     expect(await show(t.api, record.id)).toEqual(record);
     expect((await audit(record.id)).map((e) => e.event)).toEqual(['created']);
     expect((await decide(t.api, record, 'submit', answer('2', { notes: { selected: [], text: 'ok' } }))).status).toBe(200);
@@ -344,7 +360,10 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
     bridge.send(plan('s-1', 'plan_3', 3, '1. Migrate\n2. Deploy'));
     const older = await bridge.next();
     const other = await post('ask', plan('s-2', 'plan_3', 3, 'Another session'));
-    const approval = await post('ask', { method: 'session/event', params: { sessionId: 's-1', event: { type: 'approval.required', seq: 4, payload: { id: 'act_1', toolName: 'bash' } } } });
+    const approval = await post('ask', {
+      method: 'session/event',
+      params: { sessionId: 's-1', event: { type: 'approval.required', seq: 4, payload: { id: 'act_1', toolName: 'bash' } } },
+    });
 
     const newer = await post('ask', plan('s-1', 'plan_7', 7, '1. Deploy\n2. Migrate'));
     const cancelled = await events.nextMatching((m) => m.type === 'request.cancelled');
@@ -354,7 +373,10 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
     expect((await show(t.api, other.id)).status).toBe('pending');
     expect((await show(t.api, approval.id)).status).toBe('pending');
     const rows = await audit(older.id);
-    expect(rows.map((e) => [e.event, e.actor])).toEqual([['created', 'admin'], ['superseded', 'upstream']]);
+    expect(rows.map((e) => [e.event, e.actor])).toEqual([
+      ['created', 'admin'],
+      ['superseded', 'upstream'],
+    ]);
     expect(rows[1]!.details).toEqual({ format: 'ask', superseded_by: newer.id, native_key: 'ask:s-1:plan_7' });
     expect(await replyOf('ask', older.id)).toBeNull();
     expectError(await decide(t.api, await show(t.api, older.id), 'approve'), 409, 'not_pending');
@@ -443,7 +465,11 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
   it('answers an interaction.request approval with interaction.candidate, and takes its expiresAt as the deadline', async () => {
     const clock = createFakeClock(Date.parse('2026-08-04T00:00:00.000Z'));
     t = await startTestServer({}, { clock });
-    const frame = interaction('approval.request', { approvalId: randomUUID(), agentName: 'workspace-agent', toolName: 'deploy', explanation: 'Deploy build 2293' }, '2026-08-04T00:05:00.000Z');
+    const frame = interaction(
+      'approval.request',
+      { approvalId: randomUUID(), agentName: 'workspace-agent', toolName: 'deploy', explanation: 'Deploy build 2293' },
+      '2026-08-04T00:05:00.000Z',
+    );
     const bridge = await ws('/v1/formats/roll/ws');
     bridge.send(frame);
     const { id } = await bridge.next();
@@ -468,7 +494,17 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
     const projection = {
       title: 'Deploy settings',
       controls: [
-        { id: 'region', type: 'choice', label: 'Region', required: true, multiple: false, options: [{ id: 'north', label: 'North' }, { id: 'south', label: 'South' }] },
+        {
+          id: 'region',
+          type: 'choice',
+          label: 'Region',
+          required: true,
+          multiple: false,
+          options: [
+            { id: 'north', label: 'North' },
+            { id: 'south', label: 'South' },
+          ],
+        },
         { id: 'workspace', type: 'text', label: 'Target workspace', required: true, maxLength: 10 },
         { id: 'replicas', type: 'number', label: 'Replicas', required: true, min: 1, max: 5, integer: true },
         { id: 'canary', type: 'boolean', label: 'Canary first?', required: true },
@@ -493,9 +529,19 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
         },
       },
     });
-    expectError(await decide(t.api, record, 'submit', answers({ replicas: { selected: [], text: '2.5' } })), 400, 'invalid_decision', 'fields.answers.replicas');
+    expectError(
+      await decide(t.api, record, 'submit', answers({ replicas: { selected: [], text: '2.5' } })),
+      400,
+      'invalid_decision',
+      'fields.answers.replicas',
+    );
     expectError(await decide(t.api, record, 'submit', answers({ replicas: { selected: [], text: '9' } })), 400, 'invalid_decision', 'fields.answers.replicas');
-    expectError(await decide(t.api, record, 'submit', answers({ workspace: { selected: [], text: 'far-too-long-name' } })), 400, 'invalid_decision', 'fields.answers.workspace');
+    expectError(
+      await decide(t.api, record, 'submit', answers({ workspace: { selected: [], text: 'far-too-long-name' } })),
+      400,
+      'invalid_decision',
+      'fields.answers.workspace',
+    );
     expect((await show(t.api, record.id)).status).toBe('pending');
 
     expect((await decide(t.api, record, 'submit', answers())).status).toBe(200);

@@ -115,7 +115,10 @@ describe('native formats end to end', () => {
   it('serves every registered native format and has its e2e fixtures', () => {
     const served = adapters.map((a) => a.format).filter((f) => f !== 'handup');
     for (const f of served) expect(loadE2EFixtures(f), `test/fixtures/${f}/e2e-request.json and e2e-cancel.json`).toBeDefined();
-    expect(adapters.some((a) => a.format === TEST_FORMAT), 'the test format must not be registered').toBe(false);
+    expect(
+      adapters.some((a) => a.format === TEST_FORMAT),
+      'the test format must not be registered',
+    ).toBe(false);
   });
 
   for (const { format, fixtures } of cases) {
@@ -183,7 +186,7 @@ describe('native formats end to end', () => {
         if (reply !== null) expect(await late.next()).toEqual(reply);
 
         // The list filter knows the five spec formats only; the test format is alone in its database.
-        const listed = await t.api.get(format === TEST_FORMAT ? "/v1/requests" : `/v1/requests?format=${format}`);
+        const listed = await t.api.get(format === TEST_FORMAT ? '/v1/requests' : `/v1/requests?format=${format}`);
         expect(listed.status, listed.text).toBe(200);
         expect(listed.body.map((r: { id: string }) => r.id)).toEqual([record.id]);
         for (const r of listed.body) expectValidRequest(r);
@@ -266,7 +269,12 @@ describe('native-format endpoints: options and error paths', () => {
     expectError(await post({ type: 'ask', tool: 'shell' }), 400, 'invalid_frame', 'id');
     expectError(await post(ask('a', { colour: 'red' })), 400, 'invalid_frame', 'colour');
     expectError(await post(ask('a'), ''), 400, 'invalid_frame', 'session');
-    expectError(await t.api.request('POST', `${base}/requests?session=s-1`, undefined, { raw: '{"type":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_frame', 'JSON');
+    expectError(
+      await t.api.request('POST', `${base}/requests?session=s-1`, undefined, { raw: '{"type":', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_frame',
+      'JSON',
+    );
     // Over handup's limits: refused (saying which), never truncated.
     const long = await post(ask('a', { tool: 'x'.repeat(600) }));
     expectError(long, 400, 'invalid_frame', 'title');
@@ -285,7 +293,12 @@ describe('native-format endpoints: options and error paths', () => {
     expectError(await post('wait=soon'), 400, 'invalid_query', 'query.wait');
     expectError(await post('session=s-2'), 400, 'invalid_query', 'query.session');
     expectError(await post('callback_url=https://evil.example.net/x'), 400, 'callback_not_allowed', 'callback_url');
-    expectError(await t.api.post(`${base}/events?session=s-1&timeout=5m`, { type: 'resolved', id: 'a', outcome: 'allow' }), 400, 'invalid_query', 'query.timeout');
+    expectError(
+      await t.api.post(`${base}/events?session=s-1&timeout=5m`, { type: 'resolved', id: 'a', outcome: 'allow' }),
+      400,
+      'invalid_query',
+      'query.timeout',
+    );
     await expect(ws(`${base}/ws?wait=5s`, t.adminToken)).rejects.toMatchObject({ status: 400 });
     expect(await requestCount(t.api)).toBe(0);
 
@@ -323,7 +336,7 @@ describe('native-format endpoints: options and error paths', () => {
     expect((await show(t.api, ra.body.request.id)).status).toBe('pending');
   });
 
-  it('a request of another format is not found on this format\'s reply route', async () => {
+  it("a request of another format is not found on this format's reply route", async () => {
     t = await startTestServer({}, { adapters: ALL_ADAPTERS });
     const handup = await createRequest(t.api, { title: 'Deploy staging' });
     expectError(await t.api.get(`${base}/requests/${handup.id}/reply`), 404, 'not_found');
@@ -395,9 +408,16 @@ describe('native-format endpoints: options and error paths', () => {
     expect(res.status, res.text).toBe(200);
     const r = res.body.request;
     expectValidRequest(r);
-    expect(r).toMatchObject({ id, status: 'approved', decision: { option: 'allow', outcome: 'approve', decided_by: 'upstream', content_hash: r.content_hash } });
+    expect(r).toMatchObject({
+      id,
+      status: 'approved',
+      decision: { option: 'allow', outcome: 'approve', decided_by: 'upstream', content_hash: r.content_hash },
+    });
     expect((await t.api.get(`${base}/requests/${id}/reply`)).body.reply).toBeNull();
-    expect((await audit(id)).map((e) => [e.event, e.actor])).toEqual([['created', 'admin'], ['decided', 'upstream']]);
+    expect((await audit(id)).map((e) => [e.event, e.actor])).toEqual([
+      ['created', 'admin'],
+      ['decided', 'upstream'],
+    ]);
 
     // After the end, a follow-up changes nothing, and a reviewer's late decision is refused.
     const late = await follow({ type: 'resolved', id: 'r1', outcome: 'deny' });
@@ -414,7 +434,7 @@ describe('native-format endpoints: options and error paths', () => {
     expect((await show(t.api, second.id)).status).toBe('denied');
   });
 
-  it('audits feedback the native reply cannot carry, and keeps the adapter\'s creation notes', async () => {
+  it("audits feedback the native reply cannot carry, and keeps the adapter's creation notes", async () => {
     t = await startTestServer({}, { adapters: ALL_ADAPTERS });
     const post = async (frame: unknown) => {
       const res = await t.api.post(`${base}/requests?session=s-1`, frame);
@@ -548,16 +568,19 @@ describe('follow-ups that need more than one native key', () => {
       expect(r).toMatchObject({ status: 'cancelled', decision: null });
       expect(await show(t.api, r.id)).toEqual(r);
       const audit = (await t.api.get(`/v1/requests/${r.id}/audit`)).body;
-      expect(audit.map((e: { event: string; actor: string }) => [e.event, e.actor])).toEqual([['created', 'token:bridge-a'], ['cancelled', 'upstream:bridge-a']]);
+      expect(audit.map((e: { event: string; actor: string }) => [e.event, e.actor])).toEqual([
+        ['created', 'token:bridge-a'],
+        ['cancelled', 'upstream:bridge-a'],
+      ]);
       expect(audit[1].details).toEqual({ format: 'ask', session: 's-1' });
       // Resolved upstream: no reply to send back.
       expect((await a.api.get(`/v1/formats/ask/requests/${r.id}/reply`)).body.reply).toBeNull();
     }
-    const cancelled = [
-      await events.nextMatching((m) => m.type === 'request.cancelled'),
-      await events.nextMatching((m) => m.type === 'request.cancelled'),
-    ];
-    expect(cancelled.map((m) => [m.request.id, m.format])).toEqual([[first.id, 'ask'], [second.id, 'ask']]);
+    const cancelled = [await events.nextMatching((m) => m.type === 'request.cancelled'), await events.nextMatching((m) => m.type === 'request.cancelled')];
+    expect(cancelled.map((m) => [m.request.id, m.format])).toEqual([
+      [first.id, 'ask'],
+      [second.id, 'ask'],
+    ]);
     expect((await show(t.api, nested.id)).status).toBe('pending');
     expect((await show(t.api, others.id)).status).toBe('pending');
 

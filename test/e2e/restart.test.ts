@@ -23,7 +23,13 @@ describe('restart safety (real child process, kill -9)', { timeout: 120_000 }, (
 
   const start = async () => {
     daemon = await spawnDaemon({
-      env: { COUNTERSIGN_PORT: '0', COUNTERSIGN_HOST: '127.0.0.1', COUNTERSIGN_DATA_DIR: dataDir, COUNTERSIGN_ADMIN_TOKEN: ADMIN, COUNTERSIGN_LOG_LEVEL: 'silent' },
+      env: {
+        COUNTERSIGN_PORT: '0',
+        COUNTERSIGN_HOST: '127.0.0.1',
+        COUNTERSIGN_DATA_DIR: dataDir,
+        COUNTERSIGN_ADMIN_TOKEN: ADMIN,
+        COUNTERSIGN_LOG_LEVEL: 'silent',
+      },
     });
     return { d: daemon, api: createApiClient(daemon.url, ADMIN) };
   };
@@ -40,7 +46,10 @@ describe('restart safety (real child process, kill -9)', { timeout: 120_000 }, (
   function integrityCheck() {
     const db = new Database(join(dataDir, 'countersign.db'), { readonly: true });
     try {
-      return { integrity: db.pragma('integrity_check', { simple: true }), requests: (db.prepare('SELECT count(*) AS n FROM requests').get() as { n: number }).n };
+      return {
+        integrity: db.pragma('integrity_check', { simple: true }),
+        requests: (db.prepare('SELECT count(*) AS n FROM requests').get() as { n: number }).n,
+      };
     } finally {
       db.close();
     }
@@ -64,7 +73,9 @@ describe('restart safety (real child process, kill -9)', { timeout: 120_000 }, (
     const { d, api } = await start();
     // (a) decided before the kill.
     const created = await Promise.all(['one', 'two', 'three', 'four'].map((title) => api.post('/v1/requests', { title, timeout: '1h' })));
-    untouched = (await api.post('/v1/requests', { title: 'still pending', kind: 'question', input: { questions: [{ id: 'q', question: 'Why?', allow_free_text: true }] } })).body;
+    untouched = (
+      await api.post('/v1/requests', { title: 'still pending', kind: 'question', input: { questions: [{ id: 'q', question: 'Why?', allow_free_text: true }] } })
+    ).body;
     decided = await Promise.all(
       created.map((c, i) =>
         api.post(`/v1/requests/${c.body.id}/decision`, {
@@ -120,7 +131,10 @@ describe('restart safety (real child process, kill -9)', { timeout: 120_000 }, (
     expect(done.decision.decided_at).toBeGreaterThanOrEqual(shortFuse.expires_at);
     expectValidRequest(done);
     const audit = await again.api.get(`/v1/requests/${shortFuse.id}/audit`);
-    expect(audit.body.map((a: any) => [a.event, a.actor])).toEqual([['created', 'admin'], ['expired', 'timeout']]);
+    expect(audit.body.map((a: any) => [a.event, a.actor])).toEqual([
+      ['created', 'admin'],
+      ['expired', 'timeout'],
+    ]);
   });
 
   it('(c) a deadline that passes while the daemon is down is expired right after start', async () => {
@@ -154,7 +168,10 @@ describe('restart safety (real child process, kill -9)', { timeout: 120_000 }, (
     const answered = new Promise<{ status: number; body: any }>((resolve, reject) => {
       longPoll.on('response', (res) => {
         let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (text += c))
+          .on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
       });
       longPoll.on('error', reject);
     });

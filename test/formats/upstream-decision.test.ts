@@ -30,14 +30,24 @@ const record: HandupRequest = {
   decision: null,
 };
 
-const resolve = (status: 'approved' | 'denied' | 'answered' | 'cancelled' | 'expired' | 'dismissed', extra: object = {}) =>
-  ({ kind: 'resolve' as const, nativeKey: 'alp:q-1', status, ...extra });
+const resolve = (status: 'approved' | 'denied' | 'answered' | 'cancelled' | 'expired' | 'dismissed', extra: object = {}) => ({
+  kind: 'resolve' as const,
+  nativeKey: 'alp:q-1',
+  status,
+  ...extra,
+});
 
 describe('upstreamDecision', () => {
   it('takes the named option and its outcome, echoing the hash, decided by upstream', () => {
     const d = upstreamDecision(record, resolve('approved', { option: 'always_allow', feedback: 'fine' }), AT);
     expect(d).toEqual({
-      option: 'always_allow', content_hash: record.content_hash, outcome: 'approve', feedback: 'fine', fields: null, decided_by: 'upstream', decided_at: AT,
+      option: 'always_allow',
+      content_hash: record.content_hash,
+      outcome: 'approve',
+      feedback: 'fine',
+      fields: null,
+      decided_by: 'upstream',
+      decided_at: AT,
     });
     expectValidRequest({ ...record, status: 'approved', decision: d });
   });

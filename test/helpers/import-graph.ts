@@ -25,18 +25,26 @@ export function importEdges(dir: string): ImportEdge[] {
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
     const add = (specifier: string, typeOnly: boolean) => {
       if (!specifier.startsWith('.')) return;
-      const to = relative(dir, resolve(dir, dirname(file), specifier.replace(/\.js$/, '.ts'))).split('\\').join('/');
+      const to = relative(dir, resolve(dir, dirname(file), specifier.replace(/\.js$/, '.ts')))
+        .split('\\')
+        .join('/');
       edges.push({ from: file, to, typeOnly });
     };
     const visit = (node: ts.Node) => {
       if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
         const clause = node.importClause;
         const bindings = clause?.namedBindings;
-        const allTypes = !!clause && !clause.name && !!bindings && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
+        const allTypes =
+          !!clause && !clause.name && !!bindings && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
         add(node.moduleSpecifier.text, !!clause?.isTypeOnly || allTypes);
       } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
         add(node.moduleSpecifier.text, node.isTypeOnly);
-      } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      } else if (
+        ts.isCallExpression(node) &&
+        node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        node.arguments[0] &&
+        ts.isStringLiteral(node.arguments[0])
+      ) {
         add(node.arguments[0].text, false);
       }
       ts.forEachChild(node, visit);

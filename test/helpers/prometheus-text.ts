@@ -132,7 +132,12 @@ export function parsePrometheusText(text: string): Map<string, Family> {
 
 function checkHistogram(family: Family) {
   const groups = new Map<string, Sample[]>();
-  const rest = (s: Sample) => JSON.stringify(Object.entries(s.labels).filter(([k]) => k !== 'le').sort());
+  const rest = (s: Sample) =>
+    JSON.stringify(
+      Object.entries(s.labels)
+        .filter(([k]) => k !== 'le')
+        .sort(),
+    );
   for (const s of family.samples) if (s.name.endsWith('_bucket')) groups.set(rest(s), [...(groups.get(rest(s)) ?? []), s]);
   for (const [labels, buckets] of groups) {
     let last = -Infinity;

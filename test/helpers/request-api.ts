@@ -38,6 +38,9 @@ export async function requestCount(api: ApiClient): Promise<number> {
 export function expectError(res: ApiResponse, status: number, code: string, messageIncludes?: string): void {
   expect(res.status, res.text).toBe(status);
   expect(res.body, res.text).toMatchObject({ code, error: expect.any(String) });
-  expect(Object.keys(res.body).every((k) => ['error', 'code', 'details'].includes(k)), res.text).toBe(true);
+  expect(
+    Object.keys(res.body).every((k) => ['error', 'code', 'details'].includes(k)),
+    res.text,
+  ).toBe(true);
   if (messageIncludes !== undefined) expect(res.body.error).toContain(messageIncludes);
 }

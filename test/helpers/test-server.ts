@@ -26,7 +26,12 @@ export interface ApiResponse<T = any> {
 }
 
 export interface ApiClient {
-  request<T = any>(method: string, path: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string>; raw?: string | Buffer }): Promise<ApiResponse<T>>;
+  request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { token?: string | null; headers?: Record<string, string>; raw?: string | Buffer },
+  ): Promise<ApiResponse<T>>;
   get<T = any>(path: string, opts?: { token?: string | null }): Promise<ApiResponse<T>>;
   post<T = any>(path: string, body?: unknown, opts?: { token?: string | null }): Promise<ApiResponse<T>>;
   delete<T = any>(path: string, opts?: { token?: string | null }): Promise<ApiResponse<T>>;
@@ -124,10 +129,15 @@ export async function startTestServer(
     throw err;
   }
   const api = createApiClient(server.url, ADMIN_TOKEN);
-  const sql = async <T,>(query: string, params: unknown[] = []): Promise<T[]> => {
+  const sql = async <T>(query: string, params: unknown[] = []): Promise<T[]> => {
     if (config.storage.url) {
       // BIGINT columns read as numbers, as the daemon reads them.
-      const c = new pg.Client({ connectionString: config.storage.url, types: { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) } as never });
+      const c = new pg.Client({
+        connectionString: config.storage.url,
+        types: {
+          getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)),
+        } as never,
+      });
       await c.connect();
       try {
         return (await c.query(numberPlaceholders(query), params)).rows as T[];

@@ -12,7 +12,7 @@ export function loadSchema(file: string): Record<string, unknown> {
 }
 
 // ajv-formats ships as CommonJS; its default export arrives wrapped under ESM.
-const addFormats = ((addFormatsPlugin as unknown as { default?: typeof addFormatsPlugin }).default ?? addFormatsPlugin);
+const addFormats = (addFormatsPlugin as unknown as { default?: typeof addFormatsPlugin }).default ?? addFormatsPlugin;
 
 /**
  * An Ajv for draft 2020-12 that checks the standard formats (uuid, date-time, ...). The

@@ -30,10 +30,11 @@ const PROTECTED: Array<[string, string, unknown?]> = [
 ];
 
 /** Routes a submit token may not use at all: 403 before anything else. */
-const ADMIN_ONLY = PROTECTED.filter(([method, path]) =>
-  !(method === 'POST' && path === '/v1/requests') &&
-  !(method === 'POST' && path === '/v1/blobs') &&
-  !/^\/v1\/requests\/[^/]+(\/wait.*|\/cancel)?$/.test(path),
+const ADMIN_ONLY = PROTECTED.filter(
+  ([method, path]) =>
+    !(method === 'POST' && path === '/v1/requests') &&
+    !(method === 'POST' && path === '/v1/blobs') &&
+    !/^\/v1\/requests\/[^/]+(\/wait.*|\/cancel)?$/.test(path),
 );
 
 describe('auth', () => {
@@ -45,7 +46,7 @@ describe('auth', () => {
     if (method === 'POST' && path === '/v1/blobs') {
       return api.request(method, path, undefined, { token, raw: 'bytes', headers: { 'content-type': 'application/octet-stream' } });
     }
-    return api.request(method, path, method === 'POST' ? body ?? {} : undefined, { token });
+    return api.request(method, path, method === 'POST' ? (body ?? {}) : undefined, { token });
   }
 
   it('health is public and answers {status: "ok", version, store}', async () => {
@@ -101,7 +102,7 @@ describe('auth', () => {
     expect(res.text).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
-  it('someone else\'s request is 404 to a submit token, for show, wait, cancel and decide', async () => {
+  it("someone else's request is 404 to a submit token, for show, wait, cancel and decide", async () => {
     t = await startTestServer();
     const a = await t.submitClient('bot-a');
     const b = await t.submitClient('bot-b');

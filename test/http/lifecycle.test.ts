@@ -46,7 +46,10 @@ describe('request lifecycle', () => {
       expect(await show(t.api, r.id)).toEqual(res.body);
 
       const rows = await audit(r.id);
-      expect(rows.map((a) => [a.event, a.actor])).toEqual([['created', 'admin'], ['decided', 'admin']]);
+      expect(rows.map((a) => [a.event, a.actor])).toEqual([
+        ['created', 'admin'],
+        ['decided', 'admin'],
+      ]);
       for (const row of rows) {
         expect(row.request_id).toBe(r.id);
         expect(row.at).toBeGreaterThanOrEqual(r.created_at);
@@ -133,10 +136,7 @@ describe('request lifecycle', () => {
     it('concurrent decisions and a cancel: exactly one wins, the rest are 409', async () => {
       t = await startTestServer();
       const r = await createRequest(t.api, { title: 'race' });
-      const calls = [
-        ...Array.from({ length: 8 }, (_, i) => decide(t.api, r, i % 2 ? 'approve' : 'deny')),
-        t.api.post(`/v1/requests/${r.id}/cancel`),
-      ];
+      const calls = [...Array.from({ length: 8 }, (_, i) => decide(t.api, r, i % 2 ? 'approve' : 'deny')), t.api.post(`/v1/requests/${r.id}/cancel`)];
       const results = await Promise.all(calls);
       const winners = results.filter((x) => x.status === 200);
       expect(winners).toHaveLength(1);
@@ -206,8 +206,16 @@ describe('request lifecycle', () => {
       ['no answers at all', undefined, 'fields.answers.db'],
       ['a missing answer', { db: { selected: ['SQLite'] }, langs: { selected: ['Go'] } }, 'fields.answers.note'],
       ['a label that is not an option', { db: { selected: ['MySQL'] }, langs: { selected: ['Go'] }, note: { text: 'x' } }, 'fields.answers.db.selected'],
-      ['two labels on a single-choice question', { db: { selected: ['SQLite', 'Postgres'] }, langs: { selected: ['Go'] }, note: { text: 'x' } }, 'fields.answers.db.selected'],
-      ['text where allow_free_text is false', { db: { selected: ['SQLite'], text: 'hmm' }, langs: { selected: ['Go'] }, note: { text: 'x' } }, 'fields.answers.db.text'],
+      [
+        'two labels on a single-choice question',
+        { db: { selected: ['SQLite', 'Postgres'] }, langs: { selected: ['Go'] }, note: { text: 'x' } },
+        'fields.answers.db.selected',
+      ],
+      [
+        'text where allow_free_text is false',
+        { db: { selected: ['SQLite'], text: 'hmm' }, langs: { selected: ['Go'] }, note: { text: 'x' } },
+        'fields.answers.db.text',
+      ],
       ['an empty answer', { db: { selected: [] }, langs: { selected: ['Go'] }, note: { text: 'x' } }, 'fields.answers.db'],
       ['an answer to no question', { db: { selected: ['SQLite'] }, langs: { selected: ['Go'] }, note: { text: 'x' }, zz: { text: 'x' } }, 'fields.answers.zz'],
       ['the same label twice', { db: { selected: ['SQLite'] }, langs: { selected: ['Go', 'Go'] }, note: { text: 'x' } }, 'fields.answers.langs.selected'],
@@ -274,7 +282,10 @@ describe('request lifecycle', () => {
       expectError(await decide(t.api, r, 'approve'), 409, 'not_pending', 'cancelled');
       expectError(await t.api.post(`/v1/requests/${r.id}/cancel`), 409, 'not_pending');
       const rows = await audit(r.id);
-      expect(rows.map((a) => [a.event, a.actor])).toEqual([['created', 'admin'], ['cancelled', 'admin']]);
+      expect(rows.map((a) => [a.event, a.actor])).toEqual([
+        ['created', 'admin'],
+        ['cancelled', 'admin'],
+      ]);
       expectValidRequest(await show(t.api, r.id));
     });
 
@@ -359,7 +370,10 @@ describe('request lifecycle', () => {
       const { r, after } = await expireOne({ on_timeout: 'expire' });
       expect(after.status).toBe('expired');
       expect(after.decision).toBeNull();
-      expect((await audit(r.id)).map((a) => [a.event, a.actor])).toEqual([['created', 'admin'], ['expired', 'timeout']]);
+      expect((await audit(r.id)).map((a) => [a.event, a.actor])).toEqual([
+        ['created', 'admin'],
+        ['expired', 'timeout'],
+      ]);
     });
 
     it('info notices expire without a decision', async () => {
@@ -414,7 +428,12 @@ describe('request lifecycle', () => {
       ['session without source.agent', { source: { session: 's', repo: 'r' } }, 'approve', { scope: 'session' }],
       ['project without source.repo', { source: { agent: 'a', session: 's' } }, 'approve', { scope: 'project' }],
       ['always without source.agent', { source: { session: 's', repo: 'r' }, tool: 'Bash' }, 'approve', { scope: 'always' }],
-      ['on a question', { source, kind: 'question', input: { questions: [{ id: 'q', question: '?', allow_free_text: true }] } }, 'submit', { scope: 'always', fields: { answers: { q: { text: 'x' } } } }],
+      [
+        'on a question',
+        { source, kind: 'question', input: { questions: [{ id: 'q', question: '?', allow_free_text: true }] } },
+        'submit',
+        { scope: 'always', fields: { answers: { q: { text: 'x' } } } },
+      ],
       ['on an info notice', { source, kind: 'info' }, 'ok', { scope: 'always' }],
       ['with edited input', { source, tool: 'Bash' }, 'approve', { scope: 'always', fields: { command: 'git status -s' } }],
       ['of an unknown value', { source }, 'approve', { scope: 'forever' }],
@@ -435,7 +454,7 @@ describe('request lifecycle', () => {
     });
   });
 
-  it('keeps caller-supplied server fields out: id, status, hash, times and decision are the server\'s', async () => {
+  it("keeps caller-supplied server fields out: id, status, hash, times and decision are the server's", async () => {
     t = await startTestServer();
     const r = await createRequest(t.api, {
       title: 'echo',

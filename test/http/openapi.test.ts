@@ -42,12 +42,45 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
 
   it('names shared schemas once as components and refers to them', () => {
     const components = doc.components.schemas;
-    for (const name of ['Request', 'Decision', 'Error', 'AuditEntry', 'Option', 'Preview', 'Question', 'Token', 'Delivery', 'CreateRequestInput', 'DecisionBodyInput']) {
+    for (const name of [
+      'Request',
+      'Decision',
+      'Error',
+      'AuditEntry',
+      'Option',
+      'Preview',
+      'Question',
+      'Token',
+      'Delivery',
+      'CreateRequestInput',
+      'DecisionBodyInput',
+    ]) {
       expect(components, name).toHaveProperty(name);
     }
     // The full record: every field a served Request has.
     expect(Object.keys(components.Request.properties).sort()).toEqual(
-      ['callback_url', 'content_hash', 'created_at', 'decision', 'dedupe_key', 'expires_at', 'id', 'input', 'kind', 'on_timeout', 'options', 'previews', 'risk', 'run_timeout', 'source', 'status', 'summary', 'timeout', 'title', 'tool'].sort(),
+      [
+        'callback_url',
+        'content_hash',
+        'created_at',
+        'decision',
+        'dedupe_key',
+        'expires_at',
+        'id',
+        'input',
+        'kind',
+        'on_timeout',
+        'options',
+        'previews',
+        'risk',
+        'run_timeout',
+        'source',
+        'status',
+        'summary',
+        'timeout',
+        'title',
+        'tool',
+      ].sort(),
     );
     const text = JSON.stringify(doc.paths);
     expect(text.match(/"#\/components\/schemas\/Request"/g)!.length).toBeGreaterThanOrEqual(10);
@@ -176,7 +209,20 @@ export const format: paths['/v1/formats/{format}/requests']['post']['parameters'
 `,
       );
       const tsc = join(import.meta.dirname, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc');
-      const args = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--skipLibCheck', join(dir, 'client.ts')];
+      const args = [
+        '--noEmit',
+        '--strict',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--lib',
+        'es2022,dom',
+        '--skipLibCheck',
+        join(dir, 'client.ts'),
+      ];
       const result = await promisify(execFile)(process.execPath, [tsc, ...args]).then(
         () => '',
         (err: { stdout?: string }) => err.stdout ?? String(err),

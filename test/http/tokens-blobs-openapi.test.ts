@@ -167,7 +167,10 @@ describe('openapi and health', () => {
     t = await startTestServer();
     const res = await t.api.get('/v1/cluster');
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual({ store: TEST_STORE, nodes: [{ id: t.server.deps.cluster.id, version: t.server.deps.version, started_at: expect.any(Number), last_seen: expect.any(Number), self: true }] });
+    expect(res.body).toEqual({
+      store: TEST_STORE,
+      nodes: [{ id: t.server.deps.cluster.id, version: t.server.deps.version, started_at: expect.any(Number), last_seen: expect.any(Number), self: true }],
+    });
     const { api } = await t.submitClient('agent');
     expect((await api.get('/v1/cluster')).status).toBe(403);
   });

@@ -67,7 +67,9 @@ describe('a wire format the registry does not know, wired in', () => {
     expect(config.formats[TOY_FORMAT]).toEqual({ default_timeout: TOY_DEFAULT_TIMEOUT });
     expect(loadConfig({ env: { COUNTERSIGN_FORMATS_TOY_DEFAULT_TIMEOUT: '2h' }, adapters: WITH_TOY }).formats[TOY_FORMAT]).toEqual({ default_timeout: '2h' });
     // Without the adapter the key and the variable mean nothing, and say so.
-    expect(() => loadConfig({ env: { COUNTERSIGN_FORMATS_TOY_DEFAULT_TIMEOUT: '2h' } })).toThrow(/COUNTERSIGN_FORMATS_TOY_DEFAULT_TIMEOUT: unknown environment variable/);
+    expect(() => loadConfig({ env: { COUNTERSIGN_FORMATS_TOY_DEFAULT_TIMEOUT: '2h' } })).toThrow(
+      /COUNTERSIGN_FORMATS_TOY_DEFAULT_TIMEOUT: unknown environment variable/,
+    );
     expect(() => loadConfig({ env: {}, overrides: { formats: { [TOY_FORMAT]: { default_timeout: '2h' } } } })).toThrow(ConfigError);
 
     t = await startTestServer({}, { adapters: WITH_TOY });

@@ -75,7 +75,7 @@ describe('long-poll wait', () => {
     expect(t.server.deps.waiters.count()).toBe(0);
   });
 
-  it('a submit token waits on its own request; someone else\'s is 404', async () => {
+  it("a submit token waits on its own request; someone else's is 404", async () => {
     t = await startTestServer();
     const mine = await t.submitClient('bot-a');
     const other = await t.submitClient('bot-b');

@@ -45,7 +45,14 @@ describe('MCP server at /mcp', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'countersign', version: t.server.deps.version });
     expect(client.getInstructions()).toMatch(/pending.*Do NOT proceed/s);
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['ask_question', 'cancel_request', 'get_request', 'list_requests', 'request_approval', 'wait_for_decision']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'ask_question',
+      'cancel_request',
+      'get_request',
+      'list_requests',
+      'request_approval',
+      'wait_for_decision',
+    ]);
     for (const tool of tools) {
       expect(tool.inputSchema.type, tool.name).toBe('object');
       expect(tool.outputSchema?.type, tool.name).toBe('object');
@@ -61,7 +68,12 @@ describe('MCP server at /mcp', () => {
     t = await startTestServer();
     const agent = await t.submitClient('cursor-laptop');
     const client = await mcp(agent.token, 'cursor');
-    const created = await call(client, 'request_approval', { title: 'Drop the staging database', command: 'dropdb staging', risk: 'high', source: { cwd: '/srv/app' } });
+    const created = await call(client, 'request_approval', {
+      title: 'Drop the staging database',
+      command: 'dropdb staging',
+      risk: 'high',
+      source: { cwd: '/srv/app' },
+    });
     expect(created.isError).toBeFalsy();
     const record = created.structuredContent.request;
     expectValidRequest(record);
@@ -93,7 +105,9 @@ describe('MCP server at /mcp', () => {
     const events = await reviewer();
     const asking = call(client, 'ask_question', {
       title: 'Which cache?',
-      questions: [{ id: 'cache', question: 'Which cache should the service use?', options: [{ label: 'Redis' }, { label: 'Memcached' }], allow_free_text: true }],
+      questions: [
+        { id: 'cache', question: 'Which cache should the service use?', options: [{ label: 'Redis' }, { label: 'Memcached' }], allow_free_text: true },
+      ],
       wait_seconds: 120,
     });
     const shown = await events.nextMatching((m) => m.type === 'request.created');
@@ -125,7 +139,10 @@ describe('MCP server at /mcp', () => {
     await expect.poll(() => progress.length).toBe(1);
     expect((await t.api.post(`/v1/requests/${b.id}/cancel`)).status).toBe(200);
     const result = await waiting;
-    expect(result.structuredContent.requests.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([[a.id, 'pending'], [b.id, 'cancelled']]);
+    expect(result.structuredContent.requests.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([
+      [a.id, 'pending'],
+      [b.id, 'cancelled'],
+    ]);
     expect(t.server.deps.waiters.count()).toBe(0);
 
     // Nothing ends: the wait runs out at max_wait_seconds and answers the pending requests.
@@ -144,14 +161,21 @@ describe('MCP server at /mcp', () => {
     const mine = (await call(clientA, 'request_approval', { title: 'A thing' })).structuredContent.request;
     const theirs = (await call(clientB, 'request_approval', { title: 'B thing' })).structuredContent.request;
 
-    for (const [tool, args] of [['get_request', { id: theirs.id }], ['cancel_request', { id: theirs.id }], ['wait_for_decision', { ids: [mine.id, theirs.id], max_wait_seconds: 0 }]] as const) {
+    for (const [tool, args] of [
+      ['get_request', { id: theirs.id }],
+      ['cancel_request', { id: theirs.id }],
+      ['wait_for_decision', { ids: [mine.id, theirs.id], max_wait_seconds: 0 }],
+    ] as const) {
       const res = await call(clientA, tool, args);
       expect(res.isError, tool).toBe(true);
       expect(res.content[0].text, tool).toBe(`request ${theirs.id} not found`);
     }
     expect((await show(t.api, theirs.id)).status).toBe('pending');
     expect((await call(clientA, 'list_requests', {})).structuredContent.requests.map((r: { id: string }) => r.id)).toEqual([mine.id]);
-    expect((await call(await mcp(t.adminToken), 'list_requests', { status: 'pending' })).structuredContent.requests.map((r: { id: string }) => r.id)).toEqual([theirs.id, mine.id]);
+    expect((await call(await mcp(t.adminToken), 'list_requests', { status: 'pending' })).structuredContent.requests.map((r: { id: string }) => r.id)).toEqual([
+      theirs.id,
+      mine.id,
+    ]);
 
     const cancelled = await call(clientA, 'cancel_request', { id: mine.id });
     expect(cancelled.structuredContent.request.status).toBe('cancelled');
@@ -169,7 +193,17 @@ describe('MCP server at /mcp', () => {
       ['request_approval', { title: 'ok', wait_seconds: 301 }, 'wait_seconds'],
       ['request_approval', { title: 'ok', timeout: '10' }, 'timeout'],
       ['request_approval', { title: 'ok', colour: 'red' }, 'colour'],
-      ['request_approval', { title: 'ok', options: [{ id: 'a', label: 'A', outcome: 'approve' }, { id: 'a', label: 'B', outcome: 'deny' }] }, 'duplicate option id'],
+      [
+        'request_approval',
+        {
+          title: 'ok',
+          options: [
+            { id: 'a', label: 'A', outcome: 'approve' },
+            { id: 'a', label: 'B', outcome: 'deny' },
+          ],
+        },
+        'duplicate option id',
+      ],
       ['ask_question', { title: 'q', questions: [] }, 'questions'],
       ['wait_for_decision', { ids: Array.from({ length: 51 }, (_, i) => `id-${i}`) }, 'ids'],
       ['list_requests', { limit: 201 }, 'limit'],
@@ -193,7 +227,12 @@ describe('MCP server at /mcp', () => {
   it('is 401 without a token or with a revoked one, 405 for GET and DELETE', async () => {
     t = await startTestServer();
     await expect(mcp(null)).rejects.toThrow();
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const headers = { accept: 'application/json, text/event-stream' };
     expectError(await t.api.request('POST', '/mcp', initialize, { token: null, headers }), 401, 'unauthorized');
     const agent = await t.submitClient('gone');

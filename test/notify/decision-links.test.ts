@@ -53,7 +53,10 @@ describe('decision links', () => {
   it('GET shows a confirmation page and decides nothing; POST decides once as link:<hook>; a replay is refused', async () => {
     await setup();
     const { r, links, envelope } = await notified();
-    expect(envelope.data.links.map((l: any) => [l.option, l.label, l.outcome])).toEqual([['approve', 'Approve', 'approve'], ['deny', 'Deny', 'deny']]);
+    expect(envelope.data.links.map((l: any) => [l.option, l.label, l.outcome])).toEqual([
+      ['approve', 'Approve', 'approve'],
+      ['deny', 'Deny', 'deny'],
+    ]);
 
     for (let i = 0; i < 3; i++) {
       const page = await get(links.approve!);
@@ -165,7 +168,13 @@ describe('decision links', () => {
     const { r, links } = await notified();
     expect((await get(links.approve!)).status).toBe(200);
     const [{ secret }] = await t!.sql<{ secret: string }>("SELECT secret FROM daemon_keys WHERE name = 'decision-links'");
-    const stale = signLink(Buffer.from(secret, 'base64url'), { requestId: r.id, option: 'approve', contentHash: `sha256:${'1'.repeat(64)}`, hook: 'team', expiresAt: clock.now() + 60_000 });
+    const stale = signLink(Buffer.from(secret, 'base64url'), {
+      requestId: r.id,
+      option: 'approve',
+      contentHash: `sha256:${'1'.repeat(64)}`,
+      hook: 'team',
+      expiresAt: clock.now() + 60_000,
+    });
     expect((await get(`/d/${stale}`)).status).toBe(412);
     const res = await post(`/d/${stale}`);
     expect(res.status).toBe(412);
@@ -202,7 +211,11 @@ describe('decision links', () => {
 
   it('questions get no links (the inbox link only); at most four options get links; info notices get theirs', async () => {
     await setup();
-    const q = await notified({ title: 'Which region?', kind: 'question', input: { questions: [{ id: 'r', question: 'Region?', options: [{ label: 'eu' }, { label: 'us' }] }] } });
+    const q = await notified({
+      title: 'Which region?',
+      kind: 'question',
+      input: { questions: [{ id: 'r', question: 'Region?', options: [{ label: 'eu' }, { label: 'us' }] }] },
+    });
     expect(q.envelope.data.links).toBeUndefined();
     expect(q.envelope.data.request.url).toBe(`https://approvals.example.com/#/requests/${q.r.id}`);
     const many = await notified({

@@ -34,7 +34,14 @@ describe('exec hooks and durable hook delivery', () => {
     mkdirSync(out);
     writeFileSync(join(dir, 'program.cjs'), PROGRAM);
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    return { script: join(dir, 'program.cjs'), out, runs: () => readdirSync(out).sort().map((f) => JSON.parse(readFileSync(join(out, f), 'utf8'))) };
+    return {
+      script: join(dir, 'program.cjs'),
+      out,
+      runs: () =>
+        readdirSync(out)
+          .sort()
+          .map((f) => JSON.parse(readFileSync(join(out, f), 'utf8'))),
+    };
   }
 
   it('runs the program with the envelope on stdin, no shell, without the daemon secrets; a non-zero exit is retried on schedule', async () => {
@@ -57,13 +64,21 @@ describe('exec hooks and durable hook delivery', () => {
     clock.advance(5_000);
     [d] = await waitForHookDeliveries(t.api, 'desktop', settledAll);
     expect(d.state).toBe('delivered');
-    expect(d.attempts.map((a: any) => [a.n, a.status, a.error_class])).toEqual([[1, 3, 'exit_status'], [2, 0, null]]);
+    expect(d.attempts.map((a: any) => [a.n, a.status, a.error_class])).toEqual([
+      [1, 3, 'exit_status'],
+      [2, 0, null],
+    ]);
 
     const [first, second] = runs();
     const envelope = JSON.parse(first.input);
     expect(envelope).toMatchObject({ v: 1, type: 'request.created', id: d.id, data: { request: { id: r.id, title: 'Deploy staging' } } });
     expect(second.input).toBe(first.input);
-    expect(first.env).toMatchObject({ COUNTERSIGN_HOOK: 'desktop', COUNTERSIGN_EVENT: 'request.created', COUNTERSIGN_EVENT_ID: d.id, COUNTERSIGN_REQUEST_ID: r.id });
+    expect(first.env).toMatchObject({
+      COUNTERSIGN_HOOK: 'desktop',
+      COUNTERSIGN_EVENT: 'request.created',
+      COUNTERSIGN_EVENT_ID: d.id,
+      COUNTERSIGN_REQUEST_ID: r.id,
+    });
     expect(first.env.PATH).toBe(process.env.PATH);
     expect(first.env.COUNTERSIGN_PROBE_SECRET).toBeUndefined();
     expect(JSON.stringify(first)).not.toContain(t.adminToken);

@@ -55,7 +55,12 @@ describe('request.reminder and request.expiring', () => {
     await advanceTo(at(10));
     await sinkCount(1);
     const reminder = JSON.parse(receiver!.received[0]!.body);
-    expect(reminder).toMatchObject({ v: 1, type: 'request.reminder', time: new Date(at(10)).toISOString(), data: { request: { id: r.id, status: 'pending' } } });
+    expect(reminder).toMatchObject({
+      v: 1,
+      type: 'request.reminder',
+      time: new Date(at(10)).toISOString(),
+      data: { request: { id: r.id, status: 'pending' } },
+    });
     expect(await ws.nextMatching((m: any) => m.type === 'request.reminder')).toMatchObject({ type: 'request.reminder', request: { id: r.id } });
 
     await advanceTo(at(20));

@@ -21,10 +21,17 @@ describe('hook presets (loopback receivers)', () => {
     t = receiver = undefined;
   });
 
-  async function setup(hook: Partial<HookInput> & { format: HookInput['format'] }, extra: Parameters<typeof withHooks>[1] = {}, env: Record<string, string> = {}) {
+  async function setup(
+    hook: Partial<HookInput> & { format: HookInput['format'] },
+    extra: Parameters<typeof withHooks>[1] = {},
+    env: Record<string, string> = {},
+  ) {
     receiver = await startReceiver();
     t = await startTestServer(
-      withHooks([{ name: 'team', webhook: `${receiver.url}/hook/T000/B000/secret-part`, ...hook } as HookInput], { public_url: 'https://approvals.example.com', ...extra }),
+      withHooks([{ name: 'team', webhook: `${receiver.url}/hook/T000/B000/secret-part`, ...hook } as HookInput], {
+        public_url: 'https://approvals.example.com',
+        ...extra,
+      }),
       { env },
     );
     return { t, receiver };
@@ -88,7 +95,10 @@ describe('hook presets (loopback receivers)', () => {
     expect(Object.keys(body).sort()).toEqual(['blocks', 'text']);
     expect(body.text).toContain('Approval needed: Deploy &lt;!channel&gt; &amp; friends (codex, high risk)');
     expect(body.text).not.toContain('<!channel>');
-    expect(body.blocks[0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: `*Approval needed*\n<https://approvals.example.com/#/requests/${r.id}|Deploy &lt;!channel&gt; &amp; friends>` } });
+    expect(body.blocks[0]).toEqual({
+      type: 'section',
+      text: { type: 'mrkdwn', text: `*Approval needed*\n<https://approvals.example.com/#/requests/${r.id}|Deploy &lt;!channel&gt; &amp; friends>` },
+    });
     expect(body.blocks[1]).toMatchObject({ type: 'context', elements: [{ type: 'mrkdwn', text: expect.stringContaining('codex') }] });
     const actions = body.blocks.at(-1);
     expect(actions.type).toBe('actions');
@@ -96,7 +106,11 @@ describe('hook presets (loopback receivers)', () => {
       expect(el).toMatchObject({ type: 'button', text: { type: 'plain_text', text: expect.any(String) }, url: expect.stringMatching(/^https:\/\//) });
       expect(el.action_id).toMatch(/^countersign-/);
     }
-    expect(actions.elements.map((e: any) => [e.text.text, e.style ?? null])).toEqual([['Approve', 'primary'], ['Deny', 'danger'], ['Open in countersign', null]]);
+    expect(actions.elements.map((e: any) => [e.text.text, e.style ?? null])).toEqual([
+      ['Approve', 'primary'],
+      ['Deny', 'danger'],
+      ['Open in countersign', null],
+    ]);
     expect(actions.elements[0].url).toMatch(/^https:\/\/approvals\.example\.com\/d\/[A-Za-z0-9_.-]+$/);
     expect(actions.elements[2].url).toBe(`https://approvals.example.com/#/requests/${r.id}`);
     // Without include_content no summary is shown.
@@ -148,7 +162,11 @@ describe('hook presets (loopback receivers)', () => {
     });
     expect(markdownText.join()).not.toContain('evil.example');
     expect(markdownText.join()).not.toContain('_codex_');
-    expect(a.content.actions.map((x: any) => [x.type, x.title])).toEqual([['Action.OpenUrl', 'Approve'], ['Action.OpenUrl', 'Deny'], ['Action.OpenUrl', 'Open in countersign']]);
+    expect(a.content.actions.map((x: any) => [x.type, x.title])).toEqual([
+      ['Action.OpenUrl', 'Approve'],
+      ['Action.OpenUrl', 'Deny'],
+      ['Action.OpenUrl', 'Open in countersign'],
+    ]);
     expect(a.content.actions[2].url).toBe(`https://approvals.example.com/#/requests/${r.id}`);
   });
 
@@ -173,7 +191,11 @@ describe('hook presets (loopback receivers)', () => {
 
   it('ntfy: JSON published to the server root with the topic, priority from the risk, click and actions', async () => {
     receiver = await startReceiver();
-    t = await startTestServer(withHooks([{ name: 'phone', webhook: `${receiver.url}/my-secret-topic`, format: 'ntfy', decision_links: true }], { public_url: 'https://approvals.example.com' }));
+    t = await startTestServer(
+      withHooks([{ name: 'phone', webhook: `${receiver.url}/my-secret-topic`, format: 'ntfy', decision_links: true }], {
+        public_url: 'https://approvals.example.com',
+      }),
+    );
     const r = await createRequest(t.api, COMMAND);
     const { rec, body } = await oneMessage();
     expect(rec.path).toBe('/');
@@ -181,7 +203,12 @@ describe('hook presets (loopback receivers)', () => {
     expect(body.message).toContain('Deploy staging');
     expect(body.actions).toHaveLength(3);
     expect(body.actions[0]).toEqual({ action: 'view', label: 'Open', url: `https://approvals.example.com/#/requests/${r.id}`, clear: true });
-    expect(body.actions[1]).toMatchObject({ action: 'http', label: 'Approve', method: 'POST', url: expect.stringMatching(/^https:\/\/approvals\.example\.com\/d\//) });
+    expect(body.actions[1]).toMatchObject({
+      action: 'http',
+      label: 'Approve',
+      method: 'POST',
+      url: expect.stringMatching(/^https:\/\/approvals\.example\.com\/d\//),
+    });
     expect(body.actions[2]).toMatchObject({ action: 'http', label: 'Deny', method: 'POST' });
     // A low-risk request asks for less attention.
     await createRequest(t.api, { ...COMMAND, risk: 'low' });
@@ -190,7 +217,8 @@ describe('hook presets (loopback receivers)', () => {
   });
 
   it('template: Mustache over the envelope, values JSON-escaped, no code runs', async () => {
-    const template = '{"msg": "{{text}}", "id": "{{data.request.id}}", "agent": "{{data.request.source.agent}}", "nope": "{{constructor}}{{#data.request}}{{title}}{{/data.request}}"}';
+    const template =
+      '{"msg": "{{text}}", "id": "{{data.request.id}}", "agent": "{{data.request.source.agent}}", "nope": "{{constructor}}{{#data.request}}{{title}}{{/data.request}}"}';
     await setup({ format: 'template', template });
     const r = await createRequest(t!.api, { ...COMMAND, title: 'Say "hi" \\ <now>' });
     const { body } = await oneMessage();
@@ -199,7 +227,9 @@ describe('hook presets (loopback receivers)', () => {
 
   it('template with content_type text/plain inserts values as they are', async () => {
     receiver = await startReceiver();
-    t = await startTestServer(withHooks([{ name: 'plain', webhook: `${receiver.url}/p`, format: 'template', template: '{{type}} {{data.request.title}}', content_type: 'text/plain' }]));
+    t = await startTestServer(
+      withHooks([{ name: 'plain', webhook: `${receiver.url}/p`, format: 'template', template: '{{type}} {{data.request.title}}', content_type: 'text/plain' }]),
+    );
     await createRequest(t.api, { ...COMMAND, title: 'A "quoted" title' });
     const [rec] = await receiver.waitFor(1);
     expect(rec!.headers['content-type']).toBe('text/plain');
@@ -208,7 +238,9 @@ describe('hook presets (loopback receivers)', () => {
 
   it('a request decided on arrival, or a hook whose match does not cover it, sends nothing; match narrows by risk and agent', async () => {
     receiver = await startReceiver();
-    t = await startTestServer(withHooks([{ name: 'risky', webhook: `${receiver.url}/r`, format: 'json', match: { risk: ['medium', 'high'], agent: 'codex' } }]));
+    t = await startTestServer(
+      withHooks([{ name: 'risky', webhook: `${receiver.url}/r`, format: 'json', match: { risk: ['medium', 'high'], agent: 'codex' } }]),
+    );
     await createRequest(t.api, { ...COMMAND, risk: 'low' });
     await createRequest(t.api, { ...COMMAND, source: { agent: 'other' } });
     const hit = await createRequest(t.api, COMMAND);
@@ -223,7 +255,15 @@ describe('hook presets (loopback receivers)', () => {
     const list = await t!.api.get('/v1/hooks');
     expect(list.status).toBe(200);
     expect(list.body).toEqual([
-      expect.objectContaining({ name: 'team', kind: 'webhook', format: 'slack', target: `${receiver!.url}/…`, decision_links: true, signed: false, last_delivery: null }),
+      expect.objectContaining({
+        name: 'team',
+        kind: 'webhook',
+        format: 'slack',
+        target: `${receiver!.url}/…`,
+        decision_links: true,
+        signed: false,
+        last_delivery: null,
+      }),
     ]);
     expect(JSON.stringify(list.body)).not.toContain('secret-part');
 

@@ -85,7 +85,14 @@ describe('quiet: bursts and mutes', () => {
     extra.push(async () => ws.socket.close());
     const res = await t!.api.post('/v1/mutes', { agent: 'codex' });
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{26}$/), agent: 'codex', session: null, dismiss_notices: false, created_at: clock.now(), expires_at: null });
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{26}$/),
+      agent: 'codex',
+      session: null,
+      dismiss_notices: false,
+      created_at: clock.now(),
+      expires_at: null,
+    });
     expect(await ws.nextMatching((m: any) => m.type === 'mutes.changed')).toEqual({ type: 'mutes.changed' });
     expect((await t!.api.get('/v1/mutes')).body).toEqual([res.body]);
 
@@ -126,7 +133,10 @@ describe('quiet: bursts and mutes', () => {
     expect(notice.status).toBe('dismissed');
     expect(notice.decision).toMatchObject({ option: 'dismiss', outcome: 'deny', decided_by: 'mute' });
     const audit = (await t!.api.get(`/v1/requests/${notice.id}/audit`)).body;
-    expect(audit.map((a: any) => [a.event, a.actor])).toEqual([['created', 'admin'], ['decided', 'mute']]);
+    expect(audit.map((a: any) => [a.event, a.actor])).toEqual([
+      ['created', 'admin'],
+      ['decided', 'mute'],
+    ]);
     const command = await createRequest(t!.api, { ...COMMAND, source: { agent: 'my-hook' } });
     expect(command.status).toBe('pending');
     expect((await show(t!.api, notice.id)).status).toBe('dismissed');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/lib/logger.js';
 import { SECRET, startReceiver, type Receiver } from '../callbacks/callback-kit.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
@@ -74,9 +74,44 @@ describe('lifecycle lines', () => {
     const res = await decide(t.api, r, 'deny', { feedback: 'the feedback text stays in the audit trail' });
     expect(res.status).toBe(200);
     expectError(await decide(t.api, r, 'approve'), 409, 'not_pending');
-    expect(capture.lifecycle(r.id).map(({ level, msg, event, request_id, format, kind, agent, actor, option, outcome }) => ({ level, msg, event, request_id, format, kind, agent, actor, option, outcome }))).toEqual([
-      { level: INFO, msg: 'request created', event: 'created', request_id: r.id, format: 'handup', kind: 'command', agent: 'codex', actor: 'admin', option: undefined, outcome: undefined },
-      { level: INFO, msg: 'request decided', event: 'decided', request_id: r.id, format: 'handup', kind: 'command', agent: 'codex', actor: 'admin', option: 'deny', outcome: 'deny' },
+    expect(
+      capture.lifecycle(r.id).map(({ level, msg, event, request_id, format, kind, agent, actor, option, outcome }) => ({
+        level,
+        msg,
+        event,
+        request_id,
+        format,
+        kind,
+        agent,
+        actor,
+        option,
+        outcome,
+      })),
+    ).toEqual([
+      {
+        level: INFO,
+        msg: 'request created',
+        event: 'created',
+        request_id: r.id,
+        format: 'handup',
+        kind: 'command',
+        agent: 'codex',
+        actor: 'admin',
+        option: undefined,
+        outcome: undefined,
+      },
+      {
+        level: INFO,
+        msg: 'request decided',
+        event: 'decided',
+        request_id: r.id,
+        format: 'handup',
+        kind: 'command',
+        agent: 'codex',
+        actor: 'admin',
+        option: 'deny',
+        outcome: 'deny',
+      },
     ]);
     expect(capture.text()).not.toContain('the feedback text');
 
@@ -90,11 +125,20 @@ describe('lifecycle lines', () => {
     const expiring = await createRequest(t.api, { title: 'Migrate', timeout: '1m', on_timeout: 'expire', source: { agent: 'codex' } });
     clock.advance(60_000);
     await t.server.settled();
-    expect(capture.lifecycle(expiring.id).at(-1)).toMatchObject({ event: 'expired', actor: 'timeout', agent: 'codex', format: 'handup', on_timeout: 'expire', msg: 'request expired' });
+    expect(capture.lifecycle(expiring.id).at(-1)).toMatchObject({
+      event: 'expired',
+      actor: 'timeout',
+      agent: 'codex',
+      format: 'handup',
+      on_timeout: 'expire',
+      msg: 'request expired',
+    });
 
     const native = await t.api.post('/v1/formats/alp/requests', ALP_REQUEST.frame);
     expect(native.status, native.text).toBe(201);
-    expect(capture.lifecycle(native.body.request.id)).toMatchObject([{ event: 'created', format: 'alp', agent: ALP_REQUEST.frame.params.event.question.agent, actor: 'admin' }]);
+    expect(capture.lifecycle(native.body.request.id)).toMatchObject([
+      { event: 'created', format: 'alp', agent: ALP_REQUEST.frame.params.event.question.agent, actor: 'admin' },
+    ]);
   });
 
   it('a transaction that rolls back after writing an audit row logs nothing; a committed one is logged after the commit', async () => {
@@ -111,7 +155,16 @@ describe('lifecycle lines', () => {
     // A row about a request the transaction never read: its format and agent are read after the commit.
     await t.server.deps.requests.note(r.id, 'hook.failed', 'hook:lint', { hook: 'lint', reason: 'timeout', error: 'hook error text' });
     const failed = await capture.waitFor((l) => l.event === 'hook.failed');
-    expect(failed).toMatchObject({ level: WARN, msg: 'decide hook failed', request_id: r.id, format: 'handup', agent: 'codex', actor: 'hook:lint', hook: 'lint', reason: 'timeout' });
+    expect(failed).toMatchObject({
+      level: WARN,
+      msg: 'decide hook failed',
+      request_id: r.id,
+      format: 'handup',
+      agent: 'codex',
+      actor: 'hook:lint',
+      hook: 'lint',
+      reason: 'timeout',
+    });
     expect(capture.lifecycle(r.id).map((l) => l.event)).toEqual(['created', 'hook.failed']);
     expect(capture.text()).not.toContain('hook error text');
   });
@@ -133,7 +186,12 @@ describe('lifecycle lines', () => {
       ['decided', 'rule:ship-it', 'ship-it', 'writer'],
     ]);
 
-    const question = { title: 'Which?', kind: 'question', source: { agent: 'quizzer' }, input: { questions: [{ id: 'q', question: 'Which one?', options: [{ label: 'A' }] }] } };
+    const question = {
+      title: 'Which?',
+      kind: 'question',
+      source: { agent: 'quizzer' },
+      input: { questions: [{ id: 'q', question: 'Which one?', options: [{ label: 'A' }] }] },
+    };
     const asked = await createRequest(t.api, question);
     expect(capture.lifecycle(asked.id).map((l) => [l.event, l.actor, l.msg])).toEqual([
       ['created', 'admin', 'request created'],
@@ -141,7 +199,12 @@ describe('lifecycle lines', () => {
     ]);
 
     expect((await t.api.request('PUT', '/v1/auto', { mode: 'low', for: '1h' })).status).toBe(200);
-    expect(capture.lines.find((l) => l.event === 'auto.changed' && l.actor === 'admin')).toMatchObject({ msg: 'auto mode changed', mode: 'low', previous: 'off', until: expect.any(Number) });
+    expect(capture.lines.find((l) => l.event === 'auto.changed' && l.actor === 'admin')).toMatchObject({
+      msg: 'auto mode changed',
+      mode: 'low',
+      previous: 'off',
+      until: expect.any(Number),
+    });
   });
 
   it('callbacks delivered and failed, with the format and agent read after the fact; no callback URL, no error text', async () => {
@@ -153,12 +216,30 @@ describe('lifecycle lines', () => {
     const delivered = await createRequest(t.api, { title: 'One', callback_url: url, source: { agent: 'codex' } });
     expect((await decide(t.api, delivered, 'approve')).status).toBe(200);
     const ok = await capture.waitFor((l) => l.event === 'callback.delivered');
-    expect(ok).toMatchObject({ level: INFO, msg: 'callback delivered', request_id: delivered.id, format: 'handup', agent: 'codex', actor: 'callbacks', status: 200, attempts: 1, type: 'request.decided' });
+    expect(ok).toMatchObject({
+      level: INFO,
+      msg: 'callback delivered',
+      request_id: delivered.id,
+      format: 'handup',
+      agent: 'codex',
+      actor: 'callbacks',
+      status: 200,
+      attempts: 1,
+      type: 'request.decided',
+    });
 
     const failed = await createRequest(t.api, { title: 'Two', callback_url: url, source: { agent: 'codex' } });
     expect((await decide(t.api, failed, 'deny')).status).toBe(200);
     const bad = await capture.waitFor((l) => l.event === 'callback.failed');
-    expect(bad).toMatchObject({ level: WARN, msg: 'callback failed', request_id: failed.id, format: 'handup', agent: 'codex', reason: 'rejected', status: 400 });
+    expect(bad).toMatchObject({
+      level: WARN,
+      msg: 'callback failed',
+      request_id: failed.id,
+      format: 'handup',
+      agent: 'codex',
+      reason: 'rejected',
+      status: 400,
+    });
     expect(bad.error).toBeUndefined();
     // Logged once, from the audit row.
     expect(capture.lines.filter((l) => l.request_id === failed.id && /callback/.test(l.msg))).toHaveLength(1);
@@ -186,7 +267,9 @@ describe('HTTP request lines', () => {
     ]);
 
     const missing = await t.api.get('/v1/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV');
-    expect(completed(capture.lines, missing.headers.get('x-request-id'))).toMatchObject([{ level: INFO, status: 404, url: '/v1/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV' }]);
+    expect(completed(capture.lines, missing.headers.get('x-request-id'))).toMatchObject([
+      { level: INFO, status: 404, url: '/v1/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV' },
+    ]);
     const denied = await t.api.get('/v1/requests', { token: 'not-a-real-token-at-all' });
     expect(denied.status).toBe(401);
     const line = completed(capture.lines, denied.headers.get('x-request-id'))[0]!;
@@ -198,7 +281,7 @@ describe('HTTP request lines', () => {
     expect(new Set([id, missing.headers.get('x-request-id'), denied.headers.get('x-request-id')]).size).toBe(3);
   });
 
-  it('a caller\'s well-formed X-Request-Id is kept; anything else is replaced, never logged', async () => {
+  it("a caller's well-formed X-Request-Id is kept; anything else is replaced, never logged", async () => {
     const capture = captureLog();
     t = await startTestServer({}, { log: capture.log });
     const given = 'trace-7f3a9c21.d4e8:01';
@@ -215,7 +298,7 @@ describe('HTTP request lines', () => {
     for (const text of ['has spaces', 'quoted', 'leading-dash', 'semi;colon', 'injected', 'a'.repeat(128)]) expect(capture.text()).not.toContain(text);
   });
 
-  it('a decision link\'s path is a credential: its line names the route, not the token', async () => {
+  it("a decision link's path is a credential: its line names the route, not the token", async () => {
     const capture = captureLog();
     t = await startTestServer({}, { log: capture.log });
     const token = 'link-token-that-must-not-be-logged-0123456789';

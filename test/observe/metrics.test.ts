@@ -64,7 +64,8 @@ describe('GET /v1/metrics', () => {
 
   it('wrong metrics tokens count as failed authentications: once throttled, the right one is refused too', async () => {
     t = await startTestServer({ metrics: { token: METRICS_TOKEN } });
-    for (let i = 0; i < AUTH_FAILURES_PER_MINUTE; i++) expectError(await t.api.get('/v1/metrics', { token: `${METRICS_TOKEN}-guess-${i}` }), 401, 'unauthorized');
+    for (let i = 0; i < AUTH_FAILURES_PER_MINUTE; i++)
+      expectError(await t.api.get('/v1/metrics', { token: `${METRICS_TOKEN}-guess-${i}` }), 401, 'unauthorized');
     const limited = await t.api.get('/v1/metrics', { token: METRICS_TOKEN });
     expectError(limited, 429, 'rate_limited');
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -128,13 +129,23 @@ describe('GET /v1/metrics', () => {
     const info = m.get('countersign_info')!.samples[0]!;
     expect(info).toMatchObject({ value: 1, labels: { store: TEST_STORE, version: t.server.deps.version, node: t.server.deps.cluster.id } });
     // The process's own, event-loop lag among them.
-    for (const name of ['nodejs_eventloop_lag_seconds', 'nodejs_eventloop_lag_p99_seconds', 'process_cpu_user_seconds_total', 'process_resident_memory_bytes']) {
+    for (const name of [
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_eventloop_lag_p99_seconds',
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+    ]) {
       expect(m.has(name), name).toBe(true);
     }
 
     events.socket.close();
     bridge.socket.close();
-    const after = await scrapeUntil(t, (s) => sampleValue(s, 'countersign_websocket_subscribers', { socket: 'bridge' }) === 0 && sampleValue(s, 'countersign_websocket_subscribers', { socket: 'events' }) === 0);
+    const after = await scrapeUntil(
+      t,
+      (s) =>
+        sampleValue(s, 'countersign_websocket_subscribers', { socket: 'bridge' }) === 0 &&
+        sampleValue(s, 'countersign_websocket_subscribers', { socket: 'events' }) === 0,
+    );
     expect(sampleValue(after, 'countersign_requests_pending')).toBe(2);
   });
 
@@ -159,7 +170,9 @@ describe('GET /v1/metrics', () => {
     });
     expect(sampleValue(m, 'countersign_callback_attempts_total', { target: 'callback', result: 'failed' })).toBe(2);
     // Only the refused one was given up.
-    expect(m.get('countersign_callback_failures_total')?.samples).toEqual([{ name: 'countersign_callback_failures_total', labels: { target: 'callback', reason: 'rejected' }, value: 1 }]);
+    expect(m.get('countersign_callback_failures_total')?.samples).toEqual([
+      { name: 'countersign_callback_failures_total', labels: { target: 'callback', reason: 'rejected' }, value: 1 },
+    ]);
     expect(receiver.received).toHaveLength(3);
   });
 
@@ -183,7 +196,7 @@ describe.skipIf(!TEST_POSTGRES_URL)('metrics with two daemons on one PostgreSQL 
     db = undefined;
   });
 
-  it('each daemon counts what it did, not what it heard from the other; the pending gauge is the store\'s', async () => {
+  it("each daemon counts what it did, not what it heard from the other; the pending gauge is the store's", async () => {
     db = await freshPostgresSchema();
     const a = await startTestServer({ storage: { url: db.url } });
     servers.push(a);

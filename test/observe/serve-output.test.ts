@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { logDestination, type LogOutput } from '../../src/log-destination.js';
-import { createLogger } from '../../src/logger.js';
+import { logDestination, type LogOutput } from '../../src/lib/log-destination.js';
+import { createLogger } from '../../src/lib/logger.js';
 import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { createApiClient } from '../helpers/test-server.js';
 
@@ -15,7 +15,11 @@ import { createApiClient } from '../helpers/test-server.js';
  */
 
 const VERSION = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')).version as string;
-const stdoutLines = (d: DaemonProcess) => d.stdout().split('\n').filter((l) => l !== '');
+const stdoutLines = (d: DaemonProcess) =>
+  d
+    .stdout()
+    .split('\n')
+    .filter((l) => l !== '');
 
 describe('countersign serve: what goes to stdout and stderr', { timeout: 60_000 }, () => {
   const dirs: string[] = [];
@@ -39,7 +43,9 @@ describe('countersign serve: what goes to stdout and stderr', { timeout: 60_000 
     const dataDir = tempDir();
     const first = await start({ COUNTERSIGN_DATA_DIR: dataDir, COUNTERSIGN_LOG_LEVEL: 'debug' });
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
-    expect(first.stderr()).toBe(`countersign ${VERSION} listening on ${first.url}\ninbox: ${first.url}/\nadmin token (shown once; also in ${dataDir}/admin-token): ${token}\n`);
+    expect(first.stderr()).toBe(
+      `countersign ${VERSION} listening on ${first.url}\ninbox: ${first.url}/\nadmin token (shown once; also in ${dataDir}/admin-token): ${token}\n`,
+    );
     const api = createApiClient(first.url, token);
     const created = await api.post('/v1/requests', { title: 'Deploy', source: { agent: 'codex' } });
     expect(created.status).toBe(201);

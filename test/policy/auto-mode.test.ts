@@ -53,7 +53,15 @@ describe('auto mode', () => {
     ['a form (input.fields)', { input: { fields: [{ name: 'x', type: 'boolean' }] } }],
     ['free text (input.allow_free_text)', { input: { allow_free_text: true } }],
     ['a deny that needs feedback', { input: { feedback: 'required_on_deny' } }],
-    ['two approve options', { options: [{ id: 'a', label: 'A', outcome: 'approve' }, { id: 'b', label: 'B', outcome: 'approve' }] }],
+    [
+      'two approve options',
+      {
+        options: [
+          { id: 'a', label: 'A', outcome: 'approve' },
+          { id: 'b', label: 'B', outcome: 'approve' },
+        ],
+      },
+    ],
     ['no approve option', { options: [{ id: 'n', label: 'No', outcome: 'deny' }] }],
   ])('never approves %s', async (_name, body) => {
     t ??= await startTestServer();

@@ -73,7 +73,9 @@ describe('exec decide hooks', () => {
   it('decide through the normal path as hook:<name>, with the Request on stdin and no daemon secrets in the environment', async () => {
     process.env.COUNTERSIGN_ADMIN_TOKEN = 'must-not-reach-hooks-0123456789';
     try {
-      t = await startTestServer({ decide_hooks: [{ name: 'spend-policy', exec: answering('approver', '{"option":"approve","feedback":"within budget"}') }] as never });
+      t = await startTestServer({
+        decide_hooks: [{ name: 'spend-policy', exec: answering('approver', '{"option":"approve","feedback":"within budget"}') }] as never,
+      });
     } finally {
       delete process.env.COUNTERSIGN_ADMIN_TOKEN;
     }
@@ -117,12 +119,24 @@ describe('exec decide hooks', () => {
   const approveAfter = () => ({ name: 'never', exec: answering('never', '{"option":"approve"}') });
   it.each([
     ['bad JSON', () => script('bad.mjs', "process.stdout.write('yes please')"), 'bad_answer'],
-    ['a decision object with other fields', () => script('extra.mjs', 'process.stdout.write(JSON.stringify({ option: "approve", scope: "always" }))'), 'bad_answer'],
-    ['a non-zero exit (even with an approval on stdout)', () => script('exit.mjs', 'process.stdout.write(JSON.stringify({ option: "approve" })); process.exit(3)'), 'exit'],
+    [
+      'a decision object with other fields',
+      () => script('extra.mjs', 'process.stdout.write(JSON.stringify({ option: "approve", scope: "always" }))'),
+      'bad_answer',
+    ],
+    [
+      'a non-zero exit (even with an approval on stdout)',
+      () => script('exit.mjs', 'process.stdout.write(JSON.stringify({ option: "approve" })); process.exit(3)'),
+      'exit',
+    ],
     ['a crash', () => script('crash.mjs', 'throw new Error("boom")'), 'exit'],
     ['a timeout', () => script('hang.mjs', 'setInterval(() => {}, 1000)'), 'timeout'],
     ['an unknown option', () => script('unknown.mjs', 'process.stdout.write(JSON.stringify({ option: "yes-please" }))'), 'refused'],
-    ['a refused decision (deny without the feedback it requires)', () => script('nofeedback.mjs', 'process.stdout.write(JSON.stringify({ option: "deny" }))'), 'refused'],
+    [
+      'a refused decision (deny without the feedback it requires)',
+      () => script('nofeedback.mjs', 'process.stdout.write(JSON.stringify({ option: "deny" }))'),
+      'refused',
+    ],
     ['an answer over 64 KiB', () => script('big.mjs', 'process.stdout.write(JSON.stringify({ option: "approve", feedback: "x".repeat(70000) }))'), 'too_large'],
     ['a program that does not exist', () => [join(dir, 'no-such-program')], 'spawn'],
   ])('fail closed on %s: the request stays pending, hook.failed is audited, later hooks do not run', async (_name, program, reason) => {
@@ -146,7 +160,9 @@ describe('url decide hooks', () => {
     const bodies: any[] = [];
     const url = await startService((req, body, res) => {
       bodies.push({ method: req.method, type: req.headers['content-type'], body: JSON.parse(body) });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ decision_id: 'd1', result: { option: 'deny', feedback: 'policy says no' } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ decision_id: 'd1', result: { option: 'deny', feedback: 'policy says no' } }));
     });
     t = await startTestServer({ decide_hooks: [{ name: 'opa', url, match: { kind: 'command' } }] as never });
     const { created, now } = await createAndSettle({ title: 'rm -rf build', kind: 'command' });
@@ -160,7 +176,12 @@ describe('url decide hooks', () => {
     ['an undefined OPA decision ({})', (res: ServerResponse) => res.writeHead(200).end('{}')],
   ])('%s is no opinion: the next hook decides', async (_name, answer) => {
     const url = await startService((_req, _body, res) => answer(res));
-    t = await startTestServer({ decide_hooks: [{ name: 'opa', url }, { name: 'second', exec: answering('second', '{"option":"approve"}') }] as never });
+    t = await startTestServer({
+      decide_hooks: [
+        { name: 'opa', url },
+        { name: 'second', exec: answering('second', '{"option":"approve"}') },
+      ] as never,
+    });
     const { now } = await createAndSettle({ title: 'Something' });
     expect(now.decision).toMatchObject({ decided_by: 'hook:second' });
   });

@@ -31,18 +31,58 @@ describe('indexing history that predates the policy tables', () => {
       'INSERT INTO requests (id, format, submitter, status, kind, agent, content_hash, created_at, resolved_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const ids: string[] = [];
-    for (const [status, decidedBy] of [['denied', 'alice'], ['approved', 'alice'], ['pending', null]] as const) {
+    for (const [status, decidedBy] of [
+      ['denied', 'alice'],
+      ['approved', 'alice'],
+      ['pending', null],
+    ] as const) {
       const id = newId(now - 60_000);
       ids.push(id);
       const record = {
-        id, title: `Run git status (${status})`, callback_url: null, summary: null, kind: 'command', risk: 'low',
+        id,
+        title: `Run git status (${status})`,
+        callback_url: null,
+        summary: null,
+        kind: 'command',
+        risk: 'low',
         source: { integration: null, agent: 'claude-code', session: null, cwd: null, repo: null, branch: null, host: null },
         previews: [{ type: 'command', command: { shell: 'git status' } }],
-        options: [{ id: 'approve', label: 'Approve', outcome: 'approve' }, { id: 'deny', label: 'Deny', outcome: 'deny' }],
-        input: null, timeout: null, on_timeout: 'deny', dedupe_key: null, status, content_hash: 'sha256:x', created_at: now - 60_000, expires_at: null,
-        decision: decidedBy ? { option: status === 'approved' ? 'approve' : 'deny', content_hash: 'sha256:x', outcome: status === 'approved' ? 'approve' : 'deny', feedback: null, fields: null, decided_by: decidedBy, decided_at: now - 1000 } : null,
+        options: [
+          { id: 'approve', label: 'Approve', outcome: 'approve' },
+          { id: 'deny', label: 'Deny', outcome: 'deny' },
+        ],
+        input: null,
+        timeout: null,
+        on_timeout: 'deny',
+        dedupe_key: null,
+        status,
+        content_hash: 'sha256:x',
+        created_at: now - 60_000,
+        expires_at: null,
+        decision: decidedBy
+          ? {
+              option: status === 'approved' ? 'approve' : 'deny',
+              content_hash: 'sha256:x',
+              outcome: status === 'approved' ? 'approve' : 'deny',
+              feedback: null,
+              fields: null,
+              decided_by: decidedBy,
+              decided_at: now - 1000,
+            }
+          : null,
       };
-      insert.run(id, 'handup', 'admin', status, 'command', 'claude-code', 'sha256:x', now - 60_000, status === 'pending' ? null : now - 1000, JSON.stringify(record));
+      insert.run(
+        id,
+        'handup',
+        'admin',
+        status,
+        'command',
+        'claude-code',
+        'sha256:x',
+        now - 60_000,
+        status === 'pending' ? null : now - 1000,
+        JSON.stringify(record),
+      );
     }
     old.close();
 

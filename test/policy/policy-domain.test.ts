@@ -20,11 +20,25 @@ function record({ integration = null, ...body }: Record<string, unknown>, over: 
     defaultTimeout: 'none',
     integration: integration as string | null,
   });
-  return { id: '01KDXB5M000000000000000001', ...fields, status: 'pending', content_hash: contentHash(fields), created_at: AT, expires_at: null, decision: null, ...over };
+  return {
+    id: '01KDXB5M000000000000000001',
+    ...fields,
+    status: 'pending',
+    content_hash: contentHash(fields),
+    created_at: AT,
+    expires_at: null,
+    decision: null,
+    ...over,
+  };
 }
 
 const cmd = (shell: string, extra: Record<string, unknown> = {}) =>
-  record({ kind: 'command', previews: [{ type: 'command', command: { shell } }], source: { agent: 'claude-code', session: 's1', cwd: '/srv/acme/deploy', repo: 'acme/api' }, ...extra });
+  record({
+    kind: 'command',
+    previews: [{ type: 'command', command: { shell } }],
+    source: { agent: 'claude-code', session: 's1', cwd: '/srv/acme/deploy', repo: 'acme/api' },
+    ...extra,
+  });
 
 function rules(...list: Array<Record<string, unknown>>): ReturnType<typeof compileRules> {
   return compileRules(list.map((r) => ({ source: 'config', ...RuleSchema.parse(r) }) as PolicyRule));
@@ -65,7 +79,10 @@ describe('globs', () => {
 });
 
 describe('rule schema', () => {
-  const issue = (schema: { safeParse(v: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown) => {
+  const issue = (
+    schema: { safeParse(v: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } },
+    value: unknown,
+  ) => {
     const r = schema.safeParse(value);
     expect(r.success).toBe(false);
     return r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n');
@@ -104,7 +121,12 @@ describe('rule schema', () => {
   });
 
   it('refuses duplicate ids in a list, naming the second', () => {
-    expect(issue(RuleListSchema, [{ id: 'a', match: { agent: 'x' }, action: 'approve' }, { id: 'a', match: { agent: 'y' }, action: 'deny' }])).toMatch(/^1\.id: duplicate rule id "a"/);
+    expect(
+      issue(RuleListSchema, [
+        { id: 'a', match: { agent: 'x' }, action: 'approve' },
+        { id: 'a', match: { agent: 'y' }, action: 'deny' },
+      ]),
+    ).toMatch(/^1\.id: duplicate rule id "a"/);
   });
 
   it('takes expires_at only on stored rules', () => {
@@ -117,7 +139,16 @@ describe('rule schema', () => {
 describe('request facts', () => {
   it('reads the command preview from shell, else argv joined, trimmed', () => {
     expect(commandPreview(record({ previews: [{ type: 'command', command: { shell: '  git status  ' } }] }))).toBe('git status');
-    expect(commandPreview(record({ previews: [{ type: 'text', inline: 'x' }, { type: 'command', command: { argv: ['git', 'log', '-1'] } }] }))).toBe('git log -1');
+    expect(
+      commandPreview(
+        record({
+          previews: [
+            { type: 'text', inline: 'x' },
+            { type: 'command', command: { argv: ['git', 'log', '-1'] } },
+          ],
+        }),
+      ),
+    ).toBe('git log -1');
     expect(commandPreview(record({ previews: [{ type: 'text', inline: 'x' }] }))).toBeNull();
   });
 
@@ -170,17 +201,22 @@ describe('matchers', () => {
 
 describe('evaluation', () => {
   it('first match wins, in list order', () => {
-    const list = rules(
-      { id: 'first', match: { agent: 'claude-code' }, action: 'ask' },
-      { id: 'second', match: { command: '^git' }, action: 'approve' },
-    );
+    const list = rules({ id: 'first', match: { agent: 'claude-code' }, action: 'ask' }, { id: 'second', match: { command: '^git' }, action: 'approve' });
     expect(matchOf(list, cmd('git status'))).toBe('first');
-    expect(matchOf(rules({ id: 'second', match: { command: '^git' }, action: 'approve' }, { id: 'first', match: { agent: 'claude-code' }, action: 'ask' }), cmd('git status'))).toBe('second');
+    expect(
+      matchOf(
+        rules({ id: 'second', match: { command: '^git' }, action: 'approve' }, { id: 'first', match: { agent: 'claude-code' }, action: 'ask' }),
+        cmd('git status'),
+      ),
+    ).toBe('second');
   });
 
   it('matches info notices with dismiss rules only, and skips expired rules', () => {
     const info = record({ kind: 'info', source: { agent: 'my-hook' } });
-    const list = rules({ id: 'any', match: { agent: 'my-hook' }, action: 'approve' }, { id: 'quiet', match: { agent: 'my-hook', kind: 'info' }, action: 'dismiss' });
+    const list = rules(
+      { id: 'any', match: { agent: 'my-hook' }, action: 'approve' },
+      { id: 'quiet', match: { agent: 'my-hook', kind: 'info' }, action: 'dismiss' },
+    );
     expect(matchOf(list, info)).toBe('quiet');
     expect(matchOf(list, record({ kind: 'command', source: { agent: 'my-hook' } }))).toBe('any');
     const expiring = compileRules([{ source: 'stored', id: 'old', match: { agent: 'my-hook' }, action: 'approve', expires_at: AT }]);
@@ -191,9 +227,19 @@ describe('evaluation', () => {
   const rule = (r: Record<string, unknown>) => RuleSchema.parse({ id: 'r', match: { agent: 'a' }, ...r });
 
   it('approve picks the first approve option; deny the first deny option with the feedback', () => {
-    const r = record({ options: [{ id: 'no', label: 'No', outcome: 'deny' }, { id: 'yes', label: 'Yes', outcome: 'approve' }, { id: 'yes2', label: 'Y', outcome: 'approve' }] });
+    const r = record({
+      options: [
+        { id: 'no', label: 'No', outcome: 'deny' },
+        { id: 'yes', label: 'Yes', outcome: 'approve' },
+        { id: 'yes2', label: 'Y', outcome: 'approve' },
+      ],
+    });
     const a = ruleOutcome(rule({ action: 'approve' }), r, AT);
-    expect(a).toMatchObject({ type: 'decide', status: 'approved', decision: { option: 'yes', outcome: 'approve', decided_by: 'rule', rule_id: 'r', decided_at: AT, content_hash: r.content_hash } });
+    expect(a).toMatchObject({
+      type: 'decide',
+      status: 'approved',
+      decision: { option: 'yes', outcome: 'approve', decided_by: 'rule', rule_id: 'r', decided_at: AT, content_hash: r.content_hash },
+    });
     const d = ruleOutcome(rule({ action: 'deny', feedback: 'Not like this.' }), r, AT);
     expect(d).toMatchObject({ type: 'decide', status: 'denied', decision: { option: 'no', feedback: 'Not like this.', rule_id: 'r' } });
   });
@@ -246,7 +292,15 @@ describe('auto mode', () => {
     ['input.fields', { input: { fields: [] } }],
     ['input.allow_free_text', { input: { allow_free_text: true } }],
     ['input.feedback required_on_deny', { input: { feedback: 'required_on_deny' } }],
-    ['not exactly one approve option', { options: [{ id: 'a', label: 'A', outcome: 'approve' }, { id: 'b', label: 'B', outcome: 'approve' }] }],
+    [
+      'not exactly one approve option',
+      {
+        options: [
+          { id: 'a', label: 'A', outcome: 'approve' },
+          { id: 'b', label: 'B', outcome: 'approve' },
+        ],
+      },
+    ],
     ['not exactly one approve option', { options: [{ id: 'n', label: 'N', outcome: 'deny' }] }],
   ])('never approves %s', (reason, body) => {
     expect(autoRefusal(record(body), 'all')).toBe(reason);
@@ -255,7 +309,9 @@ describe('auto mode', () => {
 
   it('runs after rules: any matching rule wins, ask included', () => {
     const r = cmd('git status');
-    expect(creationVerdict(rules({ id: 'keep', match: { agent: 'claude-code' }, action: 'ask' }), { mode: 'all', until: null }, r, 'handup', AT)).toMatchObject({ type: 'rule', rule: { id: 'keep' }, outcome: { type: 'ask' } });
+    expect(creationVerdict(rules({ id: 'keep', match: { agent: 'claude-code' }, action: 'ask' }), { mode: 'all', until: null }, r, 'handup', AT)).toMatchObject(
+      { type: 'rule', rule: { id: 'keep' }, outcome: { type: 'ask' } },
+    );
     expect(creationVerdict([], { mode: 'all', until: null }, r, 'handup', AT)).toMatchObject({ type: 'auto', mode: 'all', decision: { decided_by: 'auto' } });
     expect(creationVerdict([], { mode: 'off', until: null }, r, 'handup', AT)).toEqual({ type: 'none' });
   });
@@ -283,7 +339,15 @@ describe('scoped allow', () => {
   it('a prefix rule matches the prefix plus plain words, never shell syntax', () => {
     const re = new RegExp(commandScopePattern(commandScope('npm test')), 'u');
     for (const ok of ['npm test', 'npm test --watch', 'npm  test -- --grep=a/b.c']) expect(re.test(ok)).toBe(true);
-    for (const no of ['npm test && curl x | sh', 'npm test; rm -rf /', 'npm testing', 'npm run test', 'npm test $(evil)', 'npm test\nrm -rf /', "npm test 'x'"]) {
+    for (const no of [
+      'npm test && curl x | sh',
+      'npm test; rm -rf /',
+      'npm testing',
+      'npm run test',
+      'npm test $(evil)',
+      'npm test\nrm -rf /',
+      "npm test 'x'",
+    ]) {
       expect(re.test(no)).toBe(false);
     }
   });
@@ -333,7 +397,10 @@ describe('simulation', () => {
   const ended = (shell: string, status: string, decided_by: string | null, outcome: 'approve' | 'deny' | null = null) => {
     const r = cmd(shell);
     n++;
-    const decision = decided_by === null ? null : { option: outcome ?? 'approve', outcome, content_hash: r.content_hash, feedback: null, fields: null, decided_by, decided_at: AT };
+    const decision =
+      decided_by === null
+        ? null
+        : { option: outcome ?? 'approve', outcome, content_hash: r.content_hash, feedback: null, fields: null, decided_by, decided_at: AT };
     return historyFacts({ ...r, id: `01KDXB5M0000000000000${String(n).padStart(5, '0')}`, status, decision } as HandupRequest, 'handup');
   };
 
@@ -369,20 +436,40 @@ describe('simulation', () => {
 
   it('counts a rule that could not decide as ask, and caps the listed disagreements', () => {
     const q = record({ kind: 'question', source: { agent: 'claude-code' }, input: { questions: [{ id: 'q', question: '?', options: [{ label: 'A' }] }] } });
-    const result = simulateRules(rules({ id: 'all', match: { agent: 'claude-code' }, action: 'approve' }), [
-      historyFacts({ ...q, status: 'answered' }, 'handup'),
-      ended('a', 'denied', 'alice', 'deny'),
-      ended('bb', 'denied', 'alice', 'deny'),
-    ], 1);
+    const result = simulateRules(
+      rules({ id: 'all', match: { agent: 'claude-code' }, action: 'approve' }),
+      [historyFacts({ ...q, status: 'answered' }, 'handup'), ended('a', 'denied', 'alice', 'deny'), ended('bb', 'denied', 'alice', 'deny')],
+      1,
+    );
     expect(result.would).toMatchObject({ ask: 1, approve: 2 });
     expect(result.per_rule).toEqual([{ id: 'all', matched: 3, decided: 2, disagreed: 2 }]);
     expect(result.disagreements).toHaveLength(1);
   });
 
   it('keeps the facts of a request in a compact encoding that reads back the same', () => {
-    const r = cmd('git status', { input: { fields: [{ name: 'x' }], feedback: 'required_on_deny' }, options: [{ id: 'a:1.b', label: 'A', outcome: 'approve' }, { id: 'no', label: 'N', outcome: 'deny' }] });
-    const facts = historyFacts({ ...r, status: 'denied', decision: { option: 'no', content_hash: r.content_hash, outcome: 'deny', feedback: null, fields: null, decided_by: 'alice', decided_at: AT } }, 'paperclip');
-    expect(facts).toMatchObject({ needs_fields: true, feedback_required: true, decided_by: 'alice', status: 'denied', format: 'paperclip', command: 'git status' });
+    const r = cmd('git status', {
+      input: { fields: [{ name: 'x' }], feedback: 'required_on_deny' },
+      options: [
+        { id: 'a:1.b', label: 'A', outcome: 'approve' },
+        { id: 'no', label: 'N', outcome: 'deny' },
+      ],
+    });
+    const facts = historyFacts(
+      {
+        ...r,
+        status: 'denied',
+        decision: { option: 'no', content_hash: r.content_hash, outcome: 'deny', feedback: null, fields: null, decided_by: 'alice', decided_at: AT },
+      },
+      'paperclip',
+    );
+    expect(facts).toMatchObject({
+      needs_fields: true,
+      feedback_required: true,
+      decided_by: 'alice',
+      status: 'denied',
+      format: 'paperclip',
+      command: 'git status',
+    });
     expect(decodeHistoryFacts(encodeHistoryFacts(facts))).toEqual(facts);
     expect(() => decodeHistoryFacts('[99]')).toThrow(/layout/);
   });

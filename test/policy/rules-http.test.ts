@@ -51,7 +51,15 @@ describe('rules API', () => {
     const add = (id: string, match: Record<string, unknown>) => t!.api.post('/v1/rules', { id, match, action: 'approve' });
     const a = await add('zz-tests', { command: '^npm test' });
     expect(a.status, a.text).toBe(201);
-    expect(a.body).toMatchObject({ id: 'zz-tests', source: 'stored', action: 'approve', hits: 0, last_hit_at: null, expires_at: null, created_at: expect.any(Number) });
+    expect(a.body).toMatchObject({
+      id: 'zz-tests',
+      source: 'stored',
+      action: 'approve',
+      hits: 0,
+      last_hit_at: null,
+      expires_at: null,
+      created_at: expect.any(Number),
+    });
     expect((await add('aa-lint', { command: '^npm run lint' })).status).toBe(201);
 
     const list = await t.api.get('/v1/rules');
@@ -64,7 +72,15 @@ describe('rules API', () => {
       ['zz-tests', 'stored'],
       ['aa-lint', 'stored'],
     ]);
-    expect(list.body[1]).toEqual({ id: 'no-force-push', source: 'config', match: CONFIG_RULES[1]!.match, action: 'deny', feedback: 'Force pushes need a person.', hits: 0, last_hit_at: null });
+    expect(list.body[1]).toEqual({
+      id: 'no-force-push',
+      source: 'config',
+      match: CONFIG_RULES[1]!.match,
+      action: 'deny',
+      feedback: 'Force pushes need a person.',
+      hits: 0,
+      last_hit_at: null,
+    });
 
     const removed = await t.api.delete('/v1/rules/zz-tests');
     expect(removed.status, removed.text).toBe(200);
@@ -134,7 +150,14 @@ describe('rules at creation', () => {
     expect(res.status, res.text).toBe(201);
     expectValidRequest(res.body);
     expect(res.body.status).toBe('approved');
-    expect(res.body.decision).toMatchObject({ option: 'approve', outcome: 'approve', decided_by: 'rule', rule_id: 'read-only-git', content_hash: res.body.content_hash, decided_at: expect.any(Number) });
+    expect(res.body.decision).toMatchObject({
+      option: 'approve',
+      outcome: 'approve',
+      decided_by: 'rule',
+      rule_id: 'read-only-git',
+      content_hash: res.body.content_hash,
+      decided_at: expect.any(Number),
+    });
     expect((await audit(res.body.id)).map((a) => [a.event, a.actor])).toEqual([
       ['created', 'admin'],
       ['decided', 'rule:read-only-git'],
@@ -142,7 +165,12 @@ describe('rules at creation', () => {
     const created = await ws.next();
     const decided = await ws.next();
     ws.socket.close();
-    expect([created.type, created.request.status, decided.type, decided.request.status]).toEqual(['request.created', 'approved', 'request.decided', 'approved']);
+    expect([created.type, created.request.status, decided.type, decided.request.status]).toEqual([
+      'request.created',
+      'approved',
+      'request.decided',
+      'approved',
+    ]);
     const rule = (await t.api.get('/v1/rules')).body.find((r: any) => r.id === 'read-only-git');
     expect(rule).toMatchObject({ hits: 1, last_hit_at: res.body.decision.decided_at });
     // The long-poll answers at once.
@@ -162,7 +190,10 @@ describe('rules at creation', () => {
   it('ask keeps the request pending with the rule risk and timeout, and auto mode does not apply', async () => {
     t = await start();
     await t.api.request('PUT', '/v1/auto', { mode: 'all' });
-    const r = await createRequest(t.api, command('kubectl apply -f prod.yaml', { risk: 'low', timeout: '1h', source: { agent: 'claude-code', repo: 'acme/infra', cwd: '/srv/acme/deploy' } }));
+    const r = await createRequest(
+      t.api,
+      command('kubectl apply -f prod.yaml', { risk: 'low', timeout: '1h', source: { agent: 'claude-code', repo: 'acme/infra', cwd: '/srv/acme/deploy' } }),
+    );
     expect(r.status).toBe('pending');
     expect(r.risk).toBe('high');
     expect(r.timeout).toBe('10m');
@@ -190,9 +221,22 @@ describe('rules at creation', () => {
   });
 
   it.each([
-    ['a question', { title: 'Which?', kind: 'question', source: { agent: 'claude-code' }, input: { questions: [{ id: 'q', question: 'Which one?', options: [{ label: 'A' }] }] } }, /question/],
+    [
+      'a question',
+      {
+        title: 'Which?',
+        kind: 'question',
+        source: { agent: 'claude-code' },
+        input: { questions: [{ id: 'q', question: 'Which one?', options: [{ label: 'A' }] }] },
+      },
+      /question/,
+    ],
     ['a form to fill in', { title: 'Pick', source: { agent: 'claude-code' }, input: { fields: [{ name: 'x', type: 'boolean' }] } }, /fields/],
-    ['a request without an approve option', { title: 'Only no', source: { agent: 'claude-code' }, options: [{ id: 'no', label: 'No', outcome: 'deny' }] }, /no approve option/],
+    [
+      'a request without an approve option',
+      { title: 'Only no', source: { agent: 'claude-code' }, options: [{ id: 'no', label: 'No', outcome: 'deny' }] },
+      /no approve option/,
+    ],
   ])('never decides %s: pending, audited rule.skipped with the reason', async (_name, body, reason) => {
     t = await start();
     await t.api.post('/v1/rules', { id: 'everything', match: { agent: 'claude-code' }, action: 'approve' });
@@ -312,7 +356,9 @@ describe('config and restarts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'countersign-rules-config-'));
     try {
       writeFileSync(join(dir, 'config.yaml'), yaml);
-      const res = await runCli(['serve', '--config', join(dir, 'config.yaml')], { env: { COUNTERSIGN_DATA_DIR: dir, COUNTERSIGN_PORT: '0', COUNTERSIGN_ADMIN_TOKEN: 'config-test-admin-token-0123456789' } });
+      const res = await runCli(['serve', '--config', join(dir, 'config.yaml')], {
+        env: { COUNTERSIGN_DATA_DIR: dir, COUNTERSIGN_PORT: '0', COUNTERSIGN_ADMIN_TOKEN: 'config-test-admin-token-0123456789' },
+      });
       expect(res.code, res.stderr).toBe(4);
       expect(res.stderr).toContain(message);
     } finally {
@@ -332,7 +378,9 @@ describe('config and restarts', () => {
     expect(rules.find((r: any) => r.id === 'read-only-git').hits).toBe(1);
     expect((await createRequest(extra.api, { title: 'Keep me' })).decision).toMatchObject({ decided_by: 'rule', rule_id: 'kept' });
     await extra.server.close();
-    await expect(start({ data_dir: dataDir, rules: [{ id: 'kept', match: { agent: 'x' }, action: 'deny' }] as never })).rejects.toThrow(/rule id "kept" is already a stored rule/);
+    await expect(start({ data_dir: dataDir, rules: [{ id: 'kept', match: { agent: 'x' }, action: 'deny' }] as never })).rejects.toThrow(
+      /rule id "kept" is already a stored rule/,
+    );
     extra = await start({ data_dir: dataDir });
   });
 });

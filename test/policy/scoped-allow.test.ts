@@ -40,7 +40,15 @@ describe('scoped allow', () => {
     ws.socket.close();
 
     const rules = (await t.api.get('/v1/rules')).body;
-    expect(rules).toEqual([expect.objectContaining({ id: ruleId, source: 'stored', action: 'approve', match: { agent: 'claude-code', command: expect.any(String) }, expires_at: null })]);
+    expect(rules).toEqual([
+      expect.objectContaining({
+        id: ruleId,
+        source: 'stored',
+        action: 'approve',
+        match: { agent: 'claude-code', command: expect.any(String) },
+        expires_at: null,
+      }),
+    ]);
     const log = (await t.api.get('/v1/policy/audit')).body;
     expect(log[0]).toMatchObject({ event: 'rule.added', actor: 'admin', subject: ruleId, details: { scope: 'always', request_id: first.id } });
 
@@ -121,7 +129,12 @@ describe('scoped allow', () => {
     t = await startTestServer();
     const deny = await createRequest(t.api, command('make'));
     expectError(await decide(t.api, deny, 'deny', { scope: 'always' }), 400, 'invalid_decision', 'scope');
-    const q = await createRequest(t.api, { title: 'Which?', kind: 'question', source, input: { questions: [{ id: 'q', question: 'Which?', allow_free_text: true }] } });
+    const q = await createRequest(t.api, {
+      title: 'Which?',
+      kind: 'question',
+      source,
+      input: { questions: [{ id: 'q', question: 'Which?', allow_free_text: true }] },
+    });
     expectError(await decide(t.api, q, 'submit', { scope: 'always', fields: { answers: { q: { text: 'x' } } } }), 400, 'invalid_decision', 'scope');
     const info = await createRequest(t.api, { title: 'FYI', kind: 'info', source });
     expectError(await decide(t.api, info, 'ok', { scope: 'always' }), 400, 'invalid_decision', 'scope');

@@ -50,7 +50,14 @@ describe('rule simulation', () => {
     });
     const byId = Object.fromEntries(res.body.disagreements.map((d: any) => [d.request_id, d]));
     expect(Object.keys(byId).sort()).toEqual([denied.id, cancelled.id, forced.id].sort());
-    expect(byId[denied.id]).toEqual({ request_id: denied.id, title: 'Run git diff HEAD~1', rule_id: 'read-only-git', would: 'approve', actual: 'denied', decided_by: 'admin' });
+    expect(byId[denied.id]).toEqual({
+      request_id: denied.id,
+      title: 'Run git diff HEAD~1',
+      rule_id: 'read-only-git',
+      would: 'approve',
+      actual: 'denied',
+      decided_by: 'admin',
+    });
     expect(byId[cancelled.id]).toMatchObject({ rule_id: 'read-only-git', would: 'approve', actual: 'cancelled', decided_by: null });
     expect(byId[forced.id]).toMatchObject({ rule_id: 'no-force-push', would: 'deny', actual: 'approved', decided_by: 'admin' });
     // A dry run: nothing stored, nothing counted.

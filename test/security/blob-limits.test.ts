@@ -23,7 +23,7 @@ describe('blob uploads are bounded', () => {
   const download = (hash: string) => fetch(`${t.url}/v1/blobs/${hash}`, { headers: { authorization: `Bearer ${t.adminToken}` } });
   const count = (table: string) => t.count(table);
 
-  it('uploads count in the token\'s per-minute rate limit, shared with creates', async () => {
+  it("uploads count in the token's per-minute rate limit, shared with creates", async () => {
     const clock = createFakeClock();
     t = await startTestServer({ requests: { max_per_minute: 3 } }, { clock });
     const bot = await t.submitClient('bot');
@@ -58,7 +58,10 @@ describe('blob uploads are bounded', () => {
     const bot = await t.submitClient('bot');
     const url = new URL('/v1/blobs', t.url);
     // No content-length: the server cannot know the size before reading.
-    const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${bot.token}`, 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' } });
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bot.token}`, 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' },
+    });
     const answered = new Promise<IncomingMessage>((resolve, reject) => {
       req.once('response', resolve);
       req.once('error', reject);
@@ -78,10 +81,17 @@ describe('blob uploads are bounded', () => {
   it('a declared content-length past the quota or the blob limit is refused before the body is read', async () => {
     t = await startTestServer({ blobs: { quota_per_token: 2 * MiB } });
     const bot = await t.submitClient('bot');
-    for (const [size, code] of [[3 * MiB, 'quota_exceeded'], [16 * MiB + 1, 'payload_too_large']] as const) {
+    for (const [size, code] of [
+      [3 * MiB, 'quota_exceeded'],
+      [16 * MiB + 1, 'payload_too_large'],
+    ] as const) {
       const req = httpRequest(new URL('/v1/blobs', t.url), {
         method: 'POST',
-        headers: { authorization: `Bearer ${size > 16 * MiB ? t.adminToken : bot.token}`, 'content-type': 'application/octet-stream', 'content-length': String(size) },
+        headers: {
+          authorization: `Bearer ${size > 16 * MiB ? t.adminToken : bot.token}`,
+          'content-type': 'application/octet-stream',
+          'content-length': String(size),
+        },
       });
       const answered = new Promise<IncomingMessage>((resolve, reject) => {
         req.once('response', resolve);

@@ -22,7 +22,11 @@ interface RawResponse {
 }
 
 /** One HTTP request with a Host header of our choosing (fetch does not let a caller set it). */
-function rawRequest(base: string, path: string, { host, token, method = 'GET' }: { host?: string | null; token?: string; method?: string }): Promise<RawResponse> {
+function rawRequest(
+  base: string,
+  path: string,
+  { host, token, method = 'GET' }: { host?: string | null; token?: string; method?: string },
+): Promise<RawResponse> {
   const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
@@ -83,10 +87,19 @@ describe('Host check', () => {
     expect(await wsUpgrade(`${t.wsUrl}/v1/events`, { token: t.adminToken })).toBe(101);
   });
 
-  it('accepts the daemon\'s own names on any port: loopback names, the bind address, public_url\'s host and server.allowed_hosts', async () => {
+  it("accepts the daemon's own names on any port: loopback names, the bind address, public_url's host and server.allowed_hosts", async () => {
     t = await startTestServer({ public_url: 'https://approvals.example.org/inbox', server: { allowed_hosts: ['countersign.lan', '192.168.1.20'] } });
     const port = new URL(t.url).port;
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `[::1]:${port}`, 'approvals.example.org', 'approvals.example.org:443', 'countersign.lan:8080', `192.168.1.20:${port}`]) {
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      'LOCALHOST',
+      `[::1]:${port}`,
+      'approvals.example.org',
+      'approvals.example.org:443',
+      'countersign.lan:8080',
+      `192.168.1.20:${port}`,
+    ]) {
       const res = await rawRequest(t.url, '/v1/requests', { host, token: t.adminToken });
       expect(res.status, host).toBe(200);
     }
@@ -142,7 +155,9 @@ describe('short admin tokens', () => {
   it('serve refuses an admin token under 16 characters with exit code 4, naming admin_token', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'countersign-short-token-'));
     try {
-      const res = await runCli(['serve'], { env: { COUNTERSIGN_PORT: '0', COUNTERSIGN_DATA_DIR: dataDir, COUNTERSIGN_ADMIN_TOKEN: 'hunter2-123456', COUNTERSIGN_LOG_LEVEL: 'silent' } });
+      const res = await runCli(['serve'], {
+        env: { COUNTERSIGN_PORT: '0', COUNTERSIGN_DATA_DIR: dataDir, COUNTERSIGN_ADMIN_TOKEN: 'hunter2-123456', COUNTERSIGN_LOG_LEVEL: 'silent' },
+      });
       expect(res.code).toBe(4);
       expect(res.stderr).toContain('admin_token');
       expect(res.stderr).toContain('COUNTERSIGN_ADMIN_TOKEN');

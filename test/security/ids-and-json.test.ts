@@ -38,7 +38,8 @@ describe('ids from native frames and one JSON parser', () => {
 
   it('a "__proto__" key is refused alike over HTTP and on the bridge socket, naming where', async () => {
     t = await startTestServer();
-    const raw = '{"jsonrpc": "2.0", "method": "event", "params": {"__proto__": {"isAdmin": true}, "sessionId": "s", "epoch": "e", "seq": 1, "ts": "t", "event": {"type": "attention"}}}';
+    const raw =
+      '{"jsonrpc": "2.0", "method": "event", "params": {"__proto__": {"isAdmin": true}, "sessionId": "s", "epoch": "e", "seq": 1, "ts": "t", "event": {"type": "attention"}}}';
     const http = await t.api.request('POST', '/v1/formats/alp/requests', undefined, { raw, headers: { 'content-type': 'application/json' } });
     expectError(http, 400, 'invalid_frame', 'params.__proto__');
 
@@ -58,7 +59,12 @@ describe('ids from native frames and one JSON parser', () => {
     t = await startTestServer();
     const q = (id: string) => ({ id, question: `${id}?`, options: [{ label: 'yes' }, { label: 'no' }] });
     const r = await createRequest(t.api, { title: 'x', kind: 'question', input: { questions: [q('constructor'), q('toString')] } });
-    expectError(await decide(t.api, r, 'submit', { fields: { answers: { constructor: { selected: ['yes'] } } } }), 400, 'invalid_decision', 'fields.answers.toString');
+    expectError(
+      await decide(t.api, r, 'submit', { fields: { answers: { constructor: { selected: ['yes'] } } } }),
+      400,
+      'invalid_decision',
+      'fields.answers.toString',
+    );
     const ok = await decide(t.api, r, 'submit', { fields: { answers: { constructor: { selected: ['yes'] }, toString: { selected: ['no'] } } } });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.decision.fields.answers).toEqual({ constructor: { selected: ['yes'] }, toString: { selected: ['no'] } });

@@ -23,7 +23,10 @@ const APPROVALS = [
   {
     format: 'ask',
     request: fixture('ask', 'e2e-request.json').frame,
-    approve: { method: 'session/event', params: { sessionId: 's-1', event: { type: 'approval.updated', seq: 9, payload: { id: 'act_1', status: 'approved' } } } },
+    approve: {
+      method: 'session/event',
+      params: { sessionId: 's-1', event: { type: 'approval.updated', seq: 9, payload: { id: 'act_1', status: 'approved' } } },
+    },
     status: 'approved',
   },
   {
@@ -117,7 +120,10 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
       expect(res.status, res.text).toBe(200);
       expectValidRequest(res.body.request);
       expect(res.body.request).toMatchObject({ status: c.status, decision: { decided_by: 'upstream' } });
-      expect(await audit(created.body.request.id)).toEqual([['created', 'token:relay'], ['decided', 'upstream:relay']]);
+      expect(await audit(created.body.request.id)).toEqual([
+        ['created', 'token:relay'],
+        ['decided', 'upstream:relay'],
+      ]);
       // Resolved upstream: still no native reply to send back.
       expect((await relay.api.get(`/v1/formats/${c.format}/requests/${created.body.request.id}/reply`)).body.reply).toBeNull();
     });
@@ -132,7 +138,10 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
     const res = await agent.api.post('/v1/formats/roll/events', fixture('roll', 'e2e-cancel.json').frame);
     expect(res.status, res.text).toBe(200);
     expect(res.body.request).toMatchObject({ status: 'cancelled', decision: null });
-    expect(await audit(created.body.request.id)).toEqual([['created', 'token:agent'], ['cancelled', 'upstream:agent']]);
+    expect(await audit(created.body.request.id)).toEqual([
+      ['created', 'token:agent'],
+      ['cancelled', 'upstream:agent'],
+    ]);
 
     const alp = await agent.api.post('/v1/formats/alp/requests', fixture('alp', 'e2e-request.json').frame);
     const timedOut = structuredClone(fixture('alp', 'e2e-cancel.json').frame);
@@ -146,7 +155,10 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
     t = await startTestServer();
     const agent = await tokenWith('agent');
     await agent.api.post('/v1/formats/ask/requests', fixture('ask', 'e2e-request.json').frame);
-    const rejected = { method: 'session/event', params: { sessionId: 's-1', event: { type: 'approval.updated', seq: 9, payload: { id: 'act_1', status: 'rejected' } } } };
+    const rejected = {
+      method: 'session/event',
+      params: { sessionId: 's-1', event: { type: 'approval.updated', seq: 9, payload: { id: 'act_1', status: 'rejected' } } },
+    };
     expectError(await agent.api.post('/v1/formats/ask/events', rejected), 403, 'forbidden', 'resolve_upstream');
   });
 
@@ -156,7 +168,10 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
     const res = await t.api.post('/v1/formats/ask/events', APPROVALS[0]!.approve);
     expect(res.status, res.text).toBe(200);
     expect(res.body.request).toMatchObject({ status: 'approved', decision: { decided_by: 'upstream' } });
-    expect(await audit(created.body.request.id)).toEqual([['created', 'admin'], ['decided', 'upstream']]);
+    expect(await audit(created.body.request.id)).toEqual([
+      ['created', 'admin'],
+      ['decided', 'upstream'],
+    ]);
   });
 
   it('on_timeout approve from a submit token without timeout_approve: 400 naming the grant, on handup bodies, the native query and the socket query', async () => {
@@ -206,7 +221,10 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
     const both = await tokenWith('relay', ['timeout_approve', 'resolve_upstream', 'timeout_approve']);
     expect(both.body.grants).toEqual(['resolve_upstream', 'timeout_approve']);
     const listed = await t.api.get('/v1/tokens');
-    expect(listed.body.map((x: any) => [x.name, x.grants])).toEqual([['plain', []], ['relay', ['resolve_upstream', 'timeout_approve']]]);
+    expect(listed.body.map((x: any) => [x.name, x.grants])).toEqual([
+      ['plain', []],
+      ['relay', ['resolve_upstream', 'timeout_approve']],
+    ]);
     const revoked = await t.api.delete('/v1/tokens/relay');
     expect(revoked.body.grants).toEqual(['resolve_upstream', 'timeout_approve']);
   });

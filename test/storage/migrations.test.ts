@@ -31,7 +31,11 @@ describe('SQLite migrations (real file)', () => {
     expect(migrate(db)).toEqual({ from: 0, to: latest });
     expect(version()).toBe(latest);
     expect(tables()).toEqual(expect.arrayContaining(['requests', 'audit', 'tokens', 'blobs', 'schema_migrations']));
-    const applied = db.prepare('SELECT version, name, sha256 FROM schema_migrations ORDER BY version').all() as Array<{ version: number; name: string; sha256: string }>;
+    const applied = db.prepare('SELECT version, name, sha256 FROM schema_migrations ORDER BY version').all() as Array<{
+      version: number;
+      name: string;
+      sha256: string;
+    }>;
     expect(applied.map((m) => m.version)).toEqual(Array.from({ length: latest }, (_, i) => i + 1));
     expect(applied[0]!.name).toBe('0001_init');
     for (const m of applied) expect(m.sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -82,7 +86,13 @@ describe('SQLite migrations (real file)', () => {
     const insertBlob = db.prepare('INSERT INTO blobs (hash, size, bytes, created_at) VALUES (?, ?, ?, ?)');
     insertBlob.run(named, bytes.length, bytes, 1000);
     insertBlob.run(loose, 1, Buffer.from('x'), 2000);
-    const record = { id: 'R1', previews: [{ type: 'text', inline: 'x' }, { type: 'files', files: [{ path: 'a', blob: named, mime: 'text/plain', size: 13 }] }] };
+    const record = {
+      id: 'R1',
+      previews: [
+        { type: 'text', inline: 'x' },
+        { type: 'files', files: [{ path: 'a', blob: named, mime: 'text/plain', size: 13 }] },
+      ],
+    };
     db.prepare(
       "INSERT INTO requests (id, format, submitter, status, kind, content_hash, created_at, record) VALUES ('R1', 'handup', 'admin', 'pending', 'custom', 'h', 1, ?)",
     ).run(JSON.stringify(record));

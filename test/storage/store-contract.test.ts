@@ -39,7 +39,17 @@ function stored(over: Partial<HandupRequest> = {}, meta: Partial<StoredRequest> 
     decision: null,
     ...over,
   } as unknown as HandupRequest;
-  return { record, format: 'handup', submitter: 'admin', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null, ...meta };
+  return {
+    record,
+    format: 'handup',
+    submitter: 'admin',
+    nativeKey: null,
+    nativeFrame: null,
+    nativeContext: null,
+    nativeReply: null,
+    resolvedAt: null,
+    ...meta,
+  };
 }
 
 interface Harness {
@@ -230,7 +240,11 @@ describe.each(stores)('the %s store', (kind, harness) => {
 
   it('lists, filters and pages history', async () => {
     const a = stored({ title: 'Deploy 100% of prod', kind: 'command' });
-    const b = stored({ title: 'Read a file', kind: 'review', source: { agent: 'other', session: null, cwd: null, repo: null, branch: null, integration: null } } as never);
+    const b = stored({
+      title: 'Read a file',
+      kind: 'review',
+      source: { agent: 'other', session: null, cwd: null, repo: null, branch: null, integration: null },
+    } as never);
     await store.write(async (tx) => {
       await tx.requests.insert(a);
       await tx.requests.insert(b);
@@ -250,11 +264,17 @@ describe.each(stores)('the %s store', (kind, harness) => {
     const s = stored({ callback_url: 'https://example.com/cb' });
     await store.write(async (tx) => {
       await tx.requests.insert(s);
-      for (const id of ['d1', 'd2']) await tx.deliveries.insert({ id, requestId: s.record.id, type: 'request.decided', url: 'https://x', body: '{}', createdAt: 100 });
+      for (const id of ['d1', 'd2'])
+        await tx.deliveries.insert({ id, requestId: s.record.id, type: 'request.decided', url: 'https://x', body: '{}', createdAt: 100 });
     });
     const lease = (node: string) => store.write((tx) => tx.deliveries.leaseDue(200, 10_000, node));
     const leased = await Promise.all([lease('a'), lease('b'), lease('c')]);
-    expect(leased.filter(Boolean).map((l) => l!.id).sort()).toEqual(['d1', 'd2']);
+    expect(
+      leased
+        .filter(Boolean)
+        .map((l) => l!.id)
+        .sort(),
+    ).toEqual(['d1', 'd2']);
     expect(await store.deliveries.nextLeaseEnd()).toBe(10_000);
     // Only 'a' is alive: the lease the other holder took is taken back, a's is left alone.
     const aHolds = leased[0] !== undefined;
@@ -354,21 +374,61 @@ describe.each(stores)('the %s store', (kind, harness) => {
     await store.write(async (tx) => {
       await tx.requests.insert(s);
       await tx.deliveries.insert({ id: 'c1', requestId: s.record.id, type: 'request.decided', url: 'https://example.com/cb', body: '{}', createdAt: 100 });
-      await tx.deliveries.insert({ id: 'h1', requestId: s.record.id, type: 'request.created', hook: 'chat', url: 'https://chat.example/…', body: '{"a":1}', createdAt: 101 });
-      await tx.deliveries.insert({ id: 'h2', requestId: s.record.id, type: 'request.decided', hook: 'chat', url: 'https://chat.example/…', body: '{"a":2}', createdAt: 102 });
-      await tx.deliveries.insert({ id: 'p1', requestId: s.record.id, type: 'request.created', hook: 'phone', url: 'https://ntfy.example/…', body: '{}', createdAt: 103 });
+      await tx.deliveries.insert({
+        id: 'h1',
+        requestId: s.record.id,
+        type: 'request.created',
+        hook: 'chat',
+        url: 'https://chat.example/…',
+        body: '{"a":1}',
+        createdAt: 101,
+      });
+      await tx.deliveries.insert({
+        id: 'h2',
+        requestId: s.record.id,
+        type: 'request.decided',
+        hook: 'chat',
+        url: 'https://chat.example/…',
+        body: '{"a":2}',
+        createdAt: 102,
+      });
+      await tx.deliveries.insert({
+        id: 'p1',
+        requestId: s.record.id,
+        type: 'request.created',
+        hook: 'phone',
+        url: 'https://ntfy.example/…',
+        body: '{}',
+        createdAt: 103,
+      });
     });
     expect((await store.deliveries.listForRequest(s.record.id)).map((d) => d.id)).toEqual(['c1']);
-    expect((await store.deliveries.listForHook('chat', 10)).map((d) => [d.id, d.type])).toEqual([['h2', 'request.decided'], ['h1', 'request.created']]);
+    expect((await store.deliveries.listForHook('chat', 10)).map((d) => [d.id, d.type])).toEqual([
+      ['h2', 'request.decided'],
+      ['h1', 'request.created'],
+    ]);
     expect((await store.deliveries.listForHook('chat', 1)).map((d) => d.id)).toEqual(['h2']);
     expect(await store.deliveries.listForHook('nope', 10)).toEqual([]);
     const leased = [];
     for (let i = 0; i < 4; i++) leased.push(await store.write((tx) => tx.deliveries.leaseDue(1_000, 5_000, 'a')));
-    expect(leased.map((l) => [l!.id, l!.hook])).toEqual([['c1', null], ['h1', 'chat'], ['h2', 'chat'], ['p1', 'phone']]);
+    expect(leased.map((l) => [l!.id, l!.hook])).toEqual([
+      ['c1', null],
+      ['h1', 'chat'],
+      ['h2', 'chat'],
+      ['p1', 'phone'],
+    ]);
   });
 
   it('stores mutes, lists those in force and removes them', async () => {
-    const m = (id: string, over: Record<string, unknown> = {}) => ({ id, agent: 'codex', session: null, dismiss_notices: false, created_at: 1, expires_at: null, ...over });
+    const m = (id: string, over: Record<string, unknown> = {}) => ({
+      id,
+      agent: 'codex',
+      session: null,
+      dismiss_notices: false,
+      created_at: 1,
+      expires_at: null,
+      ...over,
+    });
     await store.write(async (tx) => {
       await tx.mutes.insert(m('m1'));
       await tx.mutes.insert(m('m2', { agent: null, session: 's', dismiss_notices: true, expires_at: 500 }));
@@ -553,7 +613,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   }
 
   if (kind === 'postgres') {
-    it("tells other daemons about committed changes, never a daemon about its own or about a rolled-back one", async () => {
+    it('tells other daemons about committed changes, never a daemon about its own or about a rolled-back one', async () => {
       const other = await h.open('node-b');
       opened.push(other);
       const heardByA: Change[] = [];

@@ -186,7 +186,9 @@ describe('config', () => {
       expect(message).toContain(`${name}: unknown environment variable (did you mean ${meant}?)`);
     }
     // Nothing close: still an error, without a misleading guess.
-    expect(configError(() => loadConfig({ env: { COUNTERSIGN_SOMETHING_ELSE_ENTIRELY: 'x' } }))).toMatch(/COUNTERSIGN_SOMETHING_ELSE_ENTIRELY: unknown environment variable$/m);
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_SOMETHING_ELSE_ENTIRELY: 'x' } }))).toMatch(
+      /COUNTERSIGN_SOMETHING_ELSE_ENTIRELY: unknown environment variable$/m,
+    );
   });
 
   it('every variable of the schema, the CLI client variables and COUNTERSIGN_CONFIG are known', () => {
@@ -201,14 +203,24 @@ describe('config', () => {
     }
     const file = join(dir, 'c.yaml');
     writeFileSync(file, 'port: 9100\n');
-    const c = loadConfig({ env: { COUNTERSIGN_URL: 'http://127.0.0.1:1', COUNTERSIGN_TOKEN: 't', COUNTERSIGN_ADMIN_TOKEN: 'an-admin-token-long-enough', COUNTERSIGN_DATA_DIR: dir, COUNTERSIGN_CONFIG: file } });
+    const c = loadConfig({
+      env: {
+        COUNTERSIGN_URL: 'http://127.0.0.1:1',
+        COUNTERSIGN_TOKEN: 't',
+        COUNTERSIGN_ADMIN_TOKEN: 'an-admin-token-long-enough',
+        COUNTERSIGN_DATA_DIR: dir,
+        COUNTERSIGN_CONFIG: file,
+      },
+    });
     expect(c.port).toBe(9100);
   });
 
   it('errors quote the value the user wrote and where, but never a secret', () => {
     expect(configError(() => loadConfig({ env: { COUNTERSIGN_PORT: 'abc' } }))).toContain('port: ');
     expect(configError(() => loadConfig({ env: { COUNTERSIGN_PORT: 'abc' } }))).toContain('(got "abc" from COUNTERSIGN_PORT)');
-    expect(configError(() => loadConfig({ env: { COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE: '5s,soon' } }))).toContain('got "soon" from COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE');
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE: '5s,soon' } }))).toContain(
+      'got "soon" from COUNTERSIGN_CALLBACKS_RETRY_SCHEDULE',
+    );
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, 'requests:\n  default_timeout: 30\nlog_level: loud\ncallbacks:\n  secret: [sekrit-value]\n');
     const message = configError(() => loadConfig({ file, env: {} }));
@@ -233,10 +245,14 @@ describe('config', () => {
   it('an unknown key in the file names the closest key, or the section it belongs to', () => {
     const file = join(dir, 'typo.yaml');
     writeFileSync(file, 'requests:\n  default_timeot: 30s\n');
-    expect(configError(() => loadConfig({ file, env: {} }))).toContain(`requests.default_timeot: unknown key in ${file} (did you mean requests.default_timeout?)`);
+    expect(configError(() => loadConfig({ file, env: {} }))).toContain(
+      `requests.default_timeot: unknown key in ${file} (did you mean requests.default_timeout?)`,
+    );
     writeFileSync(file, 'request:\n  default_timeout: 30s\n');
     expect(configError(() => loadConfig({ file, env: {} }))).toContain('request: unknown key in ' + file + ' (did you mean requests?)');
     writeFileSync(file, 'requests:\n  ping_interval: 30s\n');
-    expect(configError(() => loadConfig({ file, env: {} }))).toContain('requests.ping_interval: unknown key in ' + file + ' (ping_interval belongs under events.ping_interval)');
+    expect(configError(() => loadConfig({ file, env: {} }))).toContain(
+      'requests.ping_interval: unknown key in ' + file + ' (ping_interval belongs under events.ping_interval)',
+    );
   });
 });

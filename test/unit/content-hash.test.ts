@@ -64,8 +64,24 @@ describe('content hash', () => {
     ['summary (null)', { summary: null }],
     ['kind', { kind: 'edit' }],
     ['previews', { previews: [{ type: 'command', command: { argv: ['make', 'destroy'] } }] }],
-    ['previews (order)', { previews: [{ type: 'text', inline: 'a' }, { type: 'text', inline: 'b' }] }],
-    ['options', { options: [{ id: 'go', label: 'Go now', outcome: 'approve' }, { id: 'stop', label: 'Stop', outcome: 'deny' }] }],
+    [
+      'previews (order)',
+      {
+        previews: [
+          { type: 'text', inline: 'a' },
+          { type: 'text', inline: 'b' },
+        ],
+      },
+    ],
+    [
+      'options',
+      {
+        options: [
+          { id: 'go', label: 'Go now', outcome: 'approve' },
+          { id: 'stop', label: 'Stop', outcome: 'deny' },
+        ],
+      },
+    ],
     ['option order', { options: [...BASE.options].reverse() }],
     ['input', { input: { tool_input: { a: 1, b: 3 } } }],
     ['callback_url', { callback_url: 'https://hooks.example.com/y' }],

@@ -62,7 +62,9 @@ describe('decision rules', () => {
     expect(run(r, { option: 'submit', fields: { answers: { q: { selected: ['A'] }, note: { text: 'ok' } } } }).decision.fields).toEqual({
       answers: { q: { selected: ['A'] }, note: { selected: [], text: 'ok' } },
     });
-    expect(refusal(() => run(r, { option: 'submit', fields: { answers: { note: { text: 'ok' } } } })).message).toBe('fields.answers.q: every question must be answered');
+    expect(refusal(() => run(r, { option: 'submit', fields: { answers: { note: { text: 'ok' } } } })).message).toBe(
+      'fields.answers.q: every question must be answered',
+    );
   });
 
   it('input.optional_questions must name questions of the request, once each', () => {
@@ -114,12 +116,24 @@ describe('decision rules', () => {
 
   describe('timeoutDecision', () => {
     it('deny and approve decide with the first option of that outcome, by "timeout"', () => {
-      const r = record({ title: 't', on_timeout: 'approve', options: [
-        { id: 'no', label: 'No', outcome: 'deny' },
-        { id: 'yes', label: 'Yes', outcome: 'approve' },
-        { id: 'yes2', label: 'Yes too', outcome: 'approve' },
-      ] });
-      expect(timeoutDecision(r, 5)).toEqual({ option: 'yes', content_hash: r.content_hash, outcome: 'approve', feedback: null, fields: null, decided_by: 'timeout', decided_at: 5 });
+      const r = record({
+        title: 't',
+        on_timeout: 'approve',
+        options: [
+          { id: 'no', label: 'No', outcome: 'deny' },
+          { id: 'yes', label: 'Yes', outcome: 'approve' },
+          { id: 'yes2', label: 'Yes too', outcome: 'approve' },
+        ],
+      });
+      expect(timeoutDecision(r, 5)).toEqual({
+        option: 'yes',
+        content_hash: r.content_hash,
+        outcome: 'approve',
+        feedback: null,
+        fields: null,
+        decided_by: 'timeout',
+        decided_at: 5,
+      });
       expect(timeoutDecision({ ...r, on_timeout: 'deny' }, 5)).toMatchObject({ option: 'no', outcome: 'deny' });
     });
 

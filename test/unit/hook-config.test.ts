@@ -25,9 +25,17 @@ describe('hook configuration', () => {
     const c = load({});
     expect(c.hooks).toEqual([]);
     expect(c.public_url).toBeNull();
-    expect(c.notifications).toEqual({ remind_every: 'none', expiring_before: '5m', burst: { window: '1m', max: 20 }, decision_links: true, links_per_minute: 30 });
+    expect(c.notifications).toEqual({
+      remind_every: 'none',
+      expiring_before: '5m',
+      burst: { window: '1m', max: 20 },
+      decision_links: true,
+      links_per_minute: 30,
+    });
     expect(loadConfig({ env: { COUNTERSIGN_PUBLIC_URL: 'https://approvals.example.com/' } }).public_url).toBe('https://approvals.example.com');
-    expect(envKeys().map((k) => k.envName)).toEqual(expect.arrayContaining(['COUNTERSIGN_PUBLIC_URL', 'COUNTERSIGN_NOTIFICATIONS_REMIND_EVERY', 'COUNTERSIGN_NOTIFICATIONS_BURST_MAX']));
+    expect(envKeys().map((k) => k.envName)).toEqual(
+      expect.arrayContaining(['COUNTERSIGN_PUBLIC_URL', 'COUNTERSIGN_NOTIFICATIONS_REMIND_EVERY', 'COUNTERSIGN_NOTIFICATIONS_BURST_MAX']),
+    );
     expect(envKeys().map((k) => k.envName)).not.toContain('COUNTERSIGN_HOOKS');
   });
 
@@ -36,7 +44,14 @@ describe('hook configuration', () => {
       {
         public_url: 'https://approvals.example.com',
         hooks: [
-          { name: 'team-slack', webhook: 'https://hooks.slack.com/services/T000/B000/XXXX', format: 'slack', events: ['request.created', 'request.expiring'], match: { risk: ['medium', 'high'] }, decision_links: true },
+          {
+            name: 'team-slack',
+            webhook: 'https://hooks.slack.com/services/T000/B000/XXXX',
+            format: 'slack',
+            events: ['request.created', 'request.expiring'],
+            match: { risk: ['medium', 'high'] },
+            decision_links: true,
+          },
           { name: 'phone', webhook: 'https://ntfy.sh/my-secret-topic', format: 'ntfy' },
           { name: 'audit-sink', webhook: 'http://127.0.0.1:9000/events', format: 'json', secret_env: 'AUDIT_SINK_SECRET', include_content: true },
           { name: 'desktop', exec: ['notify-send', 'countersign'], events: ['request.created'], timeout: '5s' },
@@ -70,7 +85,16 @@ describe('hook configuration', () => {
     refuse({ hooks: [{ name: 'e', exec: ['x'], format: 'slack' }] }, 'hooks.0.format', 'webhook hooks only');
     refuse({ hooks: [{ name: 'e', exec: [] }] }, 'hooks.0.exec');
     refuse({ hooks: [{ name: 'e', exec: 'notify-send hi' }] }, 'hooks.0.exec');
-    refuse({ hooks: [{ name: 'a', webhook: 'https://x.example' }, { name: 'a', exec: ['x'] }] }, 'hooks.1.name', 'duplicate');
+    refuse(
+      {
+        hooks: [
+          { name: 'a', webhook: 'https://x.example' },
+          { name: 'a', exec: ['x'] },
+        ],
+      },
+      'hooks.1.name',
+      'duplicate',
+    );
     refuse(hook({ decision_links: true }), 'hooks.0.decision_links', 'public_url');
     refuse(hook({ secret_env: 'MISSING_SECRET' }), 'hooks.0.secret_env', 'MISSING_SECRET');
     refuse({ public_url: 'approvals.example.com' }, 'public_url');

@@ -12,7 +12,7 @@ const allows = (c: ReturnType<typeof config>, header: string) => {
   return h !== undefined && allowedHosts(c).has(h);
 };
 
-describe('the daemon\'s names (Host check)', () => {
+describe("the daemon's names (Host check)", () => {
   it('bound to 0.0.0.0 (Docker): the wildcard is not a name; localhost and 127.0.0.1 are, so the health check and -p 7470:7470 work', () => {
     const docker = config('0.0.0.0');
     expect(allows(docker, '0.0.0.0:7470')).toBe(false);

@@ -45,11 +45,21 @@ describe('request service: supersede and decision checks', async () => {
   });
 
   const draft = (title: string, session: string) => {
-    const { timeoutMs, ...fields } = draftFromBody(CreateRequestSchema.parse({ title, kind: 'review', source: { session } }), { defaultTimeout: 'none', integration: null });
+    const { timeoutMs, ...fields } = draftFromBody(CreateRequestSchema.parse({ title, kind: 'review', source: { session } }), {
+      defaultTimeout: 'none',
+      integration: null,
+    });
     return { ...fields, timeoutMs };
   };
   const create = async (title: string, session: string, supersede?: Parameters<RequestService['create']>[1]['supersede']) =>
-    (await service.create(draft(title, session), { principal: ADMIN, format: 'ask', native: { key: `k:${title}`, frame: {}, context: { title } }, ...(supersede ? { supersede } : {}) })).stored;
+    (
+      await service.create(draft(title, session), {
+        principal: ADMIN,
+        format: 'ask',
+        native: { key: `k:${title}`, frame: {}, context: { title } },
+        ...(supersede ? { supersede } : {}),
+      })
+    ).stored;
   const get = async (id: string) => (await service.get(id, ADMIN)).record;
 
   it('ends the matching pending requests of the session in the creating write, audited, with events after commit', async () => {
@@ -62,7 +72,7 @@ describe('request service: supersede and decision checks', async () => {
       actor: 'upstream',
       details: { format: 'ask', native_key: 'k:plan 2' },
     });
-    expect((await get(old.record.id))).toMatchObject({ status: 'cancelled', decision: null });
+    expect(await get(old.record.id)).toMatchObject({ status: 'cancelled', decision: null });
     expect((await get(otherSession.record.id)).status).toBe('pending');
     expect((await get(unmatched.record.id)).status).toBe('pending');
     expect((await get(newer.record.id)).status).toBe('pending');

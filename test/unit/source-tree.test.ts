@@ -19,8 +19,20 @@ describe('imports between folders', () => {
   const runtime = edges.filter((e) => !e.typeOnly);
 
   it('finds a cycle when there is one (the check below can fail)', () => {
-    expect(cycles([['a/', 'b/'], ['b/', 'c/'], ['c/', 'a/'], ['c/', 'd/']])).toEqual([['a/', 'b/', 'c/']]);
-    expect(cycles([['a/', 'b/'], ['b/', 'c/']])).toEqual([]);
+    expect(
+      cycles([
+        ['a/', 'b/'],
+        ['b/', 'c/'],
+        ['c/', 'a/'],
+        ['c/', 'd/'],
+      ]),
+    ).toEqual([['a/', 'b/', 'c/']]);
+    expect(
+      cycles([
+        ['a/', 'b/'],
+        ['b/', 'c/'],
+      ]),
+    ).toEqual([]);
   });
 
   it('no two folders of src/ import each other at run time', () => {
@@ -28,7 +40,17 @@ describe('imports between folders', () => {
     // domain's types (src/storage/request-records.ts names a HandupRequest) by design.
     const folderEdges = runtime.map((e) => [folderOf(e.from), folderOf(e.to)] as const);
     const found = cycles(folderEdges);
-    const why = found.map((c) => c.map((f) => `${f}: ${runtime.filter((e) => folderOf(e.from) === f && c.includes(folderOf(e.to)) && folderOf(e.to) !== f).map((e) => `${e.from} → ${e.to}`).join(', ')}`).join('\n'));
+    const why = found.map((c) =>
+      c
+        .map(
+          (f) =>
+            `${f}: ${runtime
+              .filter((e) => folderOf(e.from) === f && c.includes(folderOf(e.to)) && folderOf(e.to) !== f)
+              .map((e) => `${e.from} → ${e.to}`)
+              .join(', ')}`,
+        )
+        .join('\n'),
+    );
     expect(found, why).toEqual([]);
   });
 
@@ -91,7 +113,10 @@ describe('comments name files that exist', () => {
   };
   walk('');
   const basenames = new Set(all.map((f) => basename(f)));
-  const dependencies = Object.keys({ ...JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).dependencies, ...JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies });
+  const dependencies = Object.keys({
+    ...JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).dependencies,
+    ...JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies,
+  });
   // Files that live outside this repository on purpose.
   const ELSEWHERE = new Set(['.claude/settings.json']);
   const FILE = /[\w./<>*{}-]*[\w-]+\.(?:md|ts|js|mjs|json|ya?ml|sql|html|css)\b/g;
@@ -126,7 +151,14 @@ describe('comments name files that exist', () => {
   it('in src/, test/, scripts/, bench/ and the page', () => {
     const code = all.filter((f) => /^(src|test|scripts|bench|public)\//.test(f) && /\.(ts|js|mjs)$/.test(f) && !f.startsWith('test/fixtures/'));
     expect(code.length).toBeGreaterThan(300);
-    const missing = code.flatMap((file) => commentsOf(file).flatMap((c) => [...c.matchAll(FILE)].map((m) => m[0]).filter((name) => !exists(file, name)).map((name) => `${file}: ${name}`)));
+    const missing = code.flatMap((file) =>
+      commentsOf(file).flatMap((c) =>
+        [...c.matchAll(FILE)]
+          .map((m) => m[0])
+          .filter((name) => !exists(file, name))
+          .map((name) => `${file}: ${name}`),
+      ),
+    );
     expect(missing).toEqual([]);
   });
 });

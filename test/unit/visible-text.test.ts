@@ -16,7 +16,7 @@ describe('the page shows bidi, invisible and control characters (public/js/visib
     expect(visible(`a${c}b`)).toBe('a\uFFFDb');
   });
 
-  it('uses the CLI\'s notation for every character both handle', () => {
+  it("uses the CLI's notation for every character both handle", () => {
     for (const c of [...BIDI, ...CONTROLS]) expect(visible(c), hex(c)).toBe(clean(c, { multiline: true }));
   });
 
@@ -27,7 +27,21 @@ describe('the page shows bidi, invisible and control characters (public/js/visib
 
   it('in HTML, also rewrites character references to them, and only those', () => {
     expect(visibleHtml('<p>a\u202Eb</p>')).toBe('<p>a\uFFFDb</p>');
-    for (const ref of ['&#x202E;', '&#X202e;', '&#8238;', '&#x0000202E;', '&#x00000000000000202e;', '&#0000000000008238;', '&#x202E', '&#8207;', '&#x61C;', '&#x2066;', '&#1;', '&rlm;', '&lrm;']) {
+    for (const ref of [
+      '&#x202E;',
+      '&#X202e;',
+      '&#8238;',
+      '&#x0000202E;',
+      '&#x00000000000000202e;',
+      '&#0000000000008238;',
+      '&#x202E',
+      '&#8207;',
+      '&#x61C;',
+      '&#x2066;',
+      '&#1;',
+      '&rlm;',
+      '&lrm;',
+    ]) {
       expect(visibleHtml(`a${ref} b`), ref).toBe('a&#xFFFD; b');
     }
     // Not references to hidden characters: tab and newline, Windows-1252 for 0x80-0x9F, escaped text, ordinary ones.
@@ -61,6 +75,7 @@ describe('which bytes the page draws as an image (public/js/raster-type.js)', ()
       bytes([0x89], 'PNG'),
       bytes('GIF8'),
       bytes(),
-    ]) expect(rasterType(b), Buffer.from(b).toString('latin1')).toBeNull();
+    ])
+      expect(rasterType(b), Buffer.from(b).toString('latin1')).toBeNull();
   });
 });

@@ -12,8 +12,21 @@ import { COMMAND_REQUEST, QUESTION_REQUEST } from './sample-requests.js';
  */
 
 const CONTROL_ROLES = new Set([
-  'button', 'link', 'textbox', 'searchbox', 'combobox', 'checkbox', 'radio', 'DisclosureTriangle', 'tab',
-  'switch', 'menuitem', 'slider', 'spinbutton', 'listbox', 'Iframe',
+  'button',
+  'link',
+  'textbox',
+  'searchbox',
+  'combobox',
+  'checkbox',
+  'radio',
+  'DisclosureTriangle',
+  'tab',
+  'switch',
+  'menuitem',
+  'slider',
+  'spinbutton',
+  'listbox',
+  'Iframe',
 ]);
 
 interface Control {
@@ -73,16 +86,20 @@ describe.skipIf(SKIP_BROWSER)('accessible names (Chromium)', () => {
   async function expectCleanNames(state: string): Promise<Control[]> {
     const all = await controls();
     expect(all.length, state).toBeGreaterThan(0);
-    const bad = all.filter((c) =>
-      !c.name ||
-      c.name !== c.name.trim() ||
-      /\s\s|\n/.test(c.name) ||
-      (c.keyshortcuts !== null && c.name.toLowerCase().endsWith(c.keyshortcuts.toLowerCase())));
+    const bad = all.filter(
+      (c) =>
+        !c.name ||
+        c.name !== c.name.trim() ||
+        /\s\s|\n/.test(c.name) ||
+        (c.keyshortcuts !== null && c.name.toLowerCase().endsWith(c.keyshortcuts.toLowerCase())),
+    );
     expect(bad, state).toEqual([]);
     // A hint shown inside a control is hidden from the accessibility tree, and the control names its key.
-    const hints = await page.evaluate(() => [...document.querySelectorAll('kbd')]
-      .filter((k) => k.closest('button, a, summary, label') && (!k.closest('[aria-hidden="true"]') || !k.closest('[aria-keyshortcuts]')))
-      .map((k) => k.closest('button, a, summary, label')!.textContent));
+    const hints = await page.evaluate(() =>
+      [...document.querySelectorAll('kbd')]
+        .filter((k) => k.closest('button, a, summary, label') && (!k.closest('[aria-hidden="true"]') || !k.closest('[aria-keyshortcuts]')))
+        .map((k) => k.closest('button, a, summary, label')!.textContent),
+    );
     expect(hints, state).toEqual([]);
     return all;
   }
@@ -92,10 +109,12 @@ describe.skipIf(SKIP_BROWSER)('accessible names (Chromium)', () => {
   it('every control has a clean name: sign-in, queue, a request, a question, help, history, phone width', async () => {
     await page.goto(t.url);
     await page.locator('#token').waitFor();
-    expect(await expectCleanNames('sign-in')).toEqual(expect.arrayContaining([
-      { role: 'textbox', name: 'Admin token', keyshortcuts: null },
-      { role: 'button', name: 'Sign in', keyshortcuts: null },
-    ]));
+    expect(await expectCleanNames('sign-in')).toEqual(
+      expect.arrayContaining([
+        { role: 'textbox', name: 'Admin token', keyshortcuts: null },
+        { role: 'button', name: 'Sign in', keyshortcuts: null },
+      ]),
+    );
 
     const command = await createRequest(t.api, COMMAND_REQUEST);
     await createRequest(t.api, QUESTION_REQUEST);
@@ -107,12 +126,14 @@ describe.skipIf(SKIP_BROWSER)('accessible names (Chromium)', () => {
     await page.locator('#pending-list a.card', { hasText: COMMAND_REQUEST.title }).click();
     await page.locator('#decision-block button[data-option="approve"]').waitFor();
     const request = await expectCleanNames('a command request');
-    expect(request).toEqual(expect.arrayContaining([
-      { role: 'button', name: 'Approve', keyshortcuts: 'a' },
-      { role: 'button', name: 'Deny', keyshortcuts: 'd' },
-      { role: 'button', name: 'Cancel request', keyshortcuts: null },
-      { role: 'textbox', name: 'Feedback · optional', keyshortcuts: null },
-    ]));
+    expect(request).toEqual(
+      expect.arrayContaining([
+        { role: 'button', name: 'Approve', keyshortcuts: 'a' },
+        { role: 'button', name: 'Deny', keyshortcuts: 'd' },
+        { role: 'button', name: 'Cancel request', keyshortcuts: null },
+        { role: 'textbox', name: 'Feedback · optional', keyshortcuts: null },
+      ]),
+    );
     // Tools find the decision buttons by their names.
     expect(await page.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(1);
     expect(await page.getByRole('button', { name: 'Deny', exact: true }).count()).toBe(1);
@@ -122,10 +143,12 @@ describe.skipIf(SKIP_BROWSER)('accessible names (Chromium)', () => {
     const question = await expectCleanNames('a question');
     // A choice is named by its label; the recommendation and description describe it.
     expect(named(question, 'checkbox')).toEqual(['staging', 'eu-west', 'us-east']);
-    expect(question).toEqual(expect.arrayContaining([
-      { role: 'button', name: 'Submit', keyshortcuts: 'a' },
-      { role: 'button', name: 'Decline', keyshortcuts: 'd' },
-    ]));
+    expect(question).toEqual(
+      expect.arrayContaining([
+        { role: 'button', name: 'Submit', keyshortcuts: 'a' },
+        { role: 'button', name: 'Decline', keyshortcuts: 'd' },
+      ]),
+    );
     expect(await page.getByRole('checkbox', { name: 'staging', exact: true }).count()).toBe(1);
 
     await page.keyboard.press('?');

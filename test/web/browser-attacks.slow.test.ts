@@ -93,7 +93,7 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
     expect((await t.api.get('/v1/tokens')).body).toEqual([]);
   }
 
-  describe('item 1: agent bytes never become a document in the daemon\'s origin', () => {
+  describe("item 1: agent bytes never become a document in the daemon's origin", () => {
     async function openImages(): Promise<string[]> {
       await open('Logo update');
       // Every image preview has been drawn (an image, or what is offered instead).
@@ -103,7 +103,9 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
       });
       await page.waitForFunction(() => [...document.querySelectorAll('#detail .preview-image img')].every((img) => (img as HTMLImageElement).complete));
       // Every object URL the page holds, in any attribute of any element.
-      return page.evaluate(() => [...document.querySelectorAll('*')].flatMap((el) => [...el.attributes].map((a) => a.value)).filter((v) => v.startsWith('blob:')));
+      return page.evaluate(() =>
+        [...document.querySelectorAll('*')].flatMap((el) => [...el.attributes].map((a) => a.value)).filter((v) => v.startsWith('blob:')),
+      );
     }
 
     it('an SVG (declared as SVG or disguised as PNG) gets no object URL; the ones that exist are inert raster images, even opened in their own tab', async () => {
@@ -175,7 +177,11 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
 
   describe('item 2: nothing the inbox holds can be replayed from a server on another port', () => {
     it('a server on another port of 127.0.0.1 receives no cookie and no secret, and what it does receive is refused', async () => {
-      interface Seen { url: string; headers: IncomingHttpHeaders; body: string }
+      interface Seen {
+        url: string;
+        headers: IncomingHttpHeaders;
+        body: string;
+      }
       const seen: Seen[] = [];
       const reports: Array<(value: Record<string, unknown>) => void> = [];
       const nextReport = () => new Promise<Record<string, unknown>>((resolve) => reports.push(resolve));
@@ -222,10 +228,12 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
         for (const secret of Object.values(held)) expect(everything).not.toContain(secret);
 
         // Anything it got that could be a credential, replayed as a bearer token and as a cookie.
-        const ordinary = /^(host|connection|user-agent|accept|accept-encoding|accept-language|sec-.*|upgrade-insecure-requests|content-type|content-length|origin|referer|cache-control|pragma|priority)$/;
+        const ordinary =
+          /^(host|connection|user-agent|accept|accept-encoding|accept-language|sec-.*|upgrade-insecure-requests|content-type|content-length|origin|referer|cache-control|pragma|priority)$/;
         const candidates = new Set<string>();
         for (const r of seen) for (const [k, v] of Object.entries(r.headers)) if (!ordinary.test(k)) for (const x of [v].flat()) if (x) candidates.add(x);
-        for (const r of reported) for (const v of [r.cookie, ...Object.values(r.local as object), ...Object.values(r.session as object)]) if (v) candidates.add(String(v));
+        for (const r of reported)
+          for (const v of [r.cookie, ...Object.values(r.local as object), ...Object.values(r.session as object)]) if (v) candidates.add(String(v));
         for (const c of candidates) {
           for (const value of [c, ...c.split(/;\s*/).map((pair) => pair.slice(pair.indexOf('=') + 1))]) {
             const bearer = await t.api.request('GET', '/v1/session', undefined, { token: value.replace(/^Bearer\s+/i, '') });
@@ -257,7 +265,8 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
         const walker = document.createTreeWalker(document.documentElement, NodeFilter.SHOW_TEXT);
         for (let n = walker.nextNode(); n; n = walker.nextNode()) if (has(n.nodeValue ?? '')) found.push(`text: ${JSON.stringify(n.nodeValue)}`);
         for (const el of document.querySelectorAll('*')) {
-          for (const a of el.attributes) if (a.name !== 'value' && has(a.value)) found.push(`${el.tagName.toLowerCase()}[${a.name}]: ${JSON.stringify(a.value)}`);
+          for (const a of el.attributes)
+            if (a.name !== 'value' && has(a.value)) found.push(`${el.tagName.toLowerCase()}[${a.name}]: ${JSON.stringify(a.value)}`);
         }
         if (has(document.title)) found.push(`title: ${document.title}`);
         return found;
@@ -275,7 +284,16 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
         summary: `Pay **invoice${RLO}fdp.exe**, then &#x202E;gpj.exe and &#8207;x and &rlm;y ${all}`,
         tool: `Bash${RLO}`,
         risk: 'high',
-        source: { agent: `bot\u2066x\u2069`, session: `s\u200E1`, session_title: `t\u200F`, cwd: `/home/\u202Adev`, repo: `acme/\u061Cshop`, branch: `main\u202Dx`, host: `h\u202Bx`, integration: `i\u202C` },
+        source: {
+          agent: `bot\u2066x\u2069`,
+          session: `s\u200E1`,
+          session_title: `t\u200F`,
+          cwd: `/home/\u202Adev`,
+          repo: `acme/\u061Cshop`,
+          branch: `main\u202Dx`,
+          host: `h\u202Bx`,
+          integration: `i\u202C`,
+        },
         options: [
           { id: 'approve', label: `Ship${RLO}ti`, outcome: 'approve' },
           { id: 'deny', label: `No${RLO}pe`, outcome: 'deny' },
@@ -289,14 +307,34 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
           { type: 'diff', title: `b${RLO}.ts`, inline: `--- a/x\n+++ b/x\n+added ${RLO}x` },
           { type: 'command', command: { argv: ['rm', `-rf${RLO}`], cwd: `/srv${RLO}`, env_keys: [`K${RLO}`] } },
           { type: 'html', inline: `<p id="p">a${RLO}b &#x202E;c &#8238;d &rlm;e &lrm;f</p>` },
-          { type: 'email', email: { from: `x${RLO}@y`, to: [`t${RLO}@y`], subject: `S${RLO}`, body: `B${RLO}`, attachments: [{ name: `f${RLO}.pdf` }], in_reply_to: { from: `q${RLO}`, body: `Q${RLO}` } } },
+          {
+            type: 'email',
+            email: {
+              from: `x${RLO}@y`,
+              to: [`t${RLO}@y`],
+              subject: `S${RLO}`,
+              body: `B${RLO}`,
+              attachments: [{ name: `f${RLO}.pdf` }],
+              in_reply_to: { from: `q${RLO}`, body: `Q${RLO}` },
+            },
+          },
           { type: 'file', name: `f${RLO}.exe`, inline: `inline${RLO}` },
         ],
       });
       const question = await createRequest(t.api, {
         title: 'Pick one',
         kind: 'question',
-        input: { questions: [{ id: 'q', header: `H${RLO}`, question: `Which${RLO}?`, allow_free_text: true, options: [{ label: `opt${RLO}1`, description: `d${RLO}`, preview: `p${RLO}` }, { label: 'other' }] }] },
+        input: {
+          questions: [
+            {
+              id: 'q',
+              header: `H${RLO}`,
+              question: `Which${RLO}?`,
+              allow_free_text: true,
+              options: [{ label: `opt${RLO}1`, description: `d${RLO}`, preview: `p${RLO}` }, { label: 'other' }],
+            },
+          ],
+        },
       });
       await signInOnPage(page, t);
 

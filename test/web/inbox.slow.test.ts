@@ -222,8 +222,14 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
     expect(await page.locator('#detail .diff .d-hunk').count()).toBe(1);
     expect(await page.locator('#detail .diff-stat').textContent()).toBe('+6 −2');
     const [add, del] = await Promise.all([
-      page.locator('#detail .diff .d-add').first().evaluate((el) => getComputedStyle(el).backgroundColor),
-      page.locator('#detail .diff .d-del').first().evaluate((el) => getComputedStyle(el).backgroundColor),
+      page
+        .locator('#detail .diff .d-add')
+        .first()
+        .evaluate((el) => getComputedStyle(el).backgroundColor),
+      page
+        .locator('#detail .diff .d-del')
+        .first()
+        .evaluate((el) => getComputedStyle(el).backgroundColor),
     ]);
     expect(add).not.toBe(del);
 
@@ -412,7 +418,11 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
   });
 
   it('history: kind and agent filters', async () => {
-    for (const [title, kind, agent] of [['Run the linter', 'command', 'codex'], ['Which region?', 'info', 'claude-code'], ['Run the tests', 'command', 'claude-code']]) {
+    for (const [title, kind, agent] of [
+      ['Run the linter', 'command', 'codex'],
+      ['Which region?', 'info', 'claude-code'],
+      ['Run the tests', 'command', 'claude-code'],
+    ]) {
       const r = await createRequest(t.api, { title, kind, source: { agent } });
       expect((await t.api.post(`/v1/requests/${r.id}/cancel`)).status).toBe(200);
     }
@@ -432,7 +442,7 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
     expect((await page.locator('#history-list .card-title').allTextContents()).sort()).toEqual(['Run the tests', 'Which region?']);
   });
 
-  it('shows a request\'s callback deliveries with each attempt', async () => {
+  it("shows a request's callback deliveries with each attempt", async () => {
     // A callback receiver on loopback that accepts everything.
     const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -442,9 +452,7 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
       t = await startTestServer({ callbacks: { allowlist: ['127.0.0.1'] } });
       const created = await createRequest(t.api, { title: 'With a callback', callback_url: hook });
       expect((await decide(t.api, created, 'approve')).status).toBe(200);
-      await expect
-        .poll(async () => (await t.api.get(`/v1/requests/${created.id}/deliveries`)).body[0]?.state, { timeout: 10_000 })
-        .toBe('delivered');
+      await expect.poll(async () => (await t.api.get(`/v1/requests/${created.id}/deliveries`)).body[0]?.state, { timeout: 10_000 }).toBe('delivered');
 
       await signIn();
       await page.evaluate((id) => (location.hash = `#/history/${id}`), created.id);

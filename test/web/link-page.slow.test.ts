@@ -13,8 +13,14 @@ import { COMMAND, withHooks } from '../notify/notify-kit.js';
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 const SKIP = !existsSync(CHROMIUM) && !process.env.CI;
 if (SKIP) console.warn(`decision-link page browser tests SKIPPED: no Chromium at ${CHROMIUM}`);

@@ -12,15 +12,26 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 const SKIP = !existsSync(CHROMIUM) && !process.env.CI;
 if (SKIP) console.warn(`policy page browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
 const CONFIG_RULES = [{ id: 'no-force-push', match: { command: 'git push .*--force' }, action: 'deny', feedback: 'Needs a person.' }];
 const source = { agent: 'claude-code', session: 's-1', repo: 'acme/api' };
-const command = (shell: string, src: Record<string, unknown> = source) => ({ title: `Run ${shell}`, kind: 'command', source: src, previews: [{ type: 'command', command: { shell } }] });
+const command = (shell: string, src: Record<string, unknown> = source) => ({
+  title: `Run ${shell}`,
+  kind: 'command',
+  source: src,
+  previews: [{ type: 'command', command: { shell } }],
+});
 
 describe.skipIf(SKIP)('policy on the page (Chromium)', () => {
   let browser: Browser;
@@ -100,7 +111,10 @@ describe.skipIf(SKIP)('policy on the page (Chromium)', () => {
     await summary.waitFor();
     await page.locator('#rule-save').click();
     await ruleRow('read-only-git').waitFor();
-    expect(await page.locator('#rules-list li.rule').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id))).toEqual(['no-force-push', 'read-only-git']);
+    expect(await page.locator('#rules-list li.rule').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id))).toEqual([
+      'no-force-push',
+      'read-only-git',
+    ]);
     const stored = (await t.api.get('/v1/rules')).body[1];
     expect(stored).toMatchObject({ id: 'read-only-git', source: 'stored', action: 'approve', match: { agent: 'claude-code', command: '^git (status|diff)' } });
     expect((await createRequest(t.api, command('git diff'))).decision.rule_id).toBe('read-only-git');
@@ -113,7 +127,7 @@ describe.skipIf(SKIP)('policy on the page (Chromium)', () => {
     expect((await t.api.get('/v1/rules')).body.map((r: any) => r.id)).toEqual(['no-force-push']);
   });
 
-  it('refreshes the list when rules change elsewhere, shows the daemon\'s refusal, and tries a request', async () => {
+  it("refreshes the list when rules change elsewhere, shows the daemon's refusal, and tries a request", async () => {
     await signIn('#/rules');
     await ruleRow('no-force-push').waitFor();
     await t.api.post('/v1/rules', { id: 'from-the-cli', match: { title: '^Nightly' }, action: 'approve' });

@@ -63,11 +63,7 @@ export const QUESTION_REQUEST = {
         question: 'Which environments should get v2.3 today?',
         multi: true,
         recommended: 0,
-        options: [
-          { label: 'staging', description: 'Internal testers only' },
-          { label: 'eu-west', description: 'About 40% of traffic' },
-          { label: 'us-east' },
-        ],
+        options: [{ label: 'staging', description: 'Internal testers only' }, { label: 'eu-west', description: 'About 40% of traffic' }, { label: 'us-east' }],
       },
       { id: 'notes', question: 'Anything the release notes should mention?', allow_free_text: true },
     ],
@@ -80,7 +76,11 @@ export const REVIEW_REQUEST = {
   risk: 'low',
   source: source('site-agent', { branch: 'pricing' }),
   previews: [
-    { type: 'markdown', title: 'Announcement', inline: '## New plans\n\n- **Team**: $12/seat\n- *Business*: $29/seat\n\nSee [the docs](https://example.com/pricing).' },
+    {
+      type: 'markdown',
+      title: 'Announcement',
+      inline: '## New plans\n\n- **Team**: $12/seat\n- *Business*: $29/seat\n\nSee [the docs](https://example.com/pricing).',
+    },
     { type: 'json', title: 'plans.json', inline: '{"team":{"price":12},"business":{"price":29}}' },
     { type: 'code', title: 'pricing.css', lang: 'css', inline: '.plan { display: grid; gap: 1rem; }' },
     { type: 'text', title: 'Commit message', inline: 'pricing: new Team and Business plans' },

@@ -38,7 +38,15 @@ describe('reviewer page: files and headers', () => {
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.text).toContain('<script type="module" src="/ui/js/main.js"></script>');
     expect(res.headers.get('content-security-policy')).toBe(PAGE_CSP);
-    for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"]) {
+    for (const directive of [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "connect-src 'self'",
+      "object-src 'none'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ]) {
       expect(PAGE_CSP).toContain(directive);
     }
     expect(PAGE_CSP).not.toContain('unsafe');
@@ -82,7 +90,10 @@ describe('reviewer page: files and headers', () => {
   });
 
   it('every blob response is a sandboxed, unsniffed attachment, errors included', async () => {
-    const up = await t.api.request('POST', '/v1/blobs', undefined, { raw: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), headers: { 'content-type': 'image/svg+xml' } });
+    const up = await t.api.request('POST', '/v1/blobs', undefined, {
+      raw: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+      headers: { 'content-type': 'image/svg+xml' },
+    });
     expect(up.status).toBe(201);
     const { token: submit } = await t.submitClient('ci');
     const cases: Array<[string, string | null, number]> = [
@@ -137,7 +148,7 @@ describe('web session', () => {
     const second = await signIn(t);
     expect(second).not.toBe(secret);
 
-    const rows = (await sessionRows(t));
+    const rows = await sessionRows(t);
     expect(rows.map((r) => r.digest)).toEqual([sha256Hex(secret), sha256Hex(second)]);
     expect(rows[0]).toMatchObject({ created_at: now, expires_at: now + 3_600_000, idle_expires_at: now + 600_000, revoked_at: null });
     expect(rows[0]!.credential).toMatch(/^admin:[0-9a-f]{32}$/);
@@ -152,8 +163,7 @@ describe('web session', () => {
 
   it('refuses a wrong token (401), a submit token (403), an empty one (400), a foreign Origin (403) and a session secret (401); nothing stored', async () => {
     const secret = await signIn(t);
-    const attempt = (token: string, headers: Record<string, string> = {}) =>
-      t.api.request('POST', '/v1/session', { token }, { token: null, headers });
+    const attempt = (token: string, headers: Record<string, string> = {}) => t.api.request('POST', '/v1/session', { token }, { token: null, headers });
     const wrong = await attempt('not-the-token-0000000000');
     expectError(wrong, 401, 'unauthorized');
     const { token: submit } = await t.submitClient('ci');
@@ -163,7 +173,7 @@ describe('web session', () => {
     expectError(await attempt(t.adminToken, { origin: t.url.replace(/:\d+$/, ':1') }), 403, 'forbidden');
     // A session cannot mint another (it would outlive its own hard end).
     expectError(await attempt(secret), 401, 'unauthorized');
-    expect((await sessionRows(t))).toHaveLength(1);
+    expect(await sessionRows(t)).toHaveLength(1);
     for (const r of [wrong]) expect(r.headers.get('set-cookie')).toBeNull();
   });
 
@@ -173,7 +183,12 @@ describe('web session', () => {
     expect(mine.status).toBe(200);
     expect(mine.body).toMatchObject({ signed_in: true, principal: 'admin', expires_at: clock.now() + 3_600_000, idle_expires_at: clock.now() + 600_000 });
     const created = await createRequest(t.api, { title: 'Decide me from the page' });
-    const decided = await t.api.request('POST', `/v1/requests/${created.id}/decision`, { option: 'approve', content_hash: created.content_hash }, { token: secret });
+    const decided = await t.api.request(
+      'POST',
+      `/v1/requests/${created.id}/decision`,
+      { option: 'approve', content_hash: created.content_hash },
+      { token: secret },
+    );
     expect(decided.status, decided.text).toBe(200);
     expect(decided.body.decision.decided_by).toBe('admin');
     // The admin token still works as it always did, and says nothing about a session.
@@ -208,14 +223,14 @@ describe('web session', () => {
     expect(await sessionStatus(t, idle)).toBe(401);
     // Used 9 minutes in, it lives 10 minutes from then, and so on, but never past the hour.
     for (let minute = 18; minute < 60; minute += 9) {
-      clock.set((await sessionRows(t))[0]!.created_at as number + minute * 60_000);
+      clock.set(((await sessionRows(t))[0]!.created_at as number) + minute * 60_000);
       expect(await sessionStatus(t, busy), `minute ${minute}`).toBe(200);
     }
     clock.set((await sessionRows(t)).find((r) => r.digest === sha256Hex(busy))!.expires_at as number);
     expect(await sessionStatus(t, busy)).toBe(401);
     // A new sign-in forgets sessions that ended.
     await signIn(t);
-    expect((await sessionRows(t))).toHaveLength(1);
+    expect(await sessionRows(t)).toHaveLength(1);
   });
 
   it('a rotated admin token ends the sessions made with the old one; a restart with the same token does not', async () => {
@@ -280,10 +295,17 @@ describe('the event stream for the page: authenticated by its first message', ()
       messages.push(JSON.parse(String(data)));
       waiters.splice(0).forEach((w) => w());
     });
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })),
+    );
     const next = async () => {
       while (taken >= messages.length) {
-        await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), closed.then(() => { throw new Error(`closed; got ${JSON.stringify(messages)}`); })]);
+        await Promise.race([
+          new Promise<void>((resolve) => waiters.push(resolve)),
+          closed.then(() => {
+            throw new Error(`closed; got ${JSON.stringify(messages)}`);
+          }),
+        ]);
       }
       return messages[taken++];
     };
@@ -352,7 +374,7 @@ describe('the event stream for the page: authenticated by its first message', ()
     expect(typeof (await open({ authorization: `Bearer ${secret}` }))).toBe('object');
   });
 
-  it('sign-out closes the session\'s streams at once; expiry closes them at the next ping', async () => {
+  it("sign-out closes the session's streams at once; expiry closes them at the next ping", async () => {
     const out = await signIn(t);
     const stale = await signIn(t);
     const [a, b] = [await browserSocket(), await browserSocket()];

@@ -30,13 +30,7 @@ export type Details = z.infer<typeof DetailsSchema>;
 export const flag = (ctx: z.RefinementCtx, path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', message, path });
 
 /** Flags every repeat of an id (`items[i][key]`) that PaperClip requires to be unique. */
-export function unique<K extends string>(
-  ctx: z.RefinementCtx,
-  items: ReadonlyArray<Record<K, string>> | undefined,
-  key: K,
-  path: PropertyKey[],
-  what: string,
-) {
+export function unique<K extends string>(ctx: z.RefinementCtx, items: ReadonlyArray<Record<K, string>> | undefined, key: K, path: PropertyKey[], what: string) {
   const seen = new Set<string>();
   (items ?? []).forEach((item, i) => {
     if (seen.has(item[key])) flag(ctx, [...path, i, key], `${what} "${item[key]}" appears more than once`);

@@ -32,8 +32,7 @@ const requestOptions = [
   z.discriminatedUnion('requestKind', [V1Schema, V1ElicitationSchema]),
   InteractionSchema,
 ] as const;
-const noMatch = (message: string) => (issue: { code?: string; note?: string }) =>
-  issue.code === 'invalid_union' && issue.note ? message : undefined;
+const noMatch = (message: string) => (issue: { code?: string; note?: string }) => (issue.code === 'invalid_union' && issue.note ? message : undefined);
 
 const EventRequestSchema = z.discriminatedUnion('schema', [...requestOptions, DriverRequestSchema], {
   error: noMatch(`must be "${REQUEST_V2}", "${REQUEST_V1}" or "${INTERACTION}", or absent for a driver request`),

@@ -43,9 +43,7 @@ const CheckboxPayload = z
     prompt: z.string().min(1).max(1000),
     detailsMarkdown: markdown,
     options: z
-      .array(
-        z.looseObject({ id: z.string().min(1).max(120), label: z.string().min(1).max(120), description: z.string().max(500).nullable().optional() }),
-      )
+      .array(z.looseObject({ id: z.string().min(1).max(120), label: z.string().min(1).max(120), description: z.string().max(500).nullable().optional() }))
       .min(1)
       .max(200),
     defaultSelectedOptionIds: z.array(z.string().min(1).max(120)).optional(),
@@ -190,8 +188,7 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
   const common = { source: source(undefined, env) };
   const header = (prompt: string | undefined, fallback: string, ...more: Array<string | undefined>) =>
     heading(r.title ?? prompt, fallback, r.title ? prompt : undefined, r.summary, ...more);
-  const markdownPreview = (title: string, md: string | null | undefined): Preview[] =>
-    md?.trim() ? [{ type: 'markdown', title, inline: md }] : [];
+  const markdownPreview = (title: string, md: string | null | undefined): Preview[] => (md?.trim() ? [{ type: 'markdown', title, inline: md }] : []);
   const reasonAllowed = (p: { rejectRequiresReason?: boolean | undefined; allowDeclineReason?: boolean | undefined }) =>
     p.rejectRequiresReason === true || p.allowDeclineReason !== false;
   const confirmOptions = (p: { acceptLabel?: string | null | undefined; rejectLabel?: string | null | undefined }): Option[] => [
@@ -273,17 +270,13 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
       const verdicts = p.verdicts ?? ['approve', 'reject'];
       const needReason = p.requireReasonOn ?? ['reject'];
       const labelled = verdicts.map((v): [string, Verdict] => [VERDICT_LABELS[v], v]);
-      const reasonHint =
-        needReason.length > 0 ? `\n\nGive a reason (free text) with ${needReason.map((v) => VERDICT_LABELS[v]).join(' or ')}.` : '';
+      const reasonHint = needReason.length > 0 ? `\n\nGive a reason (free text) with ${needReason.map((v) => VERDICT_LABELS[v]).join(' or ')}.` : '';
       return {
         request: {
           ...common,
           ...header(p.prompt, 'Review items'),
           kind: 'question',
-          previews: [
-            ...markdownPreview('Details', p.detailsMarkdown),
-            ...p.items.flatMap((item) => markdownPreview(item.label, item.previewMarkdown)),
-          ],
+          previews: [...markdownPreview('Details', p.detailsMarkdown), ...p.items.flatMap((item) => markdownPreview(item.label, item.previewMarkdown))],
           options: submitOptions('Submit verdicts'),
           input: {
             questions: p.items.map((item) => ({

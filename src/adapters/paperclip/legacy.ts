@@ -62,15 +62,30 @@ export type LegacyContext = { reply: 'legacy'; requestId: string; type: 'permiss
 
 // v1 choice keys are free strings; these words make a key an approval (docs/formats/paperclip.md).
 const ALLOW_WORDS = new Set([
-  'allow', 'allowed', 'approve', 'approved', 'accept', 'accepted', 'yes', 'y', 'ok', 'okay', 'confirm', 'continue', 'proceed', 'grant',
-  'always', 'run',
+  'allow',
+  'allowed',
+  'approve',
+  'approved',
+  'accept',
+  'accepted',
+  'yes',
+  'y',
+  'ok',
+  'okay',
+  'confirm',
+  'continue',
+  'proceed',
+  'grant',
+  'always',
+  'run',
 ]);
-const NEGATIONS = new Set([
-  'no', 'not', 'don', 'dont', 'never', 'deny', 'denied', 'reject', 'decline', 'disallow', 'cancel', 'abort', 'stop', 'block',
-]);
+const NEGATIONS = new Set(['no', 'not', 'don', 'dont', 'never', 'deny', 'denied', 'reject', 'decline', 'disallow', 'cancel', 'abort', 'stop', 'block']);
 
 export function outcomeOfKey(key: string): Option['outcome'] {
-  const words = key.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/);
+  const words = key
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
   return words.some((w) => ALLOW_WORDS.has(w)) && !words.some((w) => NEGATIONS.has(w)) ? 'approve' : 'deny';
 }
 
@@ -79,7 +94,13 @@ export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built
   const { title, summary } = heading(r.prompt, r.type === 'input' ? 'Answer the agent' : 'Grant a permission');
   const base = { title, summary, source: source(undefined, env), previews: detailPreviews(r.details ?? {}) };
   if (r.type === 'permission') {
-    const keyed = choices.length > 0 ? choices : [{ key: 'allow', label: 'Allow' }, { key: 'deny', label: 'Deny' }];
+    const keyed =
+      choices.length > 0
+        ? choices
+        : [
+            { key: 'allow', label: 'Allow' },
+            { key: 'deny', label: 'Deny' },
+          ];
     return {
       request: {
         ...base,

@@ -28,9 +28,7 @@ export const QuestionSetQuestionSchema = z
     intent: z.enum(['decision', 'information']).optional(),
     recommendationRationale: z.string().max(4000).optional(),
     options: z.array(QuestionOptionSchema).max(128).optional(),
-    customAnswer: z
-      .strictObject({ enabled: z.literal(true), label: z.string().max(1000).optional(), placeholder: z.string().max(1000).optional() })
-      .optional(),
+    customAnswer: z.strictObject({ enabled: z.literal(true), label: z.string().max(1000).optional(), placeholder: z.string().max(1000).optional() }).optional(),
     textValidation: TextValidationSchema.optional(),
   })
   .superRefine((q, ctx) => {
@@ -129,13 +127,11 @@ function questionNotes(q: QuestionSetQuestion, labels: string[]): string[] {
   return notes;
 }
 
-
 export function withHelp(prompt: string, help: string | null | undefined): string {
   if (!help?.trim()) return prompt;
   const joined = `${prompt}\n\n${help}`;
   return Buffer.byteLength(joined, 'utf8') <= MAX_QUESTION_BYTES ? joined : prompt;
 }
-
 
 export function optionIds(q: QuestionMap, labels: string[] | undefined): string[] {
   const byLabel = new Map(q.options);

@@ -78,9 +78,7 @@ export const DriverRequestSchema = z
     itemId: z.string().nullable().optional(),
     status: StatusSchema.optional(),
     prompt: z.string().max(4000).optional(),
-    details: z
-      .looseObject({ fields: z.array(z.looseObject({ name: z.string().min(1).max(128), label: z.string().min(1).optional() })).optional() })
-      .optional(),
+    details: z.looseObject({ fields: z.array(z.looseObject({ name: z.string().min(1).max(128), label: z.string().min(1).optional() })).optional() }).optional(),
     input: QuestionSetSchema.optional(),
     origin: OriginSchema.optional(),
     choices: z.array(ChoiceSchema).min(1).max(4).optional(),
@@ -125,9 +123,9 @@ export function approval(
   const kind = r.requestKind === 'file_approval' ? 'edit' : r.requestKind === 'command_approval' || command ? 'command' : 'custom';
   const fallback =
     kind === 'command'
-      ? asTitle(command && `Run ${command}`) ?? 'Approve a command'
+      ? (asTitle(command && `Run ${command}`) ?? 'Approve a command')
       : kind === 'edit'
-        ? asTitle(path && `Change ${path}`) ?? 'Approve a file change'
+        ? (asTitle(path && `Change ${path}`) ?? 'Approve a file change')
         : 'Grant a permission';
   const { title, summary } = heading(r.prompt, fallback);
   const keys = choices.map((c) => c.key);
@@ -194,18 +192,13 @@ export function driverRequest(r: DriverRequest, env: Envelope): Built<RuntimeCon
     if (r.input) return questionSetRequest(r.prompt, r.input, r, env, turnId, r.requestKind);
     if (fields.length > 0) return fieldForm(r, env, fields, turnId);
     if (r.requestKind === 'user_input') {
-      throw new AppError(
-        'invalid_frame',
-        'payload.request: a user_input request needs input (a paperclip.question_set.v1) or details.fields to ask anything',
-      );
+      throw new AppError('invalid_frame', 'payload.request: a user_input request needs input (a paperclip.question_set.v1) or details.fields to ask anything');
     }
   }
   // An elicitation without a form is a plain accept/decline; the harness refuses accept_for_session for it.
   const allowed: Action[] = r.requestKind === 'elicitation' ? ['accept', 'decline', 'cancel'] : [...ACTIONS];
   const labels = r.requestKind === 'elicitation' ? ELICITATION_LABELS : DEFAULT_LABELS;
-  const offered =
-    r.choices ??
-    (r.actions ?? allowed).filter((a): a is Action => allowed.includes(a as Action)).map((key) => ({ key, label: labels[key] }));
+  const offered = r.choices ?? (r.actions ?? allowed).filter((a): a is Action => allowed.includes(a as Action)).map((key) => ({ key, label: labels[key] }));
   if (offered.length === 0) throw new AppError('invalid_frame', 'payload.request.actions: no action a reviewer could take');
   return approval(r, env, offered, Boolean(r.choices ?? r.actions), turnId);
 }

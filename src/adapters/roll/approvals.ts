@@ -57,8 +57,18 @@ const ApprovalResolved = z.strictObject({
 /** The rest of Runtime 1.0/1.1's closed event list: well-formed, but nothing a reviewer answers. */
 const QuietEvent = z.looseObject({
   type: z.enum([
-    'turn.started', 'message.started', 'message.delta', 'message.completed', 'reasoning.summary.delta', 'tool.started',
-    'tool.output', 'tool.completed', 'turn.completed', 'turn.cancelled', 'turn.failed', 'capabilities.changed',
+    'turn.started',
+    'message.started',
+    'message.delta',
+    'message.completed',
+    'reasoning.summary.delta',
+    'tool.started',
+    'tool.output',
+    'tool.completed',
+    'turn.completed',
+    'turn.cancelled',
+    'turn.failed',
+    'capabilities.changed',
   ]),
 });
 

@@ -18,10 +18,7 @@ export const APPROVE_DENY: Option[] = [
 ];
 
 export function unsupported(what: string): never {
-  throw new AppError(
-    'unsupported_frame',
-    `${what}; countersign takes runtime.event frames carrying approval.required and interaction.request frames`,
-  );
+  throw new AppError('unsupported_frame', `${what}; countersign takes runtime.event frames carrying approval.required and interaction.request frames`);
 }
 
 /** A fresh relay request frame: the relay deduplicates on (workspaceId, requestId). */

@@ -15,8 +15,16 @@ import { APPROVE_DENY, nativeKey, relayRequest, sequence, uuid } from './common.
 // ---- Frames, in Roll's own field names (the index modules of upstream's relay-protocol and protocol packages) ----
 
 const timestamp = z.iso.datetime({ offset: true });
-const identifier = z.string().min(1).max(64).refine((s) => s.trim().length > 0, 'must not be blank');
-const label = z.string().min(1).max(200).refine((s) => s.trim().length > 0, 'must not be blank');
+const identifier = z
+  .string()
+  .min(1)
+  .max(64)
+  .refine((s) => s.trim().length > 0, 'must not be blank');
+const label = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((s) => s.trim().length > 0, 'must not be blank');
 const description = z.string().min(1).max(500);
 const length = z.number().int().min(0).max(10000);
 const count = z.number().int().min(0).max(50);
@@ -40,7 +48,10 @@ const ChoiceControl = z.strictObject({
   type: z.literal('choice'),
   ...base,
   multiple: z.boolean(),
-  options: z.array(z.strictObject({ id: identifier, label, description: description.optional() })).min(1).max(50),
+  options: z
+    .array(z.strictObject({ id: identifier, label, description: description.optional() }))
+    .min(1)
+    .max(50),
   minSelections: count.optional(),
   maxSelections: count.min(1).optional(),
 });
@@ -101,7 +112,11 @@ type InteractionTerminalFrame = z.infer<typeof InteractionResolvedFrame> | z.inf
 // ---- Native context ----
 
 /** A control as the reply and the decision check need it: limits, and option labels back to ids. */
-type ControlMap = Control extends infer C ? (C extends Control ? Omit<C, 'label' | 'description' | 'options'> & { options?: Array<[label: string, id: string]> } : never) : never;
+type ControlMap = Control extends infer C
+  ? C extends Control
+    ? Omit<C, 'label' | 'description' | 'options'> & { options?: Array<[label: string, id: string]> }
+    : never
+  : never;
 
 export interface InteractionContext {
   interaction: 'approval.request' | 'userInput.request';
@@ -128,7 +143,13 @@ function hint(c: Control): string | undefined {
   if (c.type === 'number') {
     const what = c.integer ? 'A whole number' : 'A number';
     const range =
-      c.min !== undefined && c.max !== undefined ? ` from ${c.min} to ${c.max}` : c.min !== undefined ? ` of at least ${c.min}` : c.max !== undefined ? ` of at most ${c.max}` : '';
+      c.min !== undefined && c.max !== undefined
+        ? ` from ${c.min} to ${c.max}`
+        : c.min !== undefined
+          ? ` of at least ${c.min}`
+          : c.max !== undefined
+            ? ` of at most ${c.max}`
+            : '';
     parts.push(`${what}${range}.`);
   }
   if (c.type === 'text' || c.type === 'multiline') {

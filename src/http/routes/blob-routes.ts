@@ -36,49 +36,57 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
     scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
     const r = scope.withTypeProvider<ZodTypeProvider>();
 
-    r.post('/v1/blobs', {
-      config: { auth: 'submit', openapi: { body: Bytes, consumes: ['application/octet-stream', '*/*'] } },
-      // Counted before a byte of the body is read.
-      onRequest: rateLimitCreates(deps.rateLimit),
-      schema: {
-        summary: 'Upload bytes (any content type, at most 16 MiB; submit tokens within blobs.quota_per_token); answers the hash as text/plain sha256:<hex>',
-        response: {
-          201: { description: 'The blob hash, to use in previews', content: { 'text/plain': { schema: BlobHash } } },
-          ...errors('invalid_request', 'payload_too_large', 'quota_exceeded', 'rate_limited'),
+    r.post(
+      '/v1/blobs',
+      {
+        config: { auth: 'submit', openapi: { body: Bytes, consumes: ['application/octet-stream', '*/*'] } },
+        // Counted before a byte of the body is read.
+        onRequest: rateLimitCreates(deps.rateLimit),
+        schema: {
+          summary: 'Upload bytes (any content type, at most 16 MiB; submit tokens within blobs.quota_per_token); answers the hash as text/plain sha256:<hex>',
+          response: {
+            201: { description: 'The blob hash, to use in previews', content: { 'text/plain': { schema: BlobHash } } },
+            ...errors('invalid_request', 'payload_too_large', 'quota_exceeded', 'rate_limited'),
+          },
         },
       },
-    }, async (request, reply) => {
-      const body = request.body as Readable | undefined;
-      if (!body) throw new AppError('invalid_request', 'send the file bytes as the body');
-      const p = request.principal;
-      const length = request.headers['content-length'];
-      let upload: BlobUpload | undefined;
-      try {
-        upload = await deps.blobs.begin(submitterKey(p), { limited: p.kind === 'submit', declared: length === undefined ? undefined : Number(length) });
-        await pump(body, upload);
-        if (upload.size === 0) throw new AppError('invalid_request', 'send the file bytes as the body');
-        const { hash } = await upload.finish();
-        return reply.code(201).type('text/plain; charset=utf-8').send(hash);
-      } catch (err) {
-        await upload?.abort();
-        // The rest of the body is not read: close the connection rather than drain it.
-        if (!body.readableEnded) void reply.header('connection', 'close');
-        throw err;
-      }
-    });
-
-    r.get('/v1/blobs/:hash', {
-      onSend: setBlobResponseHeaders,
-      schema: {
-        summary: 'Download a blob (always as an attachment)',
-        params: z.strictObject({ hash: BlobHash }),
-        // Streamed from the store, chunk by chunk.
-        response: { 200: { description: 'The bytes', content: { 'application/octet-stream': { schema: StreamedBytes } } }, ...errors('not_found') },
+      async (request, reply) => {
+        const body = request.body as Readable | undefined;
+        if (!body) throw new AppError('invalid_request', 'send the file bytes as the body');
+        const p = request.principal;
+        const length = request.headers['content-length'];
+        let upload: BlobUpload | undefined;
+        try {
+          upload = await deps.blobs.begin(submitterKey(p), { limited: p.kind === 'submit', declared: length === undefined ? undefined : Number(length) });
+          await pump(body, upload);
+          if (upload.size === 0) throw new AppError('invalid_request', 'send the file bytes as the body');
+          const { hash } = await upload.finish();
+          return reply.code(201).type('text/plain; charset=utf-8').send(hash);
+        } catch (err) {
+          await upload?.abort();
+          // The rest of the body is not read: close the connection rather than drain it.
+          if (!body.readableEnded) void reply.header('connection', 'close');
+          throw err;
+        }
       },
-    }, async (request, reply) => {
-      const blob = await deps.blobs.open(request.params.hash);
-      if (!blob) throw new AppError('not_found', `blob ${request.params.hash} not found`);
-      return reply.header('content-length', blob.size).type('application/octet-stream').send(Readable.from(blob.chunks()));
-    });
+    );
+
+    r.get(
+      '/v1/blobs/:hash',
+      {
+        onSend: setBlobResponseHeaders,
+        schema: {
+          summary: 'Download a blob (always as an attachment)',
+          params: z.strictObject({ hash: BlobHash }),
+          // Streamed from the store, chunk by chunk.
+          response: { 200: { description: 'The bytes', content: { 'application/octet-stream': { schema: StreamedBytes } } }, ...errors('not_found') },
+        },
+      },
+      async (request, reply) => {
+        const blob = await deps.blobs.open(request.params.hash);
+        if (!blob) throw new AppError('not_found', `blob ${request.params.hash} not found`);
+        return reply.header('content-length', blob.size).type('application/octet-stream').send(Readable.from(blob.chunks()));
+      },
+    );
   });
 }

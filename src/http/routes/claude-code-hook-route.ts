@@ -15,7 +15,10 @@ export const HOOK_WAIT_DEFAULT_MS = 55_000;
 export const HOOK_WAIT_MAX_MS = 10 * 60_000;
 
 const HookQuery = z.strictObject({
-  wait: z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration with a unit, e.g. 55s' }).optional(),
+  wait: z
+    .string()
+    .refine((s) => parseDuration(s).ok, { message: 'must be a duration with a unit, e.g. 55s' })
+    .optional(),
   on_wait: z.enum(['ask', 'deny']).optional(),
   timeout: TimeoutTextSchema.optional(),
   on_timeout: OnTimeoutSchema.optional(),
@@ -40,51 +43,55 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
   const { formats, intake, requests, waiters, rateLimit } = deps;
   const readGit = createGitContextReader({ now: () => deps.clock.now() });
 
-  r.post(`/v1/formats/${FORMAT}/hook`, {
-    config: { auth: 'submit', validationCode: 'invalid_frame' },
-    schema: {
-      summary: 'Claude Code hook (PreToolUse, PermissionRequest): answers the hook output once decided or when ?wait (default 55s, max 10m) runs out',
-      description:
-        'Query: wait, on_wait (ask | deny: what a still-pending request answers), timeout, on_timeout, callback_url, repo, branch. Follow-up hooks (PostToolUse, PostToolUseFailure, PermissionDenied, SessionEnd) are applied and answered {}.',
-      response: { 200: HookOutputDoc, 400: ErrorDoc, 401: ErrorDoc, 429: ErrorDoc },
-    },
-  }, async (request) => {
-    const query = HookQuery.safeParse(request.query ?? {});
-    if (!query.success) throw validationError('invalid_query', query.error.issues, 'query');
-    const { wait, on_wait: onWait = 'ask', repo, branch, ...overrides } = query.data;
-    const parsed = ClaudeCodeHookSchema.safeParse(request.body);
-    if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
-    const hook = parsed.data;
-    const adapter = formats.native(FORMAT);
-    const principal = request.principal;
-
-    if (!isAskingEvent(hook.hook_event_name)) {
-      const asked = await intake.readFollowUp(adapter, request.body, {}, principal);
-      try {
-        await intake.applyFollowUp(adapter, asked, principal);
-      } catch (err) {
-        // A tool call countersign never saw (another matcher, an allow rule in Claude Code): nothing to end.
-        if (!(err instanceof AppError && err.code === 'not_found')) throw err;
-      }
-      return {};
-    }
-
-    const context: Record<string, string> = {};
-    const git = repo === undefined && branch === undefined && hook.cwd ? await readGit(hook.cwd) : null;
-    if (repo ?? git?.repo) context.repo = (repo ?? git?.repo)!;
-    if (branch ?? git?.branch) context.branch = (branch ?? git?.branch)!;
-    const { stored } = await intake.submit(adapter, request.body, {
-      principal,
-      overrides,
-      context,
-      admit: async () => {
-        if (principal.kind === 'submit') await rateLimit(principal.tokenId, principal.name);
+  r.post(
+    `/v1/formats/${FORMAT}/hook`,
+    {
+      config: { auth: 'submit', validationCode: 'invalid_frame' },
+      schema: {
+        summary: 'Claude Code hook (PreToolUse, PermissionRequest): answers the hook output once decided or when ?wait (default 55s, max 10m) runs out',
+        description:
+          'Query: wait, on_wait (ask | deny: what a still-pending request answers), timeout, on_timeout, callback_url, repo, branch. Follow-up hooks (PostToolUse, PostToolUseFailure, PermissionDenied, SessionEnd) are applied and answered {}.',
+        response: { 200: HookOutputDoc, 400: ErrorDoc, 401: ErrorDoc, 429: ErrorDoc },
       },
-    });
-    const id = stored.record.id;
-    const waitMs = wait === undefined ? HOOK_WAIT_DEFAULT_MS : Math.min(durationMs(wait), HOOK_WAIT_MAX_MS);
-    const record =
-      stored.record.status === 'pending' ? await waiters.wait(id, waitMs, async () => (await requests.get(id, principal)).record) : stored.record;
-    return hookOutput(record, hook.hook_event_name, hook.tool_input ?? {}, onWait);
-  });
+    },
+    async (request) => {
+      const query = HookQuery.safeParse(request.query ?? {});
+      if (!query.success) throw validationError('invalid_query', query.error.issues, 'query');
+      const { wait, on_wait: onWait = 'ask', repo, branch, ...overrides } = query.data;
+      const parsed = ClaudeCodeHookSchema.safeParse(request.body);
+      if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
+      const hook = parsed.data;
+      const adapter = formats.native(FORMAT);
+      const principal = request.principal;
+
+      if (!isAskingEvent(hook.hook_event_name)) {
+        const asked = await intake.readFollowUp(adapter, request.body, {}, principal);
+        try {
+          await intake.applyFollowUp(adapter, asked, principal);
+        } catch (err) {
+          // A tool call countersign never saw (another matcher, an allow rule in Claude Code): nothing to end.
+          if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+        }
+        return {};
+      }
+
+      const context: Record<string, string> = {};
+      const git = repo === undefined && branch === undefined && hook.cwd ? await readGit(hook.cwd) : null;
+      if (repo ?? git?.repo) context.repo = (repo ?? git?.repo)!;
+      if (branch ?? git?.branch) context.branch = (branch ?? git?.branch)!;
+      const { stored } = await intake.submit(adapter, request.body, {
+        principal,
+        overrides,
+        context,
+        admit: async () => {
+          if (principal.kind === 'submit') await rateLimit(principal.tokenId, principal.name);
+        },
+      });
+      const id = stored.record.id;
+      const waitMs = wait === undefined ? HOOK_WAIT_DEFAULT_MS : Math.min(durationMs(wait), HOOK_WAIT_MAX_MS);
+      const record =
+        stored.record.status === 'pending' ? await waiters.wait(id, waitMs, async () => (await requests.get(id, principal)).record) : stored.record;
+      return hookOutput(record, hook.hook_event_name, hook.tool_input ?? {}, onWait);
+    },
+  );
 }

@@ -6,13 +6,17 @@ import { errors } from '../openapi.js';
 import { IdParams, RequestDoc } from '../schemas.js';
 
 export function registerDecisionRoutes(app: FastifyInstance, deps: Deps) {
-  app.withTypeProvider<ZodTypeProvider>().post('/v1/requests/:id/decision', {
-    config: { validationCode: 'invalid_decision' },
-    schema: {
-      summary: 'Decide a pending request: {option, content_hash, feedback?, fields?, scope?}',
-      params: IdParams,
-      body: DecisionBodySchema,
-      response: { 200: RequestDoc, ...errors('not_found', 'not_pending', 'content_hash_mismatch') },
+  app.withTypeProvider<ZodTypeProvider>().post(
+    '/v1/requests/:id/decision',
+    {
+      config: { validationCode: 'invalid_decision' },
+      schema: {
+        summary: 'Decide a pending request: {option, content_hash, feedback?, fields?, scope?}',
+        params: IdParams,
+        body: DecisionBodySchema,
+        response: { 200: RequestDoc, ...errors('not_found', 'not_pending', 'content_hash_mismatch') },
+      },
     },
-  }, async (request) => (await deps.requests.decide(request.params.id, request.body, request.principal)).record);
+    async (request) => (await deps.requests.decide(request.params.id, request.body, request.principal)).record,
+  );
 }

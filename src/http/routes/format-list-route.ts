@@ -5,9 +5,9 @@ import type { Deps } from '../../deps.js';
 import { KINDS } from '../../requests/request-schema.js';
 
 const FormatListDoc = z.object({
-  formats: z.array(z.string()).describe('every value a request\'s `format` can hold here: the wire formats served (handup first), then mcp'),
+  formats: z.array(z.string()).describe("every value a request's `format` can hold here: the wire formats served (handup first), then mcp"),
   native: z.array(z.string()).describe('the wire formats served at /v1/formats/{format}/…'),
-  kinds: z.array(z.string()).describe('every value of a request\'s `kind`'),
+  kinds: z.array(z.string()).describe("every value of a request's `kind`"),
 });
 
 /**
@@ -16,7 +16,11 @@ const FormatListDoc = z.object({
  */
 export function registerFormatListRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.get('/v1/formats', {
-    schema: { summary: 'The request formats and kinds this daemon serves (the filters\' choices)', response: { 200: FormatListDoc } },
-  }, async () => ({ formats: [...deps.formats.requestFormats()], native: [...deps.formats.nativeFormats()], kinds: [...KINDS] }));
+  r.get(
+    '/v1/formats',
+    {
+      schema: { summary: "The request formats and kinds this daemon serves (the filters' choices)", response: { 200: FormatListDoc } },
+    },
+    async () => ({ formats: [...deps.formats.requestFormats()], native: [...deps.formats.nativeFormats()], kinds: [...KINDS] }),
+  );
 }

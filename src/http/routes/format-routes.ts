@@ -18,7 +18,9 @@ const WithReplyDoc = z
   .object({ request: RequestDoc, reply: z.unknown().describe('the native reply, or null while pending or where the protocol has none') })
   .meta({ id: 'RequestWithReply' });
 // The frame's shape is the format's own; the adapter parses it (400 invalid_frame naming the field).
-const NativeFrameDoc = z.record(z.string(), z.unknown()).meta({ id: 'NativeFrame', description: 'One frame of the wire format named in the path, as the agent or bridge sends it' });
+const NativeFrameDoc = z
+  .record(z.string(), z.unknown())
+  .meta({ id: 'NativeFrame', description: 'One frame of the wire format named in the path, as the agent or bridge sends it' });
 const IgnoredDoc = z.object({ ignored: z.literal(true) });
 
 /** The `{request, reply}` answer of the native-format endpoints. */
@@ -50,69 +52,85 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
     return requests.get(id, principal);
   }
 
-  r.post('/v1/formats/:format/requests', {
-    config: {
-      auth: 'submit',
-      validationCode: 'invalid_frame',
-      openapi: { params: z.strictObject(formatParam), querystring: FormatQuerySchema, body: NativeFrameDoc },
-    },
-    preValidation: rateLimitCreates(deps.rateLimit),
-    schema: {
-      summary: 'Submit one native frame; 200 with the same record when its native key was seen before',
-      description: 'Query: timeout, on_timeout, callback_url, wait (long-poll, max 60s) and per-format context keys (e.g. session for Ask).',
-      params: FormatParams,
-      response: { 200: WithReplyDoc, 201: WithReplyDoc, ...errors('invalid_query', 'callback_not_allowed', 'unknown_format', 'native_conflict', 'unsupported_frame', 'rate_limited') },
-    },
-  }, async (request, reply) => {
-    const adapter = formats.native(request.params.format);
-    const query = parseFormatQuery(request.query, 'request');
-    const principal = request.principal;
-    const { stored, created } = await intake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
-    const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
-    return reply.code(created ? 201 : 200).send(withReply(answer));
-  });
-
-  r.get('/v1/formats/:format/requests/:id/reply', {
-    config: { auth: 'submit', validationCode: 'invalid_query', openapi: { params: z.strictObject({ ...formatParam, id: z.string().min(1).max(64) }) } },
-    schema: {
-      summary: 'The request and its native reply (null while pending); ?wait=25s long-polls (max 60s); ?controller_seq=n numbers a PaperClip command',
-      params: FormatIdParams,
-      querystring: ReplyQuery,
-      response: { 200: WithReplyDoc, ...errors('invalid_query', 'not_found', 'unknown_format') },
-    },
-  }, async (request) => {
-    const { format, id } = request.params;
-    const adapter = formats.native(format);
-    const { wait, controller_seq: seq } = request.query;
-    if (seq !== undefined) requireSequencedFormat(adapter, 'invalid_query', 'controller_seq');
-    const found = await ownOfFormat(id, adapter.format, request.principal);
-    const stored = wait === undefined || found.record.status !== 'pending' ? found : await settle(id, waitBudget(wait), request.principal);
-    if (seq === undefined) return withReply(stored);
-    // The bridge's number goes on this rendering only; the stored reply keeps controllerSeq 1.
-    return { request: stored.record, reply: sequencedReply(adapter, stored.nativeReply, seq, deps.clock).reply };
-  });
-
-  r.post('/v1/formats/:format/events', {
-    config: { auth: 'submit', validationCode: 'invalid_frame', openapi: { params: z.strictObject(formatParam), body: NativeFrameDoc } },
-    schema: {
-      summary: 'Apply a native follow-up frame (resolved elsewhere, cancelled, expired)',
-      params: FormatParams,
-      response: {
-        200: z.object({
-          request: RequestDoc,
-          requests: z.array(RequestDoc).optional().describe('session-wide follow-ups: every request it ended, oldest first (`request` is the first)'),
-        }),
-        202: IgnoredDoc,
-        ...errors('invalid_query', 'forbidden', 'not_found', 'unknown_format', 'unsupported_frame'),
+  r.post(
+    '/v1/formats/:format/requests',
+    {
+      config: {
+        auth: 'submit',
+        validationCode: 'invalid_frame',
+        openapi: { params: z.strictObject(formatParam), querystring: FormatQuerySchema, body: NativeFrameDoc },
+      },
+      preValidation: rateLimitCreates(deps.rateLimit),
+      schema: {
+        summary: 'Submit one native frame; 200 with the same record when its native key was seen before',
+        description: 'Query: timeout, on_timeout, callback_url, wait (long-poll, max 60s) and per-format context keys (e.g. session for Ask).',
+        params: FormatParams,
+        response: {
+          200: WithReplyDoc,
+          201: WithReplyDoc,
+          ...errors('invalid_query', 'callback_not_allowed', 'unknown_format', 'native_conflict', 'unsupported_frame', 'rate_limited'),
+        },
       },
     },
-  }, async (request, reply) => {
-    const adapter = formats.native(request.params.format);
-    const query = parseFormatQuery(request.query, 'follow-up');
-    const asked = await intake.readFollowUp(adapter, request.body, query.context, request.principal);
-    const result = await intake.applyFollowUp(adapter, asked, request.principal);
-    if (result.ignored) return reply.code(202).send({ ignored: true });
-    const many = result.requests ? { requests: result.requests.map((s) => s.record) } : {};
-    return reply.code(200).send({ request: result.stored.record, ...many });
-  });
+    async (request, reply) => {
+      const adapter = formats.native(request.params.format);
+      const query = parseFormatQuery(request.query, 'request');
+      const principal = request.principal;
+      const { stored, created } = await intake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
+      const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
+      return reply.code(created ? 201 : 200).send(withReply(answer));
+    },
+  );
+
+  r.get(
+    '/v1/formats/:format/requests/:id/reply',
+    {
+      config: { auth: 'submit', validationCode: 'invalid_query', openapi: { params: z.strictObject({ ...formatParam, id: z.string().min(1).max(64) }) } },
+      schema: {
+        summary: 'The request and its native reply (null while pending); ?wait=25s long-polls (max 60s); ?controller_seq=n numbers a PaperClip command',
+        params: FormatIdParams,
+        querystring: ReplyQuery,
+        response: { 200: WithReplyDoc, ...errors('invalid_query', 'not_found', 'unknown_format') },
+      },
+    },
+    async (request) => {
+      const { format, id } = request.params;
+      const adapter = formats.native(format);
+      const { wait, controller_seq: seq } = request.query;
+      if (seq !== undefined) requireSequencedFormat(adapter, 'invalid_query', 'controller_seq');
+      const found = await ownOfFormat(id, adapter.format, request.principal);
+      const stored = wait === undefined || found.record.status !== 'pending' ? found : await settle(id, waitBudget(wait), request.principal);
+      if (seq === undefined) return withReply(stored);
+      // The bridge's number goes on this rendering only; the stored reply keeps controllerSeq 1.
+      return { request: stored.record, reply: sequencedReply(adapter, stored.nativeReply, seq, deps.clock).reply };
+    },
+  );
+
+  r.post(
+    '/v1/formats/:format/events',
+    {
+      config: { auth: 'submit', validationCode: 'invalid_frame', openapi: { params: z.strictObject(formatParam), body: NativeFrameDoc } },
+      schema: {
+        summary: 'Apply a native follow-up frame (resolved elsewhere, cancelled, expired)',
+        params: FormatParams,
+        response: {
+          200: z.object({
+            request: RequestDoc,
+            requests: z.array(RequestDoc).optional().describe('session-wide follow-ups: every request it ended, oldest first (`request` is the first)'),
+          }),
+          202: IgnoredDoc,
+          ...errors('invalid_query', 'forbidden', 'not_found', 'unknown_format', 'unsupported_frame'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const adapter = formats.native(request.params.format);
+      const query = parseFormatQuery(request.query, 'follow-up');
+      const asked = await intake.readFollowUp(adapter, request.body, query.context, request.principal);
+      const result = await intake.applyFollowUp(adapter, asked, request.principal);
+      if (result.ignored) return reply.code(202).send({ ignored: true });
+      const many = result.requests ? { requests: result.requests.map((s) => s.record) } : {};
+      return reply.code(200).send({ request: result.stored.record, ...many });
+    },
+  );
 }

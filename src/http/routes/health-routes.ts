@@ -19,31 +19,39 @@ const NodeDoc = z.object({
 
 export function registerHealthRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.get('/v1/health', {
-    config: { auth: 'public' },
-    schema: {
-      summary: 'Liveness, version and the store; 503 while the database cannot be reached',
-      response: { 200: HealthDoc, 503: HealthDoc },
+  r.get(
+    '/v1/health',
+    {
+      config: { auth: 'public' },
+      schema: {
+        summary: 'Liveness, version and the store; 503 while the database cannot be reached',
+        response: { 200: HealthDoc, 503: HealthDoc },
+      },
     },
-  }, async (_request, reply) => {
-    const store = deps.store.info.kind as 'sqlite' | 'postgres';
-    try {
-      await deps.store.ping();
-      return { status: 'ok' as const, version: deps.version, store };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable' as const, version: deps.version, store });
-    }
-  });
+    async (_request, reply) => {
+      const store = deps.store.info.kind as 'sqlite' | 'postgres';
+      try {
+        await deps.store.ping();
+        return { status: 'ok' as const, version: deps.version, store };
+      } catch {
+        return reply.code(503).send({ status: 'unavailable' as const, version: deps.version, store });
+      }
+    },
+  );
 
-  r.get('/v1/cluster', {
-    schema: {
-      summary: 'The daemons sharing this store, from their heartbeats (one with SQLite)',
-      response: { 200: z.object({ store: z.string(), nodes: z.array(NodeDoc) }) },
+  r.get(
+    '/v1/cluster',
+    {
+      schema: {
+        summary: 'The daemons sharing this store, from their heartbeats (one with SQLite)',
+        response: { 200: z.object({ store: z.string(), nodes: z.array(NodeDoc) }) },
+      },
     },
-  }, async () => {
-    const nodes = await deps.cluster.live();
-    return { store: deps.store.info.kind, nodes: nodes.map((n) => ({ ...n, self: n.id === deps.cluster.id })) };
-  });
+    async () => {
+      const nodes = await deps.cluster.live();
+      return { store: deps.store.info.kind, nodes: nodes.map((n) => ({ ...n, self: n.id === deps.cluster.id })) };
+    },
+  );
 
   r.get('/v1/openapi.json', { schema: { summary: 'This API as an OpenAPI 3 document', hide: true } }, async () => app.swagger());
 }

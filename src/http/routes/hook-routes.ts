@@ -29,7 +29,7 @@ const TestResultDoc = z.object({
   id: z.string(),
   type: z.string(),
   ok: z.boolean(),
-  status: z.number().int().nullable().describe('HTTP status, or an exec hook program\'s exit status'),
+  status: z.number().int().nullable().describe("HTTP status, or an exec hook program's exit status"),
   latency_ms: z.number().int(),
   error_class: z.string().nullable(),
   error: z.string().nullable(),
@@ -62,41 +62,49 @@ export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
     Promise.all(deps.notifier.hooks().map(async (h) => ({ ...describe(h), last_delivery: (await deps.store.deliveries.listForHook(h.name, 1))[0] ?? null }))),
   );
 
-  r.get('/v1/hooks/:name/deliveries', {
-    schema: {
-      summary: "A hook's deliveries, newest first, each with its attempts",
-      params: HookParams,
-      querystring: z.strictObject({ limit: limitParam(50, 500) }),
-      response: { 200: z.array(DeliveryDoc), 404: ErrorDoc },
+  r.get(
+    '/v1/hooks/:name/deliveries',
+    {
+      schema: {
+        summary: "A hook's deliveries, newest first, each with its attempts",
+        params: HookParams,
+        querystring: z.strictObject({ limit: limitParam(50, 500) }),
+        response: { 200: z.array(DeliveryDoc), 404: ErrorDoc },
+      },
     },
-  }, async (request) => {
-    hookOr404(request.params.name);
-    return deps.store.deliveries.listForHook(request.params.name, request.query.limit);
-  });
+    async (request) => {
+      hookOr404(request.params.name);
+      return deps.store.deliveries.listForHook(request.params.name, request.query.limit);
+    },
+  );
 
-  r.post('/v1/hooks/:name/test', {
-    schema: {
-      summary: 'Send a sample event to a hook now (one attempt, not queued) and answer with its result',
-      params: HookParams,
-      body: z.strictObject({ event: z.enum(HOOK_EVENTS).optional() }).optional(),
-      response: { 200: TestResultDoc, 400: ErrorDoc, 404: ErrorDoc },
+  r.post(
+    '/v1/hooks/:name/test',
+    {
+      schema: {
+        summary: 'Send a sample event to a hook now (one attempt, not queued) and answer with its result',
+        params: HookParams,
+        body: z.strictObject({ event: z.enum(HOOK_EVENTS).optional() }).optional(),
+        response: { 200: TestResultDoc, 400: ErrorDoc, 404: ErrorDoc },
+      },
     },
-  }, async (request) => {
-    const hook = hookOr404(request.params.name);
-    const now = deps.clock.now();
-    const key = await deps.store.keys.get(LINK_KEY);
-    const message = deps.notifier.sample(hook.name, request.body?.event ?? 'request.created', now, key ? Buffer.from(key, 'base64url') : null)!;
-    const { outcome, latencyMs } = await deps.hookSender.send(hook, message, new AbortController());
-    const ok = outcome.kind === 'delivered';
-    return {
-      hook: hook.name,
-      id: message.id,
-      type: message.type,
-      ok,
-      status: outcome.kind === 'interrupted' ? null : outcome.status,
-      latency_ms: Math.round(latencyMs),
-      error_class: ok || outcome.kind === 'interrupted' ? null : (outcome as { errorClass: string }).errorClass,
-      error: ok ? null : outcome.error,
-    };
-  });
+    async (request) => {
+      const hook = hookOr404(request.params.name);
+      const now = deps.clock.now();
+      const key = await deps.store.keys.get(LINK_KEY);
+      const message = deps.notifier.sample(hook.name, request.body?.event ?? 'request.created', now, key ? Buffer.from(key, 'base64url') : null)!;
+      const { outcome, latencyMs } = await deps.hookSender.send(hook, message, new AbortController());
+      const ok = outcome.kind === 'delivered';
+      return {
+        hook: hook.name,
+        id: message.id,
+        type: message.type,
+        ok,
+        status: outcome.kind === 'interrupted' ? null : outcome.status,
+        latency_ms: Math.round(latencyMs),
+        error_class: ok || outcome.kind === 'interrupted' ? null : (outcome as { errorClass: string }).errorClass,
+        error: ok ? null : outcome.error,
+      };
+    },
+  );
 }

@@ -29,19 +29,27 @@ const MuteBody = z.strictObject({
 export function registerMuteRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  r.post('/v1/mutes', {
-    schema: { summary: 'Mute a source (agent and/or session), optionally for a while', body: MuteBody, response: { 201: MuteDoc, 400: ErrorDoc } },
-  }, async (request, reply) => {
-    const b = request.body;
-    const forMs = b.for ? (parseDuration(b.for) as { ok: true; ms: number }).ms : null;
-    const mute = await deps.mutes.create({ agent: b.agent, session: b.session, forMs, dismiss_notices: b.dismiss_notices });
-    return reply.code(201).send(mute);
-  });
+  r.post(
+    '/v1/mutes',
+    {
+      schema: { summary: 'Mute a source (agent and/or session), optionally for a while', body: MuteBody, response: { 201: MuteDoc, 400: ErrorDoc } },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const forMs = b.for ? (parseDuration(b.for) as { ok: true; ms: number }).ms : null;
+      const mute = await deps.mutes.create({ agent: b.agent, session: b.session, forMs, dismiss_notices: b.dismiss_notices });
+      return reply.code(201).send(mute);
+    },
+  );
 
   r.get('/v1/mutes', { schema: { summary: 'Mutes in force, oldest first', response: { 200: z.array(MuteDoc) } } }, async () => deps.mutes.list());
 
-  r.delete('/v1/mutes/:id', {
-    config: { noBody: true },
-    schema: { summary: 'Remove a mute', params: z.strictObject({ id: z.string().min(1).max(64) }), response: { 200: MuteDoc, 404: ErrorDoc } },
-  }, async (request) => deps.mutes.remove(request.params.id));
+  r.delete(
+    '/v1/mutes/:id',
+    {
+      config: { noBody: true },
+      schema: { summary: 'Remove a mute', params: z.strictObject({ id: z.string().min(1).max(64) }), response: { 200: MuteDoc, 404: ErrorDoc } },
+    },
+    async (request) => deps.mutes.remove(request.params.id),
+  );
 }

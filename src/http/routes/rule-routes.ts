@@ -17,7 +17,14 @@ import { parseFormatQuery } from '../format-query.js';
 import { ErrorDoc, limitParam } from '../schemas.js';
 
 const RuleDoc = z
-  .looseObject({ id: z.string(), source: z.enum(['config', 'stored']), match: z.looseObject({}), action: z.string(), hits: z.number(), last_hit_at: z.number().nullable() })
+  .looseObject({
+    id: z.string(),
+    source: z.enum(['config', 'stored']),
+    match: z.looseObject({}),
+    action: z.string(),
+    hits: z.number(),
+    last_hit_at: z.number().nullable(),
+  })
   .describe('A rule as listed') as unknown as z.ZodType<RuleView>;
 
 /** `POST /v1/rules/test` with a native frame: the frame, the query a submission would carry, and the token name to assume. */
@@ -42,7 +49,15 @@ const RuleIdParams = z.strictObject({ id: z.string().min(1).max(64) });
 /** The record a draft would become, never stored: what `POST /v1/rules/test` evaluates. */
 function previewRecord(draft: RequestDraft, now: number): HandupRequest {
   const { timeoutMs, ...fields } = draft;
-  return { id: newId(now), ...fields, status: 'pending', content_hash: contentHash(fields), created_at: now, expires_at: timeoutMs === null ? null : now + timeoutMs, decision: null };
+  return {
+    id: newId(now),
+    ...fields,
+    status: 'pending',
+    content_hash: contentHash(fields),
+    created_at: now,
+    expires_at: timeoutMs === null ? null : now + timeoutMs,
+    decision: null,
+  };
 }
 
 /** The policy's rules: list, add, remove, dry runs; and the policy audit log. Admin only. */
@@ -53,87 +68,136 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   const StoredRuleInputSchema = ruleSchemas(ruleMatchSchema(deps.formats.requestFormats())).storedInput;
   const SimulateSchema = simulateSchema(StoredRuleInputSchema);
 
-  r.get('/v1/rules', {
-    schema: { summary: 'Every rule in evaluation order (config file first, then stored, oldest first), with hits', response: { 200: z.array(RuleDoc) } },
-  }, async () => rules.list());
-
-  r.post('/v1/rules', {
-    config: { validationCode: 'invalid_rule' },
-    schema: {
-      summary: 'Store a rule at the end of the list: {id, match, action, feedback?, risk?, timeout?, expires_at?}',
-      body: StoredRuleInputSchema,
-      response: { 201: RuleDoc, 400: ErrorDoc, 409: ErrorDoc },
+  r.get(
+    '/v1/rules',
+    {
+      schema: { summary: 'Every rule in evaluation order (config file first, then stored, oldest first), with hits', response: { 200: z.array(RuleDoc) } },
     },
-  }, async (request, reply) => reply.code(201).send(await rules.add(request.body, actorName(request.principal))));
+    async () => rules.list(),
+  );
 
-  r.delete('/v1/rules/:id', {
-    config: { noBody: true },
-    schema: { summary: 'Remove a stored rule (config rules are removed from the config file)', params: RuleIdParams, response: { 200: RuleDoc, 404: ErrorDoc, 409: ErrorDoc } },
-  }, async (request) => rules.remove(request.params.id, actorName(request.principal)));
-
-  r.post('/v1/rules/test', {
-    schema: {
-      summary: 'Which rule a request would meet and what it would do; stores nothing',
-      description: 'Body: a request as for POST /v1/requests (source.integration is taken as given), or {format, frame, query?, integration?} for a native frame.',
-      response: { 200: z.object({ rule: RuleDoc.nullable(), action: z.string(), would_decide: z.string().nullable(), skipped: z.string().optional() }), 400: ErrorDoc },
-    },
-  }, async (request) => {
-    const body = request.body;
-    const now = deps.clock.now();
-    // A dry run by the admin: the pretend token may do whatever a token could be granted.
-    const pretend = (integration: string | null): Principal => (integration ? { kind: 'submit', tokenId: 'rules-test', name: integration, grants: [...GRANTS] } : ADMIN);
-    // The create path of every request, stopping short of the store: the record it would create.
-    let record: HandupRequest | undefined;
-    const create: RequestService['create'] = async (draft, { format = HANDUP_FORMAT }) => {
-      record = previewRecord(draft, now);
-      return { stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null }, created: true };
-    };
-    let raw = body;
-    let integration: string | undefined;
-    if (typeof body === 'object' && body !== null && 'frame' in body) {
-      const parsed = NativeTestSchema.safeParse(body);
-      if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
-      const { format, frame, query } = parsed.data;
-      integration = parsed.data.integration;
-      if (format !== HANDUP_FORMAT) {
-        const adapter = deps.formats.native(format);
-        const q = parseFormatQuery(query ?? {}, 'request');
-        await intake.submit(adapter, frame, { principal: pretend(integration ?? null), overrides: q.overrides, context: q.context, create });
-        return rules.test(record!, adapter.format);
-      }
-      raw = frame;
-    }
-    const parsed = CreateRequestSchema.safeParse(raw);
-    if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
-    // Without a token name to assume, the request's own source.integration is taken as given.
-    await intake.create(parsed.data, { principal: pretend(integration ?? parsed.data.source?.integration ?? null), format: HANDUP_FORMAT, create });
-    return rules.test(record!, HANDUP_FORMAT);
-  });
-
-  r.post('/v1/rules/simulate', {
-    config: { validationCode: 'invalid_rule' },
-    schema: {
-      summary: 'Replay a rule list (default: the current one) over ended requests (default: the last 30 days, at most 100,000)',
-      body: SimulateSchema,
-      response: {
-        200: z.object({
-          evaluated: z.number(),
-          would: z.object({ approve: z.number(), deny: z.number(), dismiss: z.number(), ask: z.number(), no_match: z.number() }),
-          per_rule: z.array(z.object({ id: z.string(), matched: z.number(), decided: z.number(), disagreed: z.number() })),
-          disagreements: z.array(z.object({ request_id: z.string(), title: z.string(), rule_id: z.string(), would: z.string(), actual: z.string(), decided_by: z.string().nullable() })),
-          since: z.number(),
-          until: z.number(),
-        }),
-        400: ErrorDoc,
+  r.post(
+    '/v1/rules',
+    {
+      config: { validationCode: 'invalid_rule' },
+      schema: {
+        summary: 'Store a rule at the end of the list: {id, match, action, feedback?, risk?, timeout?, expires_at?}',
+        body: StoredRuleInputSchema,
+        response: { 201: RuleDoc, 400: ErrorDoc, 409: ErrorDoc },
       },
     },
-  }, async (request) => rules.simulate(request.body));
+    async (request, reply) => reply.code(201).send(await rules.add(request.body, actorName(request.principal))),
+  );
 
-  r.get('/v1/policy/audit', {
-    schema: {
-      summary: 'Changes to rules and auto mode, newest first: who, what, when',
-      querystring: z.strictObject({ limit: limitParam(100, 1000) }),
-      response: { 200: z.array(z.object({ id: z.number(), event: z.string(), actor: z.string(), at: z.number(), subject: z.string().nullable(), details: z.unknown().optional() })) },
+  r.delete(
+    '/v1/rules/:id',
+    {
+      config: { noBody: true },
+      schema: {
+        summary: 'Remove a stored rule (config rules are removed from the config file)',
+        params: RuleIdParams,
+        response: { 200: RuleDoc, 404: ErrorDoc, 409: ErrorDoc },
+      },
     },
-  }, async (request) => deps.store.policy.audit(request.query.limit));
+    async (request) => rules.remove(request.params.id, actorName(request.principal)),
+  );
+
+  r.post(
+    '/v1/rules/test',
+    {
+      schema: {
+        summary: 'Which rule a request would meet and what it would do; stores nothing',
+        description:
+          'Body: a request as for POST /v1/requests (source.integration is taken as given), or {format, frame, query?, integration?} for a native frame.',
+        response: {
+          200: z.object({ rule: RuleDoc.nullable(), action: z.string(), would_decide: z.string().nullable(), skipped: z.string().optional() }),
+          400: ErrorDoc,
+        },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      const now = deps.clock.now();
+      // A dry run by the admin: the pretend token may do whatever a token could be granted.
+      const pretend = (integration: string | null): Principal =>
+        integration ? { kind: 'submit', tokenId: 'rules-test', name: integration, grants: [...GRANTS] } : ADMIN;
+      // The create path of every request, stopping short of the store: the record it would create.
+      let record: HandupRequest | undefined;
+      const create: RequestService['create'] = async (draft, { format = HANDUP_FORMAT }) => {
+        record = previewRecord(draft, now);
+        return {
+          stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null },
+          created: true,
+        };
+      };
+      let raw = body;
+      let integration: string | undefined;
+      if (typeof body === 'object' && body !== null && 'frame' in body) {
+        const parsed = NativeTestSchema.safeParse(body);
+        if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
+        const { format, frame, query } = parsed.data;
+        integration = parsed.data.integration;
+        if (format !== HANDUP_FORMAT) {
+          const adapter = deps.formats.native(format);
+          const q = parseFormatQuery(query ?? {}, 'request');
+          await intake.submit(adapter, frame, { principal: pretend(integration ?? null), overrides: q.overrides, context: q.context, create });
+          return rules.test(record!, adapter.format);
+        }
+        raw = frame;
+      }
+      const parsed = CreateRequestSchema.safeParse(raw);
+      if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
+      // Without a token name to assume, the request's own source.integration is taken as given.
+      await intake.create(parsed.data, { principal: pretend(integration ?? parsed.data.source?.integration ?? null), format: HANDUP_FORMAT, create });
+      return rules.test(record!, HANDUP_FORMAT);
+    },
+  );
+
+  r.post(
+    '/v1/rules/simulate',
+    {
+      config: { validationCode: 'invalid_rule' },
+      schema: {
+        summary: 'Replay a rule list (default: the current one) over ended requests (default: the last 30 days, at most 100,000)',
+        body: SimulateSchema,
+        response: {
+          200: z.object({
+            evaluated: z.number(),
+            would: z.object({ approve: z.number(), deny: z.number(), dismiss: z.number(), ask: z.number(), no_match: z.number() }),
+            per_rule: z.array(z.object({ id: z.string(), matched: z.number(), decided: z.number(), disagreed: z.number() })),
+            disagreements: z.array(
+              z.object({
+                request_id: z.string(),
+                title: z.string(),
+                rule_id: z.string(),
+                would: z.string(),
+                actual: z.string(),
+                decided_by: z.string().nullable(),
+              }),
+            ),
+            since: z.number(),
+            until: z.number(),
+          }),
+          400: ErrorDoc,
+        },
+      },
+    },
+    async (request) => rules.simulate(request.body),
+  );
+
+  r.get(
+    '/v1/policy/audit',
+    {
+      schema: {
+        summary: 'Changes to rules and auto mode, newest first: who, what, when',
+        querystring: z.strictObject({ limit: limitParam(100, 1000) }),
+        response: {
+          200: z.array(
+            z.object({ id: z.number(), event: z.string(), actor: z.string(), at: z.number(), subject: z.string().nullable(), details: z.unknown().optional() }),
+          ),
+        },
+      },
+    },
+    async (request) => deps.store.policy.audit(request.query.limit),
+  );
 }

@@ -22,36 +22,51 @@ const TokenDoc = z
 export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  r.post('/v1/tokens', {
-    schema: {
-      summary: 'Create a named submit token; the secret is shown only in this answer',
-      body: z.strictObject({
-        name: TokenName,
-        expires: z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 90d' }).nullable().optional(),
-        grants: z.array(z.enum(GRANTS)).max(GRANTS.length * 2).optional(),
-      }),
-      response: {
-        201: z.object({ name: z.string(), token: z.string(), created_at: z.number(), expires_at: z.number().nullable(), grants: GrantsDoc }),
-        ...errors('token_exists'),
+  r.post(
+    '/v1/tokens',
+    {
+      schema: {
+        summary: 'Create a named submit token; the secret is shown only in this answer',
+        body: z.strictObject({
+          name: TokenName,
+          expires: z
+            .string()
+            .refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 90d' })
+            .nullable()
+            .optional(),
+          grants: z
+            .array(z.enum(GRANTS))
+            .max(GRANTS.length * 2)
+            .optional(),
+        }),
+        response: {
+          201: z.object({ name: z.string(), token: z.string(), created_at: z.number(), expires_at: z.number().nullable(), grants: GrantsDoc }),
+          ...errors('token_exists'),
+        },
       },
     },
-  }, async (request, reply) => {
-    const { name, expires, grants } = request.body;
-    const ms = expires ? (parseDuration(expires) as { ok: true; ms: number }).ms : null;
-    const t = await deps.tokens.create(name, ms, grants ?? []);
-    return reply.code(201).send({ name: t.name, token: t.token, created_at: t.created_at, expires_at: t.expires_at, grants: t.grants });
-  });
+    async (request, reply) => {
+      const { name, expires, grants } = request.body;
+      const ms = expires ? (parseDuration(expires) as { ok: true; ms: number }).ms : null;
+      const t = await deps.tokens.create(name, ms, grants ?? []);
+      return reply.code(201).send({ name: t.name, token: t.token, created_at: t.created_at, expires_at: t.expires_at, grants: t.grants });
+    },
+  );
 
   r.get('/v1/tokens', { schema: { summary: 'List live submit tokens (never their secrets)', response: { 200: z.array(TokenDoc) } } }, async () =>
     deps.tokens.list(),
   );
 
-  r.delete('/v1/tokens/:name', {
-    config: { noBody: true },
-    schema: {
-      summary: 'Revoke a submit token; its requests stay, and the name can be reused by a new token',
-      params: z.strictObject({ name: TokenName }),
-      response: { 200: TokenDoc.extend({ revoked_at: z.number() }), ...errors('not_found') },
+  r.delete(
+    '/v1/tokens/:name',
+    {
+      config: { noBody: true },
+      schema: {
+        summary: 'Revoke a submit token; its requests stay, and the name can be reused by a new token',
+        params: z.strictObject({ name: TokenName }),
+        response: { 200: TokenDoc.extend({ revoked_at: z.number() }), ...errors('not_found') },
+      },
     },
-  }, async (request) => deps.tokens.revoke(request.params.name));
+    async (request) => deps.tokens.revoke(request.params.name),
+  );
 }

@@ -15,10 +15,7 @@ const chatText = (s: string) => s.replace(/[<[]/g, (c) => `${c}\u200b`);
  * (the inbox, and each decision link).
  */
 export function renderGoogleChat(n: NoticeText, eventId: string): unknown {
-  const widgets: unknown[] = [
-    { decoratedText: { topLabel: 'Agent', text: esc(n.agent) } },
-    { decoratedText: { topLabel: 'Risk', text: n.risk } },
-  ];
+  const widgets: unknown[] = [{ decoratedText: { topLabel: 'Agent', text: esc(n.agent) } }, { decoratedText: { topLabel: 'Risk', text: n.risk } }];
   if (n.summary) widgets.push({ textParagraph: { text: esc(n.summary) } });
   if (n.feedback) widgets.push({ textParagraph: { text: `Feedback: ${esc(n.feedback.split(/\r?\n/)[0]!)}` } });
   const buttons = [

@@ -33,7 +33,15 @@ export function renderNtfy(n: NoticeText, webhook: string): unknown {
   if (n.feedback) lines.push(`Feedback: ${n.feedback.split(/\r?\n/)[0]}`);
   const actions: unknown[] = [{ action: 'view', label: 'Open', url: n.url, clear: true }];
   for (const l of n.links.slice(0, MAX_ACTIONS - 1)) {
-    actions.push({ action: 'http', label: l.label, url: l.url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'via=ntfy', clear: true });
+    actions.push({
+      action: 'http',
+      label: l.label,
+      url: l.url,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'via=ntfy',
+      clear: true,
+    });
   }
   return {
     topic: ntfyTopic(webhook),

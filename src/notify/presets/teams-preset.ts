@@ -31,7 +31,12 @@ export function renderTeams(n: NoticeText): unknown {
   if (n.summary) body.push(rich([{ text: n.summary, isSubtle: true }]));
   if (n.feedback) body.push(rich([{ text: 'Feedback: ', weight: 'Bolder' }, { text: n.feedback.split(/\r?\n/)[0]! }]));
   const actions = [
-    ...n.links.map((l) => ({ type: 'Action.OpenUrl', title: l.label, url: l.url, ...(l.outcome === 'approve' ? { style: 'positive' } : { style: 'destructive' }) })),
+    ...n.links.map((l) => ({
+      type: 'Action.OpenUrl',
+      title: l.label,
+      url: l.url,
+      ...(l.outcome === 'approve' ? { style: 'positive' } : { style: 'destructive' }),
+    })),
     { type: 'Action.OpenUrl', title: 'Open in countersign', url: n.url },
   ];
   return {

@@ -27,7 +27,12 @@ export async function migratePostgres(pool: Pool, migrations: Migration[] = read
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
-          await client.query('INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES ($1, $2, $3, $4)', [m.version, m.name, m.sha256, Date.now()]);
+          await client.query('INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES ($1, $2, $3, $4)', [
+            m.version,
+            m.name,
+            m.sha256,
+            Date.now(),
+          ]);
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK').catch(() => {});

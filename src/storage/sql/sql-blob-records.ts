@@ -48,7 +48,10 @@ export function createSqlBlobRecords(sql: SqlRunner, dialect: SqlDialect): BlobR
       for (const hash of hashes) await sql.run('INSERT INTO blob_refs (hash, request_id) VALUES (?, ?) ON CONFLICT DO NOTHING', [hash, requestId]);
     },
     async claimUnreferenced(cutoff, limit) {
-      const rows = await sql.all<{ hash: string }>(`SELECT hash ${UNREFERENCED} AND b.uploaded_at <= ? ORDER BY b.uploaded_at LIMIT ?${dialect.skipLocked}`, [cutoff, limit]);
+      const rows = await sql.all<{ hash: string }>(`SELECT hash ${UNREFERENCED} AND b.uploaded_at <= ? ORDER BY b.uploaded_at LIMIT ?${dialect.skipLocked}`, [
+        cutoff,
+        limit,
+      ]);
       return rows.map((r) => r.hash);
     },
     async delete(hash) {

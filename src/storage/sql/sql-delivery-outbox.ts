@@ -76,7 +76,16 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
       );
       if (!row) return undefined;
       await sql.run('INSERT INTO callback_attempts (delivery_id, n, started_at) VALUES (?, ?, ?)', [row.id, row.attempts, now]);
-      return { id: row.id, requestId: row.request_id, type: row.type, hook: row.hook, url: row.url, body: row.body, createdAt: row.created_at, attempt: row.attempts };
+      return {
+        id: row.id,
+        requestId: row.request_id,
+        type: row.type,
+        hook: row.hook,
+        url: row.url,
+        body: row.body,
+        createdAt: row.created_at,
+        attempt: row.attempts,
+      };
     },
 
     async endAttempt(id, n, end) {

@@ -12,7 +12,12 @@ export function createSqlMuteRecords(sql: SqlRunner): MuteRecords {
   return {
     async insert(m) {
       await sql.run('INSERT INTO mutes (id, agent, session, dismiss_notices, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)', [
-        m.id, m.agent, m.session, m.dismiss_notices ? 1 : 0, m.created_at, m.expires_at,
+        m.id,
+        m.agent,
+        m.session,
+        m.dismiss_notices ? 1 : 0,
+        m.created_at,
+        m.expires_at,
       ]);
     },
     async active(now) {

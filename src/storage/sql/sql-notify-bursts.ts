@@ -26,23 +26,30 @@ export function createSqlNotifyBursts(sql: SqlRunner, dialect: SqlDialect): Burs
   return {
     async lock(hook, agent, session) {
       // Insert-if-absent first, so two daemons meeting a new source both end up on one row.
-      await sql.run(
-        'INSERT INTO notify_bursts (hook, agent, session, window_end, sent, held) VALUES (?, ?, ?, 0, 0, 0) ON CONFLICT DO NOTHING',
-        [hook, agent, session],
-      );
+      await sql.run('INSERT INTO notify_bursts (hook, agent, session, window_end, sent, held) VALUES (?, ?, ?, 0, 0, 0) ON CONFLICT DO NOTHING', [
+        hook,
+        agent,
+        session,
+      ]);
       const row = await sql.get<Row>(`SELECT * FROM notify_bursts WHERE hook = ? AND agent = ? AND session = ?${dialect.forUpdate}`, [hook, agent, session]);
       return toWindow(row!);
     },
     async save(w) {
       await sql.run('UPDATE notify_bursts SET window_end = ?, sent = ?, held = ?, latest_request_id = ? WHERE hook = ? AND agent = ? AND session = ?', [
-        w.windowEnd, w.sent, w.held, w.latestRequestId, w.hook, w.agent, w.session,
+        w.windowEnd,
+        w.sent,
+        w.held,
+        w.latestRequestId,
+        w.hook,
+        w.agent,
+        w.session,
       ]);
     },
     async claimEnded(now, limit) {
-      const rows = await sql.all<Row>(
-        `SELECT * FROM notify_bursts WHERE held > 0 AND window_end <= ? ORDER BY window_end LIMIT ?${dialect.skipLocked}`,
-        [now, limit],
-      );
+      const rows = await sql.all<Row>(`SELECT * FROM notify_bursts WHERE held > 0 AND window_end <= ? ORDER BY window_end LIMIT ?${dialect.skipLocked}`, [
+        now,
+        limit,
+      ]);
       return rows.map(toWindow);
     },
     async nextSummaryAt() {

@@ -43,7 +43,10 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
     },
 
     async rules(now) {
-      const rows = await sql.all<RuleRow>('SELECT rule, created_at, created_by, expires_at FROM rules WHERE expires_at IS NULL OR expires_at > ? ORDER BY seq', [now]);
+      const rows = await sql.all<RuleRow>(
+        'SELECT rule, created_at, created_by, expires_at FROM rules WHERE expires_at IS NULL OR expires_at > ? ORDER BY seq',
+        [now],
+      );
       return rows.map(toStored);
     },
 
@@ -87,10 +90,13 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
     },
 
     async insertRule(row) {
-      const changed = await sql.run(
-        'INSERT INTO rules (id, rule, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-        [row.rule.id, JSON.stringify(row.rule), row.created_at, row.created_by, row.expires_at],
-      );
+      const changed = await sql.run('INSERT INTO rules (id, rule, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [
+        row.rule.id,
+        JSON.stringify(row.rule),
+        row.created_at,
+        row.created_by,
+        row.expires_at,
+      ]);
       return changed === 1;
     },
 
@@ -119,15 +125,19 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
     },
 
     async setAuto(s) {
-      await sql.run('UPDATE policy_state SET auto_mode = ?, auto_until = ?, auto_set_at = ?, auto_set_by = ? WHERE id = 1', [s.mode, s.until, s.set_at, s.set_by]);
+      await sql.run('UPDATE policy_state SET auto_mode = ?, auto_until = ?, auto_set_at = ?, auto_set_by = ? WHERE id = 1', [
+        s.mode,
+        s.until,
+        s.set_at,
+        s.set_by,
+      ]);
     },
 
     async expireAuto(until) {
       // Conditional: whichever daemon's timer fires first turns it off; a mode set since is left alone.
-      const changed = await sql.run(
-        "UPDATE policy_state SET auto_mode = 'off', auto_until = NULL WHERE id = 1 AND auto_mode <> 'off' AND auto_until = ?",
-        [until],
-      );
+      const changed = await sql.run("UPDATE policy_state SET auto_mode = 'off', auto_until = NULL WHERE id = 1 AND auto_mode <> 'off' AND auto_until = ?", [
+        until,
+      ]);
       return changed === 1;
     },
 

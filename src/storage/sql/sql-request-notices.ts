@@ -14,7 +14,11 @@ export function createSqlRequestNotices(sql: SqlRunner, dialect: SqlDialect): No
   return {
     async schedule(n) {
       if (n.remindAt === null && n.expiringAt === null) return;
-      await sql.run('INSERT INTO request_notices (request_id, remind_at, expiring_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [n.requestId, n.remindAt, n.expiringAt]);
+      await sql.run('INSERT INTO request_notices (request_id, remind_at, expiring_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [
+        n.requestId,
+        n.remindAt,
+        n.expiringAt,
+      ]);
     },
     async claimDue(now, limit) {
       const rows = await sql.all<Row>(

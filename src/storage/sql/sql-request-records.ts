@@ -55,8 +55,23 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
           (id, format, submitter, status, kind, agent, session, dedupe_key, native_key, content_hash, created_at, expires_at, resolved_at, record, native_frame, native_context, native_reply)
           VALUES (${placeholders(17)}) ON CONFLICT DO NOTHING`,
         [
-          r.id, s.format, s.submitter, r.status, r.kind, r.source.agent, r.source.session, r.dedupe_key, s.nativeKey, r.content_hash,
-          r.created_at, r.expires_at, s.resolvedAt, JSON.stringify(r), json(s.nativeFrame), json(s.nativeContext), json(s.nativeReply),
+          r.id,
+          s.format,
+          s.submitter,
+          r.status,
+          r.kind,
+          r.source.agent,
+          r.source.session,
+          r.dedupe_key,
+          s.nativeKey,
+          r.content_hash,
+          r.created_at,
+          r.expires_at,
+          s.resolvedAt,
+          JSON.stringify(r),
+          json(s.nativeFrame),
+          json(s.nativeContext),
+          json(s.nativeReply),
         ],
       );
       return changed === 1;

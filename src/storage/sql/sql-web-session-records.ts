@@ -5,10 +5,15 @@ import type { SqlRunner } from './sql-runner.js';
 export function createSqlWebSessionRecords(sql: SqlRunner): WebSessionRecords {
   return {
     async insert(row) {
-      await sql.run(
-        'INSERT INTO web_sessions (id, digest, credential, created_at, last_seen_at, idle_expires_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [row.id, row.digest, row.credential, row.created_at, row.last_seen_at, row.idle_expires_at, row.expires_at],
-      );
+      await sql.run('INSERT INTO web_sessions (id, digest, credential, created_at, last_seen_at, idle_expires_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+        row.id,
+        row.digest,
+        row.credential,
+        row.created_at,
+        row.last_seen_at,
+        row.idle_expires_at,
+        row.expires_at,
+      ]);
     },
     byDigest: (digest) => sql.get<WebSessionRow>('SELECT * FROM web_sessions WHERE digest = ?', [digest]),
     byId: (id) => sql.get<WebSessionRow>('SELECT * FROM web_sessions WHERE id = ?', [id]),
