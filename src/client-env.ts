@@ -13,7 +13,7 @@ export interface ClientEnv {
 
 /** Settings the CLI client reads (`--url` and `--token` win over these). */
 export function clientEnv(env: Readonly<Record<string, string | undefined>> = process.env): ClientEnv {
-  // An empty variable counts as unset, as it does for the daemon's own settings.
+  // An empty variable counts as unset (for the daemon's own keys it means null; see config.ts).
   const get = (name: (typeof CLIENT_ENV_KEYS)[number]) => env[name]?.trim() || undefined;
   return { url: get('COUNTERSIGN_URL'), token: get('COUNTERSIGN_TOKEN') ?? get('COUNTERSIGN_ADMIN_TOKEN'), dataDir: get('COUNTERSIGN_DATA_DIR') };
 }

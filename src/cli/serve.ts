@@ -30,9 +30,6 @@ export async function serve(ctx: CliContext, opts: { config?: string | undefined
     if (config.callbacks.allowlist.length > 0 && !config.callbacks.secret) {
       server.deps.log.warn('callbacks.secret is not set: callbacks will be delivered unsigned');
     }
-    if (config.admin_token && config.admin_token.length < 16) {
-      server.deps.log.warn('the admin token is shorter than 16 characters: use a long random secret');
-    }
   } catch (err) {
     if (err instanceof ConfigError || err instanceof MigrationError) {
       ctx.err(`countersign: ${err.message}\n`);
