@@ -153,6 +153,9 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
         if (!stopped) arm(1000);
       } finally {
         pumping = false;
+        // A wake-up that came while the next due time was being read (a round trip on
+        // PostgreSQL) found the worker busy: take it now, or its row waits for the timer.
+        if (pumpAgain && !stopped) pump();
       }
     })();
   }
