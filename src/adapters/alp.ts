@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../lib/errors.js';
 import type { Decision, HandupRequest, Kind, Option, Outcome } from '../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
-import { answerText, asTitle } from './shared.js';
+import { answerText, asTitle } from './adapter-kit.js';
 
 /**
  * ALP (alpd IPC v1): whatever ALP asks the user (an `alp_ask` question, a permission, a

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, type CreateRequestBody, type HandupRequest, type Kind, type Option, type Risk } from '../requests/request-schema.js';
 import type { FollowUp, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
-import { answerText, toolKind } from './shared.js';
+import { answerText, toolKind } from './adapter-kit.js';
 
 /**
  * Ask Session Protocol (ask-session-protocol 0.2.0, protocolVersion "1.0"): `session/event`

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CreateRequestBody } from '../../requests/request-schema.js';
 import type { Normalized } from '../adapter.js';
-import { asTitle } from '../shared.js';
+import { asTitle } from '../adapter-kit.js';
 import { redactCredentials } from './redact-credentials.js';
 
 /** What every PaperClip sub-protocol shares: schema names, id and status shapes, titles, keys. */

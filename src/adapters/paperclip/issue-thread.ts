@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_INPUT_FIELDS, MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option, type Question } from '../../requests/request-schema.js';
-import { distinctLabels, submitOptions } from '../shared.js';
+import { distinctLabels, submitOptions } from '../adapter-kit.js';
 import { INTERACTION, flag, heading, requestId, source, unique, type Answers, type Built, type Envelope, type Preview } from './common.js';
 import { optionIds, withHelp, type QuestionMap } from './question-set.js';
 import { redactCredentials } from './redact-credentials.js';

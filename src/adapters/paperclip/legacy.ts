@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { HandupRequest, Option } from '../../requests/request-schema.js';
-import { distinctLabels, submitOptions } from '../shared.js';
+import { distinctLabels, submitOptions } from '../adapter-kit.js';
 import {
   DetailsSchema,
   OriginSchema,

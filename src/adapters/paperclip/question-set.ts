@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTIONS, MAX_QUESTION_BYTES, MAX_QUESTION_OPTIONS, type Question } from '../../requests/request-schema.js';
-import { distinctLabels } from '../shared.js';
+import { distinctLabels } from '../adapter-kit.js';
 import { QUESTION_SET, flag, unique, type Answers, type Preview } from './common.js';
 import { TextValidationSchema, checksPattern, textValidationProblem, type TextValidation } from './text-validation.js';
 

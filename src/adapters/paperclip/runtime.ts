@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option } from '../../requests/request-schema.js';
 import type { ReplyEnv } from '../adapter.js';
-import { asTitle, submitOptions } from '../shared.js';
+import { asTitle, submitOptions } from '../adapter-kit.js';
 import {
   DetailsSchema,
   OriginSchema,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, Normalized, ReplyEnv } from '../adapter.js';
-import { asTitle, toolKind } from '../shared.js';
+import { asTitle, toolKind } from '../adapter-kit.js';
 import { APPROVE_DENY, nativeKey, relayRequest, sequence, unsupported, uuid } from './common.js';
 
 /**

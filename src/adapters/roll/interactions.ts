@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, MAX_QUESTIONS, type HandupRequest, type Question } from '../../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, Normalized, ReplyEnv } from '../adapter.js';
-import { asTitle, distinctLabels, submitOptions, toolKind } from '../shared.js';
+import { asTitle, distinctLabels, submitOptions, toolKind } from '../adapter-kit.js';
 import { APPROVE_DENY, nativeKey, relayRequest, sequence, uuid } from './common.js';
 
 /**
