@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SKIP_BROWSER, launchChromium } from '../helpers/browser.js';
 import { startReceiver, type Receiver } from '../callbacks/callback-kit.js';
 import { createRequest, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -11,21 +11,8 @@ import { COMMAND, withHooks } from '../notify/notify-kit.js';
  * nothing, the button decides once, a replay and a forged link are refused, and the page runs
  * under its CSP without a single violation (it has no scripts at all).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--headless',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const SKIP = !existsSync(CHROMIUM) && !process.env.CI;
-if (SKIP) console.warn(`decision-link page browser tests SKIPPED: no Chromium at ${CHROMIUM}`);
 
-describe.skipIf(SKIP)('decision-link page (Chromium)', () => {
+describe.skipIf(SKIP_BROWSER)('decision-link page (Chromium)', () => {
   let browser: Browser;
   let t: TestServer;
   let receiver: Receiver;
@@ -34,7 +21,7 @@ describe.skipIf(SKIP)('decision-link page (Chromium)', () => {
   let problems: string[];
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => browser?.close());
 

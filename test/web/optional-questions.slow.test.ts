@@ -1,24 +1,10 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SKIP_BROWSER, launchChromium } from '../helpers/browser.js';
 import { createRequest, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /** The decision form with optional questions (input.optional_questions), in real headless Chromium. */
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--headless',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const SKIP = !existsSync(CHROMIUM) && !process.env.CI;
-if (SKIP) console.warn(`optional-question browser test SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
 const REQUEST = {
   title: 'Deploy settings for the canary',
@@ -32,14 +18,14 @@ const REQUEST = {
   },
 };
 
-describe.skipIf(SKIP)('optional questions on the decision form (Chromium)', () => {
+describe.skipIf(SKIP_BROWSER)('optional questions on the decision form (Chromium)', () => {
   let browser: Browser;
   let t: TestServer;
   let page: Page;
   const errors: string[] = [];
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => browser?.close());
   afterEach(async () => {

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SKIP_BROWSER, launchChromium } from '../helpers/browser.js';
 import { createRequest, decide, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -9,20 +9,6 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
  * (list with hits, a new rule checked against history before it is saved, delete, try a
  * request) and "Don't ask again" on the decision form. Same harness as inbox.slow.test.ts.
  */
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--headless',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const SKIP = !existsSync(CHROMIUM) && !process.env.CI;
-if (SKIP) console.warn(`policy page browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
 const CONFIG_RULES = [{ id: 'no-force-push', match: { command: 'git push .*--force' }, action: 'deny', feedback: 'Needs a person.' }];
 const source = { agent: 'claude-code', session: 's-1', repo: 'acme/api' };
@@ -33,7 +19,7 @@ const command = (shell: string, src: Record<string, unknown> = source) => ({
   previews: [{ type: 'command', command: { shell } }],
 });
 
-describe.skipIf(SKIP)('policy on the page (Chromium)', () => {
+describe.skipIf(SKIP_BROWSER)('policy on the page (Chromium)', () => {
   let browser: Browser;
   let t: TestServer;
   let context: BrowserContext;
@@ -41,7 +27,7 @@ describe.skipIf(SKIP)('policy on the page (Chromium)', () => {
   let problems: string[];
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => browser?.close());
 
