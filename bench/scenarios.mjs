@@ -24,12 +24,15 @@ export async function http(url, method, body, headers = {}) {
   return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
 }
 
-/** Scenario 1 bodies: half reuse one of 50 pending dedupe keys (same content), half are new. */
-export function submitBodyFactory() {
+/**
+ * Scenario 1 bodies: half reuse one of 50 pending dedupe keys (same content), half are new. With
+ * `pooled: false` every body is new (every request writes a record, as a fresh native frame does).
+ */
+export function submitBodyFactory({ pooled = true } = {}) {
   let n = 0;
   return () => {
     n++;
-    const pool = n % 2 === 0;
+    const pool = pooled && n % 2 === 0;
     const slot = (n / 2) % 50;
     const key = pool ? `pool-${slot}` : `uniq-${n}-${randomUUID()}`;
     return {
