@@ -6,7 +6,7 @@
 //
 // Knobs (env): BENCH_DURATION (s, default 10), BENCH_SYNCHRONOUS (full|normal, default full),
 // BENCH_SCENARIOS (comma list of 1..9, default all), BENCH_RUNS (repeats of scenarios 1, 2, 4,
-// 8 and 9 for the run-to-run spread, default 3), BENCH_HOOK_SAMPLES (scenario 6, default 500),
+// 8 and 9 for the run-to-run spread, default 3), BENCH_HOOK_SAMPLES (scenario 6, default 300),
 // BENCH_CPU_PROF=1 (profile the daemon's submit path into bench-results/), BENCH_SPREAD_S
 // (expiry spread, default 120), COUNTERSIGN_PG_BIN (where initdb and pg_ctl are, scenarios 8-9).
 import { spawnSync } from 'node:child_process';
@@ -310,7 +310,7 @@ if (SCENARIOS.has('4')) {
 // ---- 6. Claude Code hook round trip against the long-poll ----------------------------------------
 if (SCENARIOS.has('6')) {
   const d6 = await startDaemon({ dataDir: freshDir('daemon-6'), synchronous: SYNC });
-  const samples = Number(process.env.BENCH_HOOK_SAMPLES ?? 500);
+  const samples = Number(process.env.BENCH_HOOK_SAMPLES ?? 300);
   const r = await hookRoundTrip({ url: d6.url, headers: auth, samples });
   await d6.stop();
   line('hook', 'PreToolUse → decision → output p50', r.hook.p50, 'ms', r.poll.p50, 'long-poll');
@@ -440,7 +440,7 @@ if (SCENARIOS.has('8') || SCENARIOS.has('9')) {
         // Decisions on node A at 50/s; 100 WebSocket subscribers and 100 long-polls watching, on
         // A itself (one node) or on B and C (three nodes: every wake-up crosses LISTEN/NOTIFY).
         const makeBody = (i) => ({ title: `Approve deploy ${i}`, kind: 'command', source: { agent: 'bench' } });
-        const opts = { wsPath: '/v1/events', headers: auth, makeBody, pending: 500, subscribers: 100, waiters: 100, warmup: 50 };
+        const opts = { wsPath: '/v1/events', headers: auth, makeBody, pending: 300, subscribers: 100, waiters: 100, warmup: 50 };
         const rows = [];
         for (let run = 0; run < RUNS; run++) {
           const one = await pgDaemon(await freshDb(), `daemon-9-one-${run}`);
