@@ -66,6 +66,11 @@ export function startDaemon({ dataDir, synchronous = 'full', eldFile, cpuProfDir
   );
 }
 
-export function startBaseline({ dbPath, synchronous = 'full' }) {
-  return start(['bench/baseline-server.mjs'], { BASELINE_DB: dbPath, BASELINE_SYNCHRONOUS: synchronous }, /baseline listening on (http:\/\/\S+)/);
+/** The bare baseline: `mode` is `per-request` or `group` (SQLite at `dbPath`) or `postgres` (at `pgUrl`). */
+export function startBaseline({ dbPath, synchronous = 'full', mode = 'per-request', pgUrl = '' }) {
+  return start(
+    ['bench/baseline-server.mjs'],
+    { BASELINE_DB: dbPath ?? '', BASELINE_SYNCHRONOUS: synchronous, BASELINE_MODE: mode, BASELINE_PG_URL: pgUrl },
+    /baseline listening on (http:\/\/\S+)/,
+  );
 }

@@ -24,12 +24,15 @@ export async function http(url, method, body, headers = {}) {
   return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
 }
 
-/** Scenario 1 bodies: half reuse one of 50 pending dedupe keys (same content), half are new. */
-export function submitBodyFactory() {
+/**
+ * Scenario 1 bodies: half reuse one of 50 pending dedupe keys (same content), half are new. With
+ * `pooled: false` every body is new (every request writes a record, as a fresh native frame does).
+ */
+export function submitBodyFactory({ pooled = true } = {}) {
   let n = 0;
   return () => {
     n++;
-    const pool = n % 2 === 0;
+    const pool = pooled && n % 2 === 0;
     const slot = (n / 2) % 50;
     const key = pool ? `pool-${slot}` : `uniq-${n}-${randomUUID()}`;
     return {
@@ -109,10 +112,13 @@ async function inBatches(items, size, fn) {
 /**
  * Scenario 2: `pending` requests, `subscribers` event sockets, `waiters` long-polls and
  * (optionally) a loopback webhook receiver; decide them all at `rate` per second and measure
- * decision sent → WS message / long-poll return / webhook received.
+ * decision sent → WS message / long-poll return / webhook received. Requests are created and
+ * decided on `url`; sockets and long-polls are spread over `watchUrls` (default: `url` alone), so
+ * with other nodes there every wake-up crosses the cluster's change feed.
  */
 export async function decideLatency({
   url,
+  watchUrls = [url],
   wsPath,
   headers = {},
   pending = 1000,
@@ -159,7 +165,7 @@ export async function decideLatency({
 
   const wsSamples = [];
   let received = 0;
-  const sockets = await openSockets(url.replace(/^http/, 'ws') + wsPath, subscribers, headers, (text) => {
+  const onMessage = (text) => {
     const t = performance.now();
     if (!text.includes('"request.decided"')) return;
     const id = messageRequestId(text);
@@ -168,11 +174,16 @@ export async function decideLatency({
       wsSamples.push(t - t0);
       received++;
     }
-  });
+  };
+  const sockets = [];
+  for (let i = 0; i < watchUrls.length; i++) {
+    const share = Math.floor(subscribers / watchUrls.length) + (i < subscribers % watchUrls.length ? 1 : 0);
+    sockets.push(...(await openSockets(watchUrls[i].replace(/^http/, 'ws') + wsPath, share, headers, onMessage)));
+  }
 
   const pollSamples = [];
-  const polls = created.slice(0, waiters).map(async (r) => {
-    const res = await http(`${url}/v1/requests/${r.id}/wait?timeout=60s`, 'GET', undefined, headers);
+  const polls = created.slice(0, waiters).map(async (r, i) => {
+    const res = await http(`${watchUrls[i % watchUrls.length]}/v1/requests/${r.id}/wait?timeout=60s`, 'GET', undefined, headers);
     const t = performance.now();
     if (res.body?.status !== 'pending' && sentAt.has(r.id)) pollSamples.push(t - sentAt.get(r.id));
   });

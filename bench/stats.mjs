@@ -17,3 +17,11 @@ export function summarize(samples) {
 }
 
 export const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+/** Median, lowest and highest of a few runs' figures. */
+export function spread(values) {
+  const v = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (v.length === 0) return { median: NaN, min: NaN, max: NaN, n: 0 };
+  const mid = Math.floor(v.length / 2);
+  return { median: v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2, min: v[0], max: v[v.length - 1], n: v.length };
+}

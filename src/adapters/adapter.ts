@@ -132,6 +132,12 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
    */
   supersedes?(newer: Ctx, older: Ctx): boolean;
   /**
+   * Whether this new request can supersede anything at all; when it cannot, the session's
+   * pending requests are not read (Ask: only a plan supersedes, and a busy session may hold
+   * thousands of pending tool approvals). Absent: whenever `supersedes` is defined.
+   */
+  maySupersede?(newer: Ctx): boolean;
+  /**
    * The stored reply stamped with a sequence number the bridge gives (PaperClip's controllerSeq,
    * docs/formats/paperclip.md) and fresh ids where the protocol wants one per sending; null when this reply
    * takes no sequence number (it is then sent as stored). Absent for protocols without one.

@@ -386,6 +386,10 @@ function supersedes(newer: AskContext, older: AskContext): boolean {
   return newer.interaction === 'plan' && older.interaction === 'plan' && newer.sessionId === older.sessionId && newer.id !== older.id;
 }
 
+function maySupersede(newer: AskContext): boolean {
+  return newer.interaction === 'plan';
+}
+
 export const askAdapter = {
   format: 'ask',
   frameSchema: AskFrameSchema,
@@ -394,4 +398,5 @@ export const askAdapter = {
   renderReply,
   followUp,
   supersedes,
+  maySupersede,
 } satisfies WireAdapter<AskFrame, AskContext, AskFollowUp>;

@@ -158,11 +158,14 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
       const newer = normalized.context;
       const supersedes = adapter.supersedes?.bind(adapter);
-      const supersede = supersedes && {
-        matches: (older: StoredRequest) => supersedes(newer, older.nativeContext),
-        actor: upstreamActor(principal),
-        details: { format: adapter.format, native_key: key },
-      };
+      const supersede =
+        supersedes && adapter.maySupersede?.(newer) !== false
+          ? {
+              matches: (older: StoredRequest) => supersedes(newer, older.nativeContext),
+              actor: upstreamActor(principal),
+              details: { format: adapter.format, native_key: key },
+            }
+          : undefined;
       return intake.create(body, { principal, format: adapter.format, onTimeoutFrom, native, supersede, admit, create });
     },
 

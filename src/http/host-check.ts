@@ -40,10 +40,18 @@ export function hostOfHeader(header: string | undefined): string | undefined {
  */
 export function registerHostCheck(app: FastifyInstance, config: Pick<Config, 'host' | 'public_url' | 'server'>) {
   const allowed = allowedHosts(config);
+  // Host headers already judged allowed, as sent: parsing and canonicalising one costs more than
+  // the rest of a small request's routing. Bounded, since the header is the caller's to vary.
+  const known = new Set<string>();
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.url === '/v1/health') return;
-    const host = hostOfHeader(request.headers.host);
-    if (host !== undefined && allowed.has(host)) return;
+    const header = request.headers.host;
+    if (header !== undefined && known.has(header)) return;
+    const host = hostOfHeader(header);
+    if (host !== undefined && allowed.has(host)) {
+      if (known.size < 256) known.add(header!);
+      return;
+    }
     throw new AppError(
       'host_not_allowed',
       `the Host header ${request.headers.host === undefined ? 'is missing' : `"${request.headers.host.slice(0, 100)}" is not one of this daemon's names`}: people reach countersign under localhost, the bind address, public_url's host or a name in server.allowed_hosts`,

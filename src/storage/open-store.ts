@@ -24,5 +24,6 @@ export async function openStore(config: Readonly<Config>, { node, log, now }: Op
   return openSqliteStore(join(config.data_dir, 'countersign.db'), {
     synchronous: config.storage.synchronous,
     onCallbackError: (err) => log.error({ err }, 'an after-commit callback failed'),
+    onCheckpointError: (err) => log.warn({ err: err.message }, 'a WAL checkpoint failed; the next one retries'),
   });
 }

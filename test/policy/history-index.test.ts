@@ -25,7 +25,11 @@ describe('indexing history that predates the policy tables', () => {
     const now = Date.now();
     // The database as the version before policy left it: two ended requests, one pending.
     const old = new Database(path);
-    const before = readMigrations(SQLITE_MIGRATIONS_DIR).filter((m) => !m.name.includes('policy'));
+    const all = readMigrations(SQLITE_MIGRATIONS_DIR);
+    const before = all.slice(
+      0,
+      all.findIndex((m) => m.name.includes('policy')),
+    );
     migrateSqlite(old, before);
     const insert = old.prepare(
       'INSERT INTO requests (id, format, submitter, status, kind, agent, content_hash, created_at, resolved_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',

@@ -20,8 +20,8 @@ export interface ChangeFeedOptions {
 }
 
 /**
- * Other daemons' committed changes, in commit-ish order. NOTIFY (sent by committing
- * transactions) wakes the feed at once; a poll every `pollMs` catches anything a notification
+ * Other daemons' committed changes, in commit-ish order. NOTIFY (sent by a daemon after it
+ * commits changes) wakes the feed at once; a poll every `pollMs` catches anything a notification
  * missed (a dropped LISTEN connection, a restart of PostgreSQL), so a wake-up is at worst late.
  * Changes are read by seq from the `changes` table; seqs taken by transactions that commit out
  * of order are waited for (GAP_TIMEOUT_MS), never skipped early.
@@ -103,7 +103,10 @@ export function createPostgresChangeFeed({ pool, connect, node, log, pollMs }: C
       scheduleReconnect(client);
     });
     client.on('end', () => scheduleReconnect(client));
-    client.on('notification', () => void catchUp());
+    // Notifications carry the id of the daemon that sent them: our own changes are not for us.
+    client.on('notification', (msg) => {
+      if (msg.payload !== node) void catchUp();
+    });
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANGES_CHANNEL}`);

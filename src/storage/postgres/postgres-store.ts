@@ -48,8 +48,8 @@ export function describeLocation(url: string): string {
  * The PostgreSQL store: several daemons on one database. Every write is one transaction on a
  * pooled connection; the database's own row locks, unique indexes and `SKIP LOCKED` make
  * decisions, expiries, dedupe and deliveries happen once whichever daemon races. Changes are
- * written to a change log and announced with NOTIFY in the same transaction, so other daemons
- * hear of them only after commit.
+ * written to the change log in the same transaction and announced with NOTIFY once it has
+ * committed, so other daemons hear of them only after commit.
  */
 export async function openPostgresStore({ url, poolSize, node, log, pollMs = 1000, now = Date.now }: PostgresStoreOptions): Promise<Store> {
   const connection = { connectionString: url, types, application_name: `countersign ${node}` };
@@ -70,12 +70,40 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
   await feed.start();
 
   async function announce(client: pg.PoolClient, changes: Change[]) {
-    await client.query(
-      `WITH c AS (INSERT INTO changes (type, request_id, node) SELECT t, r, $3 FROM unnest($1::text[], $2::text[]) AS u(t, r) RETURNING seq)
-       SELECT pg_notify('${CHANGES_CHANNEL}', max(seq)::text) FROM c`,
-      [changes.map((c) => c.type), changes.map((c) => c.requestId ?? null), node],
-    );
+    await client.query('INSERT INTO changes (type, request_id, node) SELECT t, r, $3 FROM unnest($1::text[], $2::text[]) AS u(t, r)', [
+      changes.map((c) => c.type),
+      changes.map((c) => c.requestId ?? null),
+      node,
+    ]);
   }
+
+  // The wake-up for other daemons, sent after COMMIT rather than inside the transaction: a
+  // transaction that NOTIFYs holds a database-wide lock from its commit until it ends, through
+  // the WAL flush, so notifying writes could not share an fsync (group commit) and committed one
+  // at a time. The changes themselves are in the change log, written in the transaction; a
+  // notification only says "read it", so one in flight stands for every change committed
+  // meanwhile, and one lost (a crash between COMMIT and here) is made up by the feed's poll. The
+  // payload is this daemon's id, so its own feed does not read the log for nothing.
+  let notifying = false;
+  let notifyAgain = false;
+  function wakeOthers() {
+    if (notifying) {
+      notifyAgain = true;
+      return;
+    }
+    notifying = true;
+    pool
+      .query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, node])
+      .catch((err: Error) => log.warn({ err: err.message }, 'cannot notify other daemons; they will poll'))
+      .finally(() => {
+        notifying = false;
+        if (notifyAgain && !closing) {
+          notifyAgain = false;
+          wakeOthers();
+        }
+      });
+  }
+  let closing = false;
 
   async function write<T>(work: (tx: WriteTx) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
@@ -109,6 +137,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
       const value = await work(tx);
       if (changes.length) await announce(client, changes);
       await client.query('COMMIT');
+      if (changes.length) wakeOthers();
       for (const cb of after) {
         try {
           cb();
@@ -157,6 +186,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
       await createPostgresRunner(pool).get('SELECT 1 AS ok');
     },
     async close() {
+      closing = true;
       clearInterval(prune);
       await feed.stop();
       await pool.end();

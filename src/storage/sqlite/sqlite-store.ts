@@ -5,6 +5,7 @@ import { createMemoryRateCounters } from '../memory/memory-rate-counters.js';
 import { createSqlRecords } from '../sql/sql-records.js';
 import { sqliteDialect } from '../sql/sql-runner.js';
 import type { Store, WriteTx } from '../store.js';
+import { startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrateSqlite } from './sqlite-migrate.js';
 import { createSqliteRunner } from './sqlite-runner.js';
 import { createSqliteWriteQueue } from './sqlite-write-queue.js';
@@ -14,6 +15,8 @@ export interface SqliteStoreOptions {
   synchronous: 'full' | 'normal';
   /** Where errors of after-commit callbacks go (they must not break the write queue). */
   onCallbackError?: (err: unknown) => void;
+  /** Where a failed background WAL checkpoint is reported (the next one retries). */
+  onCheckpointError?: (err: Error) => void;
 }
 
 /**
@@ -44,7 +47,7 @@ function openConnection(path: string, synchronous: 'full' | 'normal', readonly: 
  * while a batch is still open sees only what has committed (WAL readers never see a writer's
  * uncommitted pages).
  */
-export function openSqliteStore(path: string, { synchronous, onCallbackError = () => {} }: SqliteStoreOptions): Store {
+export function openSqliteStore(path: string, { synchronous, onCallbackError = () => {}, onCheckpointError = () => {} }: SqliteStoreOptions): Store {
   restrictToOwner(path);
   const writer = openConnection(path, synchronous, false);
   let reader: Database.Database | undefined;
@@ -55,6 +58,10 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     writer.close();
     throw err;
   }
+
+  // Checkpoints run on a worker thread (sqlite-checkpointer.ts), not inside a COMMIT on the event loop.
+  writer.pragma('wal_autocheckpoint = 0');
+  const checkpointer = startSqliteCheckpointer(path, { synchronous, onError: onCheckpointError });
 
   const written = createSqlRecords(createSqliteRunner(writer), sqliteDialect);
   const read = createSqlRecords(createSqliteRunner(reader), sqliteDialect);
@@ -106,6 +113,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     // The file is opened in-process: it is there as long as the store is.
     ping: async () => {},
     async close() {
+      await checkpointer.stop();
       readerDb.close();
       writer.close();
     },
