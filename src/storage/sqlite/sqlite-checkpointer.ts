@@ -58,32 +58,52 @@ parentPort.on('message', (m) => {
  * checkpoint has copied all of it, so the file stays bounded.
  */
 export function startSqliteCheckpointer(path: string, { synchronous, intervalMs = 1000, onError = () => {} }: SqliteCheckpointerOptions) {
-  const worker = new Worker(WORKER, {
-    eval: true,
-    workerData: { path, synchronous: synchronous === 'full' ? 'FULL' : 'NORMAL', intervalMs, driver: createRequire(import.meta.url).resolve('better-sqlite3') },
-  });
-  // A checkpointer alone must not keep the daemon running.
-  worker.unref();
   let nextId = 1;
   const waiting = new Map<number, (reply: Record<string, unknown>) => void>();
   let failed: Error | undefined;
-  worker.on('message', (m: { id: number | null; error?: string } & Record<string, unknown>) => {
-    if (m.id === null) return onError(new Error(`WAL checkpoint failed: ${m.error}`));
-    waiting.get(m.id)?.(m);
-    waiting.delete(m.id);
-  });
-  worker.on('error', (err) => {
-    failed = err;
-    onError(err);
-    for (const resolve of waiting.values()) resolve({ error: err.message });
-    waiting.clear();
-  });
+  let worker: Worker | null = null;
+  let stopped = false;
+
+  // The thread starts when the first checkpoint is due, not with the store: a worker costs tens
+  // of milliseconds of CPU to boot, and there is nothing to copy before then.
+  const spawn = (): Worker => {
+    if (worker) return worker;
+    const w = new Worker(WORKER, {
+      eval: true,
+      workerData: {
+        path,
+        synchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
+        intervalMs,
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      },
+    });
+    // A checkpointer alone must not keep the daemon running.
+    w.unref();
+    w.on('message', (m: { id: number | null; error?: string } & Record<string, unknown>) => {
+      if (m.id === null || (m.id === 0 && m.error)) return onError(new Error(`WAL checkpoint failed: ${m.error}`));
+      waiting.get(m.id)?.(m);
+      waiting.delete(m.id);
+    });
+    w.on('error', (err) => {
+      failed = err;
+      onError(err);
+      for (const resolve of waiting.values()) resolve({ error: err.message });
+      waiting.clear();
+    });
+    // The worker's first checkpoint runs one interval after it starts, so it runs one now.
+    w.postMessage({ id: 0 });
+    worker = w;
+    return w;
+  };
+  const first = setTimeout(spawn, intervalMs);
+  first.unref();
+
   const ask = (message: object) =>
     new Promise<Record<string, unknown>>((resolve) => {
       if (failed) return resolve({ error: failed.message });
       const id = nextId++;
       waiting.set(id, resolve);
-      worker.postMessage({ id, ...message });
+      spawn().postMessage({ id, ...message });
     });
 
   return {
@@ -95,8 +115,12 @@ export function startSqliteCheckpointer(path: string, { synchronous, intervalMs 
     },
     /** Stops the worker and closes its connection. */
     async stop(): Promise<void> {
-      if (failed) return;
-      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      if (stopped) return;
+      stopped = true;
+      clearTimeout(first);
+      if (failed || !worker) return;
+      const w = worker;
+      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
       await ask({ stop: true });
       await exited;
     },
