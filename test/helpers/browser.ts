@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import type { TestServer } from './test-server.js';
 
 /** Real headless Chromium for the reviewer-page tests (one browser per test file). */
@@ -36,6 +36,19 @@ export function watchPage(page: Page, problems: string[]): void {
   page.on('console', (msg) => {
     if (/Content Security Policy|Trusted ?Type|TrustedHTML/i.test(msg.text())) problems.push(`console: ${msg.text()}`);
   });
+}
+
+/** A fresh context (1280×800 unless told) and page, with a 10 s default timeout, watched by watchPage. */
+export async function openWatchedPage(
+  browser: Browser,
+  options: BrowserContextOptions = {},
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const problems: string[] = [];
+  watchPage(page, problems);
+  return { context, page, problems };
 }
 
 /** Signs the page in through the form and waits until the live stream is up. */

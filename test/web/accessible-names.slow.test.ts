@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium, signInOnPage, SKIP_BROWSER, watchPage } from '../helpers/browser.js';
+import { launchChromium, signInOnPage, SKIP_BROWSER, openWatchedPage } from '../helpers/browser.js';
 import { createRequest, decide } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { COMMAND_REQUEST, QUESTION_REQUEST } from './sample-requests.js';
@@ -49,11 +49,7 @@ describe.skipIf(SKIP_BROWSER)('accessible names (Chromium)', () => {
 
   beforeEach(async () => {
     t = await startTestServer();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    problems = [];
-    watchPage(page, problems);
+    ({ context, page, problems } = await openWatchedPage(browser));
   });
 
   afterEach(async () => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium, signInOnPage, SKIP_BROWSER, watchPage } from '../helpers/browser.js';
+import { launchChromium, signInOnPage, SKIP_BROWSER, openWatchedPage } from '../helpers/browser.js';
 import { createRequest, decide, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { COMMAND_REQUEST, EDIT_REQUEST, QUESTION_REQUEST, REVIEW_REQUEST } from './sample-requests.js';
@@ -32,11 +32,7 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
 
   beforeEach(async () => {
     t = await startTestServer();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    problems = [];
-    watchPage(page, problems);
+    ({ context, page, problems } = await openWatchedPage(browser, { acceptDownloads: true }));
   });
 
   afterEach(async () => {

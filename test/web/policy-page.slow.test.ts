@@ -1,6 +1,6 @@
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SKIP_BROWSER, launchChromium } from '../helpers/browser.js';
+import { SKIP_BROWSER, launchChromium, openWatchedPage } from '../helpers/browser.js';
 import { createRequest, decide, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -33,18 +33,7 @@ describe.skipIf(SKIP_BROWSER)('policy on the page (Chromium)', () => {
 
   beforeEach(async () => {
     t = await startTestServer({ rules: CONFIG_RULES as never });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    problems = [];
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('dialog', (dialog) => {
-      problems.push(`dialog: ${dialog.type()} ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    page.on('console', (msg) => {
-      if (/Content Security Policy|Trusted ?Type|TrustedHTML/i.test(msg.text())) problems.push(`console: ${msg.text()}`);
-    });
+    ({ context, page, problems } = await openWatchedPage(browser, { viewport: { width: 1280, height: 900 } }));
   });
 
   afterEach(async () => {

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adapters } from '../../src/adapters/registry.js';
-import { launchChromium, signInOnPage, SKIP_BROWSER, watchPage } from '../helpers/browser.js';
+import { launchChromium, signInOnPage, SKIP_BROWSER, openWatchedPage } from '../helpers/browser.js';
 import { createRequest } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { TOY_FORMAT, toyAdapter } from '../helpers/toy-adapter.js';
@@ -24,11 +24,7 @@ describe.skipIf(SKIP_BROWSER)('the page lists the formats the daemon serves (Chr
 
   beforeEach(async () => {
     t = await startTestServer({}, { adapters: [...adapters, toyAdapter] });
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    problems = [];
-    watchPage(page, problems);
+    ({ context, page, problems } = await openWatchedPage(browser));
   });
 
   afterEach(async () => {
