@@ -14,13 +14,15 @@ const ADMIN = 'serve-test-admin-token-0123456789';
  * The unwritable-data-directory case runs the binary as `nobody`, so it needs root, and a
  * checkout `nobody` can read (a clone inside a 0700 directory is not): otherwise it is skipped.
  */
-function nobodyCanRunTheCli(): boolean {
-  if (process.getuid?.() !== 0) return false;
+function nobodyWhoCanRunTheCli(): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null;
   const id = (flag: string) => Number(execFileSync('id', [flag, 'nobody'], { encoding: 'utf8' }).trim());
-  const ok = spawnSync(process.execPath, [CLI_PATH, '--version'], { uid: id('-u'), gid: id('-g'), stdio: 'ignore' }).status === 0;
-  if (!ok) console.warn('serve.test.ts: the unwritable data directory case is SKIPPED: user nobody cannot read this checkout');
-  return ok;
+  const nobody = { uid: id('-u'), gid: id('-g') };
+  if (spawnSync(process.execPath, [CLI_PATH, '--version'], { ...nobody, stdio: 'ignore' }).status === 0) return nobody;
+  console.warn('serve.test.ts: the unwritable data directory case is SKIPPED: user nobody cannot read this checkout');
+  return null;
 }
+const NOBODY = nobodyWhoCanRunTheCli();
 
 /** `countersign serve` as a real process: what stops it at start (exit 4) and what it warns about. */
 describe('countersign serve: start-up errors and warnings', { timeout: 60_000 }, () => {
@@ -51,14 +53,13 @@ describe('countersign serve: start-up errors and warnings', { timeout: 60_000 },
     expect(r.stderr).toMatch(/^countersign: invalid configuration:\n {2}port: .*\(got "eighty" from COUNTERSIGN_PORT\)\n$/);
   });
 
-  it.skipIf(!nobodyCanRunTheCli())('a data directory the user cannot write: exit 4 naming the path, the user id and the fix', async () => {
+  it.skipIf(!NOBODY)('a data directory the user cannot write: exit 4 naming the path, the user id and the fix', async () => {
     // The Docker bind-mount case: the directory belongs to another user than the daemon's.
     const root = tempDir();
     chmodSync(root, 0o755);
     const dataDir = join(root, 'data');
     mkdirSync(dataDir, { mode: 0o755 });
-    const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
+    const { uid, gid } = NOBODY!;
     const child = await runCli(['serve'], {
       env: { ...baseEnv(), COUNTERSIGN_DATA_DIR: dataDir },
       cwd: root,
