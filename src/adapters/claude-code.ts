@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
 import { z } from 'zod';
+import { canonicalJson } from '../lib/canonical-json.js';
 import { AppError } from '../lib/errors.js';
 import type { CreateRequestBody, HandupRequest, Option, Risk } from '../requests/request-schema.js';
 import type { FollowUp, FrameContext, Normalized, WireAdapter } from './adapter.js';
@@ -70,7 +70,7 @@ function nativeKey(f: ToolHook): string {
 }
 
 function inputKey(f: ToolHook): string {
-  const canonical = canonicalize({ session_id: f.session_id, tool_name: f.tool_name, tool_input: f.tool_input }) ?? '';
+  const canonical = canonicalJson({ session_id: f.session_id, tool_name: f.tool_name, tool_input: f.tool_input }) ?? '';
   return `${FORMAT}:sha256:${createHash('sha256').update(canonical).digest('hex')}`;
 }
 

@@ -32,6 +32,8 @@ export function createAuthThrottle({ clock, maxFailures = AUTH_FAILURES_PER_MINU
   return {
     /** Seconds until `address` may try again, or 0 when it may try now. */
     retryAfter(address: string): number {
+      // Nobody has failed lately: no address to canonicalise (that costs more than the rest).
+      if (failures.size === 0) return 0;
       const now = clock.now();
       const stamps = recent(clientKey(address), now);
       if (stamps.length < maxFailures) return 0;

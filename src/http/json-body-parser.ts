@@ -18,36 +18,55 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * offending field's path.
  */
 export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string | null {
-  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value, path: [] }];
+  // Each entry links to its parent instead of carrying its own path: the path is built only for
+  // the message, so a well-formed body costs no allocation per value beyond the stack.
+  const stack: Visit[] = [{ value, key: undefined, depth: 0, parent: null }];
   while (stack.length) {
-    const { value: v, path } = stack.pop()!;
+    const visit = stack.pop()!;
+    const v = visit.value;
     if (typeof v === 'string') {
-      if (LONE_SURROGATE.test(v)) return `${formatIssuePath(path)}: must be valid Unicode (it contains a lone surrogate escape)`;
+      if (LONE_SURROGATE.test(v)) return `${formatIssuePath(pathOf(visit))}: must be valid Unicode (it contains a lone surrogate escape)`;
       continue;
     }
     // JSON.parse reads 1e400 as Infinity, which no JSON can carry back out (RFC 8785 refuses it).
     if (typeof v === 'number') {
-      if (!Number.isFinite(v)) return `${formatIssuePath(path)}: the number is too large (out of the float64 range)`;
+      if (!Number.isFinite(v)) return `${formatIssuePath(pathOf(visit))}: the number is too large (out of the float64 range)`;
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
-    if (path.length >= maxDepth) return `${formatIssuePath(path.slice(0, 1))}: nested deeper than ${maxDepth} levels`;
+    if (visit.depth >= maxDepth) return `${formatIssuePath(pathOf(visit).slice(0, 1))}: nested deeper than ${maxDepth} levels`;
+    const depth = visit.depth + 1;
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: [...path, i] });
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, depth, parent: visit });
     } else {
-      const entries = Object.entries(v);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, child] = entries[i]!;
-        if (LONE_SURROGATE.test(key)) return `${formatIssuePath(path)}: a key must be valid Unicode (it contains a lone surrogate escape)`;
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        const child = (v as Record<string, unknown>)[key];
+        if (LONE_SURROGATE.test(key)) return `${formatIssuePath(pathOf(visit))}: a key must be valid Unicode (it contains a lone surrogate escape)`;
         // Prototype poisoning: code that copies such an object could change every object's prototype.
         if (key === '__proto__' || (key === 'constructor' && isObject(child) && Object.hasOwn(child, 'prototype'))) {
-          return `${formatIssuePath([...path, key])}: the key "${key}" is not allowed`;
+          return `${formatIssuePath([...pathOf(visit), key])}: the key "${key}" is not allowed`;
         }
-        stack.push({ value: child, path: [...path, key] });
+        stack.push({ value: child, key, depth, parent: visit });
       }
     }
   }
   return null;
+}
+
+interface Visit {
+  value: unknown;
+  /** Where the value sits in its parent; undefined for the root. */
+  key: PropertyKey | undefined;
+  depth: number;
+  parent: Visit | null;
+}
+
+function pathOf(visit: Visit): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let at: Visit | null = visit; at && at.key !== undefined; at = at.parent) path.push(at.key);
+  return path.reverse();
 }
 
 function isObject(v: unknown): v is object {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../lib/canonical-json.js';
 import type { HandupRequest } from './request-schema.js';
 
 type Hashed = Pick<HandupRequest, 'title' | 'summary' | 'kind' | 'previews' | 'options' | 'input' | 'callback_url'>;
@@ -10,7 +10,7 @@ type Hashed = Pick<HandupRequest, 'title' | 'summary' | 'kind' | 'previews' | 'o
  * approved by someone who saw the old version.
  */
 export function contentHash(r: Hashed): string {
-  const canonical = canonicalize({
+  const canonical = canonicalJson({
     title: r.title,
     summary: r.summary,
     kind: r.kind,
