@@ -19,11 +19,29 @@ export function numberPlaceholders(sql: string): string {
   return out;
 }
 
+/** Named statements per connection at most; texts beyond (list filters vary) go unnamed. */
+const MAX_NAMED = 500;
+const statements = new Map<string, { name?: string; text: string }>();
+
+/**
+ * The daemon's hot statements are a fixed set of texts, so each is a named prepared statement:
+ * PostgreSQL parses and plans it once per connection instead of on every call.
+ */
+function prepared(sql: string): { name?: string; text: string } {
+  let stmt = statements.get(sql);
+  if (!stmt) {
+    const text = numberPlaceholders(sql);
+    stmt = statements.size < MAX_NAMED ? { name: `cs_${statements.size + 1}`, text } : { text };
+    if (stmt.name) statements.set(sql, stmt);
+  }
+  return stmt;
+}
+
 /** A SqlRunner over a pg client (inside a transaction) or the pool (one statement each). */
 export function createPostgresRunner(db: Pool | ClientBase): SqlRunner {
   async function query<T>(sql: string, params: readonly unknown[]) {
     try {
-      return await db.query<T & object>(numberPlaceholders(sql), params as unknown[]);
+      return await db.query<T & object>({ ...prepared(sql), values: params as unknown[] });
     } catch (err) {
       throw storageError(err);
     }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { POLICY_STATE_SQL, type StateRow } from '../sql/sql-policy-records.js';
 import { createSqlRecords, type SqlRecords } from '../sql/sql-records.js';
 import { postgresDialect } from '../sql/sql-runner.js';
 import type { Change, Store, WriteTx } from '../store.js';
@@ -8,6 +9,7 @@ import { createPostgresRateCounters } from './postgres-rate-counters.js';
 import { isConnectionError, storageError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner } from './postgres-runner.js';
+import { withPrefetchedPolicyState } from './prefetched-policy.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:pass@host:port/db?sslmode=…`; never logged. */
@@ -69,12 +71,17 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
   const feed = createPostgresChangeFeed({ pool, connect: () => new pg.Client(connection), node, log, pollMs });
   await feed.start();
 
-  async function announce(client: pg.PoolClient, changes: Change[]) {
-    await client.query('INSERT INTO changes (type, request_id, node) SELECT t, r, $3 FROM unnest($1::text[], $2::text[]) AS u(t, r)', [
-      changes.map((c) => c.type),
-      changes.map((c) => c.requestId ?? null),
-      node,
-    ]);
+  /**
+   * The change log rows and the COMMIT in one round trip (a simple query of two statements: if
+   * the INSERT fails, the COMMIT does not run and the transaction is rolled back). Every round
+   * trip costs the daemon a write and a read on its socket, the dearest part of a PostgreSQL
+   * write. The values are the daemon's own (event names, request ids, its node id), quoted.
+   */
+  function commitWithChanges(client: pg.PoolClient, changes: Change[]) {
+    const rows = changes.map(
+      (c) => `(${client.escapeLiteral(c.type)}, ${c.requestId ? client.escapeLiteral(c.requestId) : 'NULL'}, ${client.escapeLiteral(node)})`,
+    );
+    return client.query(`INSERT INTO changes (type, request_id, node) VALUES ${rows.join(', ')}; COMMIT`);
   }
 
   // The wake-up for other daemons, sent after COMMIT rather than inside the transaction: a
@@ -116,27 +123,27 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     if (!records) recordsByClient.set(client, (records = createSqlRecords(createPostgresRunner(client), postgresDialect)));
     const changes: Change[] = [];
     const after: Array<() => void> = [];
-    const tx: WriteTx = {
-      requests: records.requests,
-      deliveries: records.deliveries,
-      tokens: records.tokens,
-      blobs: records.blobs,
-      webSessions: records.webSessions,
-      counters: records.counters,
-      mutes: records.mutes,
-      bursts: records.bursts,
-      notices: records.notices,
-      keys: records.keys,
-      policy: records.policy,
-      announce: (change) => void changes.push(change),
-      afterCommit: (cb) => void after.push(cb),
-    };
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
+      // The policy state row comes with the BEGIN: every create reads it (prefetched-policy.ts).
+      const began = (await client.query(`BEGIN; ${POLICY_STATE_SQL}`)) as unknown as [pg.QueryResult, pg.QueryResult<StateRow>];
+      const tx: WriteTx = {
+        requests: records.requests,
+        deliveries: records.deliveries,
+        tokens: records.tokens,
+        blobs: records.blobs,
+        webSessions: records.webSessions,
+        counters: records.counters,
+        mutes: records.mutes,
+        bursts: records.bursts,
+        notices: records.notices,
+        keys: records.keys,
+        policy: withPrefetchedPolicyState(records.policy, began[1].rows[0]),
+        announce: (change) => void changes.push(change),
+        afterCommit: (cb) => void after.push(cb),
+      };
       const value = await work(tx);
-      if (changes.length) await announce(client, changes);
-      await client.query('COMMIT');
+      await (changes.length ? commitWithChanges(client, changes) : client.query('COMMIT'));
       if (changes.length) wakeOthers();
       for (const cb of after) {
         try {

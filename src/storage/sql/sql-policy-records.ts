@@ -1,7 +1,7 @@
 import type { AutoModeName } from '../../policy/auto-mode.js';
 import type { Rule } from '../../policy/rule-schema.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
-import type { PolicyAuditEntry, PolicyRecords, RuleHits, StoredRuleRow } from '../policy-records.js';
+import type { PolicyAuditEntry, PolicyRecords, PolicyState, RuleHits, StoredRuleRow } from '../policy-records.js';
 import type { SqlRunner } from './sql-runner.js';
 
 interface RuleRow {
@@ -11,7 +11,10 @@ interface RuleRow {
   expires_at: number | null;
 }
 
-interface StateRow {
+/** The policy state row; the PostgreSQL store reads it with its BEGIN (postgres-store.ts). */
+export const POLICY_STATE_SQL = 'SELECT version, auto_mode, auto_until, auto_set_at, auto_set_by, history_indexed FROM policy_state WHERE id = 1';
+
+export interface StateRow {
   version: number;
   auto_mode: string;
   auto_until: number | null;
@@ -27,6 +30,14 @@ const toStored = (row: RuleRow): StoredRuleRow => ({
   expires_at: row.expires_at === null ? null : Number(row.expires_at),
 });
 
+export function policyState(row: StateRow): PolicyState {
+  return {
+    version: Number(row.version),
+    auto: { mode: row.auto_mode as AutoModeName, until: row.auto_until, set_at: row.auto_set_at, set_by: row.auto_set_by },
+    historyIndexed: Number(row.history_indexed) === 1,
+  };
+}
+
 /**
  * Stored rules, rule hit counts, the policy state row and the policy audit log over SQL (tables
  * `rules`, `rule_hits`, `policy_state`, `policy_audit`); the simulation reads `requests`.
@@ -34,12 +45,7 @@ const toStored = (row: RuleRow): StoredRuleRow => ({
 export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
   return {
     async state() {
-      const row = (await sql.get<StateRow>('SELECT version, auto_mode, auto_until, auto_set_at, auto_set_by, history_indexed FROM policy_state WHERE id = 1'))!;
-      return {
-        version: Number(row.version),
-        auto: { mode: row.auto_mode as AutoModeName, until: row.auto_until, set_at: row.auto_set_at, set_by: row.auto_set_by },
-        historyIndexed: Number(row.history_indexed) === 1,
-      };
+      return policyState((await sql.get<StateRow>(POLICY_STATE_SQL))!);
     },
 
     async rules(now) {
