@@ -1,8 +1,11 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../lib/errors.js';
-import { createMcpServer } from './mcp-server.js';
+
+// The MCP SDK is loaded at the first call: a daemon no MCP client talks to never holds it (about
+// 7 MB of heap).
+let sdk: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./mcp-server.js')]> | undefined;
+const loadSdk = () => (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./mcp-server.js')]));
 
 const SESSION_HEADER = 'mcp-session-id';
 const SESSION_PREFIX = 'cs1.';
@@ -60,6 +63,7 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
     async (request, reply) => {
       const initializing = initializingClient(request.body);
       const clientName = initializing ?? clientNameFrom(header(request, SESSION_HEADER));
+      const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadSdk();
       const server = createMcpServer({
         requests: deps.requests,
         waiters: deps.waiters,

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { openPostgresStore } from './postgres/postgres-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
@@ -19,6 +18,8 @@ export interface OpenStoreOptions {
 export async function openStore(config: Readonly<Config>, { node, log, now }: OpenStoreOptions): Promise<Store> {
   const url = config.storage.url;
   if (url) {
+    // Loaded only here: a daemon on SQLite never holds the driver (2–3 MB of heap).
+    const { openPostgresStore } = await import('./postgres/postgres-store.js');
     return openPostgresStore({ url, poolSize: config.storage.pool_size, node, log: log.child({ module: 'storage' }), now });
   }
   return openSqliteStore(join(config.data_dir, 'countersign.db'), {

@@ -23,7 +23,9 @@ const Approval = z
     turnId: uuid.optional(),
     agentName: z.string().min(1),
     toolName: z.string().min(1),
-    preview: z.json().optional(),
+    // Any JSON value. Frames reach adapters only through the daemon's JSON parser, so every
+    // value already is one; zod's JSON schema would walk the preview again (a third of the frame's cost).
+    preview: z.unknown().optional(),
     reason: z.string().optional(),
     explanation: z.string().trim().min(1).max(100).optional(),
   })
