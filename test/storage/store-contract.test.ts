@@ -238,6 +238,43 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(typeof rows[0]!.id).toBe('number');
   });
 
+  it('stores audit rows as written, whatever characters they carry, and a read in the same write sees them', async () => {
+    const s = stored();
+    const tricky = `it's a \\ back'slash \\' and ? and $1 and '' and "quotes" and 😀\nnew line`;
+    let seen: string[] = [];
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      await tx.requests.appendAudit(s.record.id, 'created', tricky, 1, { note: tricky, n: -1.5e-7, ok: true, none: null });
+      seen = (await tx.requests.audit(s.record.id)).map((r) => r.actor);
+      await tx.requests.appendAudit(s.record.id, 'decided', 'admin', 2);
+    });
+    expect(seen).toEqual([tricky]);
+    const rows = await store.requests.audit(s.record.id);
+    expect(rows.map((r) => [r.event, r.actor, r.at, r.details])).toEqual([
+      ['created', tricky, 1, { note: tricky, n: -1.5e-7, ok: true, none: null }],
+      ['decided', 'admin', 2, undefined],
+    ]);
+  });
+
+  it('fails the whole write when an audit row cannot be stored, even as the last statement before COMMIT', async () => {
+    const s = stored();
+    await expect(
+      store.write(async (tx) => {
+        await tx.requests.insert(s);
+        // The audit table refuses an event of NULL; nothing follows it but the COMMIT.
+        await tx.requests.appendAudit(s.record.id, null as unknown as string, 'admin', 1);
+      }),
+    ).rejects.toThrow();
+    expect(await store.requests.get(s.record.id)).toBeUndefined();
+    expect(await store.requests.audit(s.record.id)).toEqual([]);
+    // The connection is usable afterwards: nothing of the failed write is sent with the next one.
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      await tx.requests.appendAudit(s.record.id, 'created', 'admin', 1);
+    });
+    expect((await store.requests.audit(s.record.id)).map((r) => r.event)).toEqual(['created']);
+  });
+
   it('lists, filters and pages history', async () => {
     const a = stored({ title: 'Deploy 100% of prod', kind: 'command' });
     const b = stored({

@@ -1,4 +1,4 @@
-import type { ClientBase, Pool } from 'pg';
+import pg, { type ClientBase, type Pool } from 'pg';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { storageError } from './postgres-errors.js';
 
@@ -37,7 +37,29 @@ function prepared(sql: string): { name?: string; text: string } {
   return stmt;
 }
 
-/** A SqlRunner over a pg client (inside a transaction) or the pool (one statement each). */
+/** A value written into SQL text: only the scalar types the daemon's statements bind. */
+export function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  throw new Error(`cannot write a ${typeof value} into SQL text`);
+}
+
+/** `sql` with each `?` placeholder (outside quoted strings) replaced by its value as a literal. */
+export function inlineParams(sql: string, params: readonly unknown[]): string {
+  let n = 0;
+  let quoted = false;
+  let out = '';
+  for (const ch of sql) {
+    if (ch === "'") quoted = !quoted;
+    out += ch === '?' && !quoted ? sqlLiteral(params[n++]) : ch;
+  }
+  if (n !== params.length) throw new Error(`${params.length} values for ${n} placeholders`);
+  return out;
+}
+
+/** A SqlRunner over the pool: one statement each, nothing deferred. */
 export function createPostgresRunner(db: Pool | ClientBase): SqlRunner {
   async function query<T>(sql: string, params: readonly unknown[]) {
     try {
@@ -55,6 +77,48 @@ export function createPostgresRunner(db: Pool | ClientBase): SqlRunner {
     },
     async run(sql: string, params: readonly unknown[] = []) {
       return (await query(sql, params)).rowCount ?? 0;
+    },
+    async defer(sql: string, params: readonly unknown[] = []) {
+      await query(sql, params);
+    },
+  };
+}
+
+export interface TransactionRunner extends SqlRunner {
+  /** The deferred statements not sent yet, as SQL text ('' when none); the runner forgets them. */
+  takeDeferred(): string;
+}
+
+/**
+ * A SqlRunner over one pooled client, for the transaction it runs. Deferred statements wait,
+ * written out as SQL text, and go in the same round trip as the next statement (a simple query
+ * ahead of it) or the COMMIT (postgres-store.ts): every round trip costs the daemon a socket
+ * write and read, the dearest part of a PostgreSQL write.
+ */
+export function createTransactionRunner(client: ClientBase): TransactionRunner {
+  const pool = createPostgresRunner(client);
+  let deferred: string[] = [];
+  async function flushed() {
+    if (deferred.length === 0) return;
+    const text = deferred.join('; ');
+    deferred = [];
+    try {
+      await client.query(text);
+    } catch (err) {
+      throw storageError(err);
+    }
+  }
+  return {
+    all: async (sql, params) => (await flushed(), pool.all(sql, params)),
+    get: async (sql, params) => (await flushed(), pool.get(sql, params)),
+    run: async (sql, params) => (await flushed(), pool.run(sql, params)),
+    async defer(sql: string, params: readonly unknown[] = []) {
+      deferred.push(inlineParams(sql, params));
+    },
+    takeDeferred() {
+      const text = deferred.join('; ');
+      deferred = [];
+      return text;
     },
   };
 }

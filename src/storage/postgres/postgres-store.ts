@@ -8,7 +8,7 @@ import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-fee
 import { createPostgresRateCounters } from './postgres-rate-counters.js';
 import { isConnectionError, storageError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
-import { createPostgresRunner } from './postgres-runner.js';
+import { createPostgresRunner, createTransactionRunner, sqlLiteral, type TransactionRunner } from './postgres-runner.js';
 import { withPrefetchedPolicyState } from './prefetched-policy.js';
 
 export interface PostgresStoreOptions {
@@ -67,21 +67,25 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
   }
 
   const read = createSqlRecords(createPostgresRunner(pool), postgresDialect);
-  const recordsByClient = new WeakMap<pg.PoolClient, SqlRecords>();
+  const byClient = new WeakMap<pg.PoolClient, { runner: TransactionRunner; records: SqlRecords }>();
   const feed = createPostgresChangeFeed({ pool, connect: () => new pg.Client(connection), node, log, pollMs });
   await feed.start();
 
   /**
-   * The change log rows and the COMMIT in one round trip (a simple query of two statements: if
-   * the INSERT fails, the COMMIT does not run and the transaction is rolled back). Every round
-   * trip costs the daemon a write and a read on its socket, the dearest part of a PostgreSQL
-   * write. The values are the daemon's own (event names, request ids, its node id), quoted.
+   * The COMMIT, in one round trip with the statements the transaction deferred (its audit rows)
+   * and its change log rows: a simple query of several statements, so if one fails, the rest,
+   * the COMMIT included, does not run and the transaction is rolled back. Every round trip costs
+   * the daemon a socket write and read, the dearest part of a PostgreSQL write. The change log
+   * values are the daemon's own (event names, request ids, its node id), written as literals.
    */
-  function commitWithChanges(client: pg.PoolClient, changes: Change[]) {
-    const rows = changes.map(
-      (c) => `(${client.escapeLiteral(c.type)}, ${c.requestId ? client.escapeLiteral(c.requestId) : 'NULL'}, ${client.escapeLiteral(node)})`,
-    );
-    return client.query(`INSERT INTO changes (type, request_id, node) VALUES ${rows.join(', ')}; COMMIT`);
+  function commit(client: pg.PoolClient, runner: TransactionRunner, changes: Change[]) {
+    const parts = [runner.takeDeferred()];
+    if (changes.length) {
+      const rows = changes.map((c) => `(${sqlLiteral(c.type)}, ${sqlLiteral(c.requestId ?? null)}, ${sqlLiteral(node)})`);
+      parts.push(`INSERT INTO changes (type, request_id, node) VALUES ${rows.join(', ')}`);
+    }
+    parts.push('COMMIT');
+    return client.query(parts.filter(Boolean).join('; '));
   }
 
   // The wake-up for other daemons, sent after COMMIT rather than inside the transaction: a
@@ -119,8 +123,12 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     } catch (err) {
       throw storageError(err);
     }
-    let records = recordsByClient.get(client);
-    if (!records) recordsByClient.set(client, (records = createSqlRecords(createPostgresRunner(client), postgresDialect)));
+    let bound = byClient.get(client);
+    if (!bound) {
+      const runner = createTransactionRunner(client);
+      byClient.set(client, (bound = { runner, records: createSqlRecords(runner, postgresDialect) }));
+    }
+    const { runner, records } = bound;
     const changes: Change[] = [];
     const after: Array<() => void> = [];
     let broken: Error | undefined;
@@ -143,7 +151,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
         afterCommit: (cb) => void after.push(cb),
       };
       const value = await work(tx);
-      await (changes.length ? commitWithChanges(client, changes) : client.query('COMMIT'));
+      await commit(client, runner, changes);
       if (changes.length) wakeOthers();
       for (const cb of after) {
         try {
@@ -154,6 +162,8 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
       }
       return value;
     } catch (err) {
+      // Statements deferred by a transaction that failed are never sent.
+      runner.takeDeferred();
       if (isConnectionError(err)) broken = err as Error;
       // A COMMIT that failed on a dead connection may or may not have committed: the caller is
       // told the database is unavailable, never that the write succeeded.

@@ -121,7 +121,7 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
     },
 
     async appendAudit(requestId, event, actor, at, details) {
-      await sql.run('INSERT INTO audit (request_id, event, actor, at, details) VALUES (?, ?, ?, ?, ?)', [requestId, event, actor, at, json(details)]);
+      await sql.defer('INSERT INTO audit (request_id, event, actor, at, details) VALUES (?, ?, ?, ?, ?)', [requestId, event, actor, at, json(details)]);
     },
 
     async audit(requestId) {

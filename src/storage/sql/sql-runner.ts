@@ -8,6 +8,12 @@ export interface SqlRunner {
   get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
   /** Runs a statement and resolves with the number of rows it changed. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * A write whose outcome nobody reads (an INSERT of an audit row): it may be sent with the next
+   * statement of the transaction, or with its COMMIT, instead of on its own. A failure then fails
+   * that statement or the COMMIT, so the transaction still commits all or nothing.
+   */
+  defer(sql: string, params?: readonly unknown[]): Promise<void>;
 }
 
 /** The few places where the two SQL dialects differ. */

@@ -24,5 +24,9 @@ export function createSqliteRunner(db: Database.Database): SqlRunner {
     async run(sql: string, params: readonly unknown[] = []) {
       return prepare(sql).run(bind(params)).changes;
     },
+    // A statement costs no round trip here: nothing to gain by waiting.
+    async defer(sql: string, params: readonly unknown[] = []) {
+      prepare(sql).run(bind(params));
+    },
   };
 }
