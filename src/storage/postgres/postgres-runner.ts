@@ -2,38 +2,41 @@ import pg, { type ClientBase, type Pool } from 'pg';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { storageError } from './postgres-errors.js';
 
-const numbered = new Map<string, string>();
-
-/** `?` placeholders (outside quoted strings) → `$1`, `$2`, … once per SQL text. */
-export function numberPlaceholders(sql: string): string {
-  let out = numbered.get(sql);
-  if (out !== undefined) return out;
-  let n = 0;
+/**
+ * `sql` with its `?` placeholders (outside quoted strings) replaced, the i-th (from 0) by
+ * `replace(i)`; also how many there were.
+ */
+function replacePlaceholders(sql: string, replace: (i: number) => string): { text: string; count: number } {
+  let count = 0;
   let quoted = false;
-  out = '';
+  let text = '';
   for (const ch of sql) {
     if (ch === "'") quoted = !quoted;
-    out += ch === '?' && !quoted ? `$${++n}` : ch;
+    text += ch === '?' && !quoted ? replace(count++) : ch;
   }
-  numbered.set(sql, out);
-  return out;
+  return { text, count };
+}
+
+/** `?` placeholders (outside quoted strings) → `$1`, `$2`, …. */
+export function numberPlaceholders(sql: string): string {
+  return replacePlaceholders(sql, (i) => `$${i + 1}`).text;
 }
 
 /** Named statements per connection at most; texts beyond (list filters vary) go unnamed. */
 const MAX_NAMED = 500;
-const statements = new Map<string, { name?: string; text: string }>();
+const statements = new Map<string, { name: string; text: string }>();
 
 /**
  * The daemon's hot statements are a fixed set of texts, so each is a named prepared statement:
  * PostgreSQL parses and plans it once per connection instead of on every call.
  */
 function prepared(sql: string): { name?: string; text: string } {
-  let stmt = statements.get(sql);
-  if (!stmt) {
-    const text = numberPlaceholders(sql);
-    stmt = statements.size < MAX_NAMED ? { name: `cs_${statements.size + 1}`, text } : { text };
-    if (stmt.name) statements.set(sql, stmt);
-  }
+  const known = statements.get(sql);
+  if (known) return known;
+  const text = numberPlaceholders(sql);
+  if (statements.size >= MAX_NAMED) return { text };
+  const stmt = { name: `cs_${statements.size + 1}`, text };
+  statements.set(sql, stmt);
   return stmt;
 }
 
@@ -48,15 +51,9 @@ export function sqlLiteral(value: unknown): string {
 
 /** `sql` with each `?` placeholder (outside quoted strings) replaced by its value as a literal. */
 export function inlineParams(sql: string, params: readonly unknown[]): string {
-  let n = 0;
-  let quoted = false;
-  let out = '';
-  for (const ch of sql) {
-    if (ch === "'") quoted = !quoted;
-    out += ch === '?' && !quoted ? sqlLiteral(params[n++]) : ch;
-  }
-  if (n !== params.length) throw new Error(`${params.length} values for ${n} placeholders`);
-  return out;
+  const { text, count } = replacePlaceholders(sql, (i) => sqlLiteral(params[i]));
+  if (count !== params.length) throw new Error(`${params.length} values for ${count} placeholders`);
+  return text;
 }
 
 /** A SqlRunner over the pool: one statement each, nothing deferred. */
