@@ -65,6 +65,17 @@ export async function freshPostgresDatabase(): Promise<FreshPostgres> {
   await withAdmin(null, (c) => c.query(`CREATE DATABASE ${name}`));
   return {
     url: urlFor(name),
-    drop: () => withAdmin(null, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withAdmin(null, async (c) => {
+        // A pool's end() resolves before its connections have closed; forcing the drop then ends
+        // them from the server side, which the closing client reports as an unhandled error. Give
+        // closing connections a moment; a test that left some open (a killed daemon's) is forced.
+        for (let i = 0; i < 40; i++) {
+          const { rows } = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          if (rows[0]!.n === 0) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }),
   };
 }
