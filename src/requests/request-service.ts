@@ -6,7 +6,7 @@ import { AppError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { CreationVerdict } from '../policy/creation-verdict.js';
 import type { Scope } from '../policy/scope-rule.js';
-import type { HistoryFilters, ListFilters, StoredRequest } from '../storage/request-records.js';
+import type { HistoryFilters, ListFilters, RequestReads, StoredRequest } from '../storage/request-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import { contentHash } from './content-hash.js';
 import { decide, timeoutDecision } from './decision-rules.js';
@@ -52,6 +52,9 @@ export interface RequestServiceDeps {
 }
 
 const EXPIRY_BATCH = 500;
+
+/** Thrown to roll back a create whose key was taken after it looked (request-service `create`). */
+const COLLIDED = new Error('the request key was taken meanwhile');
 
 export function createRequestService({
   store,
@@ -131,7 +134,7 @@ export function createRequestService({
 
   /** The request a replayed native frame or a dedupe key names, if any; throws on a dedupe conflict. */
   async function existing(
-    tx: WriteTx,
+    tx: { requests: RequestReads },
     submitter: string,
     format: string,
     hash: string,
@@ -162,13 +165,30 @@ export function createRequestService({
 
   return {
     /** Creates a request, or returns the existing one on a dedupe hit or a replayed native frame. */
-    create(draft: RequestDraft, { principal, format = 'handup', native, supersede }: CreateOptions): Promise<{ stored: StoredRequest; created: boolean }> {
+    async create(
+      draft: RequestDraft,
+      { principal, format = 'handup', native, supersede }: CreateOptions,
+    ): Promise<{ stored: StoredRequest; created: boolean }> {
       const submitter = submitterKey(principal);
       const { timeoutMs, ...fields } = draft;
       const hash = contentHash(fields);
-      return store.write(async (tx) => {
-        const found = await existing(tx, submitter, format, hash, fields, native);
-        if (found) return { stored: found, created: false };
+      // A replay (a re-sent native frame, a pending dedupe key) is answered from committed state,
+      // without a write transaction: it writes nothing, so it waits for no commit.
+      const seen = await existing(store, submitter, format, hash, fields, native);
+      if (seen) return { stored: seen, created: false };
+      try {
+        return await store.write((tx) => createIn(tx, { checked: true }));
+      } catch (err) {
+        if (err !== COLLIDED) throw err;
+        // Someone committed the same key since the read above: start again inside the transaction.
+        return store.write((tx) => createIn(tx, { checked: false }));
+      }
+
+      async function createIn(tx: WriteTx, { checked }: { checked: boolean }): Promise<{ stored: StoredRequest; created: boolean }> {
+        if (!checked) {
+          const found = await existing(tx, submitter, format, hash, fields, native);
+          if (found) return { stored: found, created: false };
+        }
         const now = clock.now();
         let record: HandupRequest = {
           id: newId(now),
@@ -192,8 +212,10 @@ export function createRequestService({
           resolvedAt: null,
         };
         if (!(await tx.requests.insert(stored))) {
-          // Another daemon inserted the same native or dedupe key between our read and our
-          // insert, and has committed: answer with its request, as for any replay.
+          // A write (here or on another daemon) took the same native or dedupe key after our
+          // read. Nothing this transaction did may stay (a rule's hit): roll it back and read
+          // the winner in a new one; past that read, answer with the winner, as for any replay.
+          if (checked) throw COLLIDED;
           const winner = await existing(tx, submitter, format, hash, fields, native);
           if (winner) return { stored: winner, created: false };
           throw new Error(`request ${record.id} collided with a request that is gone`);
@@ -244,7 +266,7 @@ export function createRequestService({
           }
         }
         return { stored: final, created: true };
-      });
+      }
     },
 
     async get(id: string, principal: Principal): Promise<StoredRequest> {

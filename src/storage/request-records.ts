@@ -52,6 +52,8 @@ export interface RequestReads {
   audit(requestId: string): Promise<AuditEntry[]>;
   /** The request a submitter's native frame created, if any (native keys are permanent). */
   findByNativeKey(format: string, submitter: string, nativeKey: string): Promise<StoredRequest | undefined>;
+  /** This submitter's pending request with the dedupe key, among requests without a native key. */
+  findPendingByDedupe(submitter: string, dedupeKey: string): Promise<StoredRequest | undefined>;
   /** This submitter's pending requests of one format whose `source.session` is `session`, oldest first. */
   findPendingBySession(format: string, submitter: string, session: string): Promise<StoredRequest[]>;
   /** The earliest `expires_at` of a pending request, or null. */
@@ -68,7 +70,6 @@ export interface RequestRecords extends RequestReads {
    * the caller reads the winner and answers with it.
    */
   insert(stored: StoredRequest): Promise<boolean>;
-  findPendingByDedupe(submitter: string, dedupeKey: string): Promise<StoredRequest | undefined>;
   /** Moves a pending request to its terminal record; false when it was no longer pending. */
   finish(record: HandupRequest, resolvedAt: number): Promise<boolean>;
   setNativeReply(id: string, reply: unknown): Promise<void>;

@@ -1,7 +1,22 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parsePrometheusText, sampleValue } from '../helpers/prometheus-text.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount } from '../helpers/request-api.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, TEST_STORE, type TestServer } from '../helpers/test-server.js';
+
+const ALP_REQUEST = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'alp', 'e2e-request.json'), 'utf8'));
+
+/** Write transactions this daemon has committed or rolled back so far. */
+async function transactions(t: TestServer): Promise<number> {
+  const res = await t.api.get('/v1/metrics');
+  expect(res.status, res.text).toBe(200);
+  const m = parsePrometheusText(res.text);
+  const count = (outcome: string) => sampleValue(m, 'countersign_store_transaction_seconds_count', { store: TEST_STORE, outcome }) ?? 0;
+  return count('commit') + count('rollback');
+}
 
 /** handup dedupe_key (docs/api.md): per submitter, only while the first request is pending. */
 describe('dedupe_key', () => {
@@ -77,6 +92,48 @@ describe('dedupe_key', () => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(9);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(await requestCount(t.api)).toBe(1);
+  });
+
+  it('a replay writes nothing: a dedupe hit, a dedupe conflict and a re-sent native frame open no write transaction', async () => {
+    // No heartbeat during the test: the only writes are the requests'.
+    t = await startTestServer({ cluster: { heartbeat_interval: '1h' } });
+    const first = await createRequest(t.api, body);
+    const frame = await t.api.post('/v1/formats/alp/requests', ALP_REQUEST.frame);
+    expect(frame.status, frame.text).toBe(201);
+    const before = await transactions(t);
+
+    const hit = await t.api.post('/v1/requests', body);
+    expect(hit.status, hit.text).toBe(200);
+    expect(hit.body).toEqual(first);
+    expectError(await t.api.post('/v1/requests', { ...body, summary: 'draft v2' }), 409, 'dedupe_conflict', first.id);
+    const replay = await t.api.post('/v1/formats/alp/requests', ALP_REQUEST.frame);
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.body).toEqual(frame.body);
+
+    expect(await transactions(t)).toBe(before);
+    // A new request still writes.
+    await createRequest(t.api, { ...body, dedupe_key: 'another' });
+    expect(await transactions(t)).toBe(before + 1);
+  });
+
+  it.skipIf(TEST_STORE !== 'sqlite')('while another process holds the SQLite write lock, a dedupe hit is answered and a create is 503', async () => {
+    t = await startTestServer({ cluster: { heartbeat_interval: '1h' } });
+    const first = await createRequest(t.api, body);
+    const other = new Database(join(t.dataDir, 'countersign.db'), { fileMustExist: true });
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const hit = await t.api.post('/v1/requests', body);
+      expect(hit.status, hit.text).toBe(200);
+      expect(hit.body.id).toBe(first.id);
+      // The create waits out the busy timeout, then says the database is unavailable, not "internal error".
+      const blocked = await t.api.post('/v1/requests', { ...body, dedupe_key: 'another' });
+      expectError(blocked, 503, 'storage_unavailable', 'locked by another process');
+      other.exec('ROLLBACK');
+      expect(await requestCount(t.api)).toBe(1);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
   });
 
   it('requests without a dedupe_key never collapse', async () => {

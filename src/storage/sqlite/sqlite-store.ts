@@ -7,7 +7,7 @@ import { sqliteDialect } from '../sql/sql-runner.js';
 import type { Store, WriteTx } from '../store.js';
 import { startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrateSqlite } from './sqlite-migrate.js';
-import { createSqliteRunner } from './sqlite-runner.js';
+import { createSqliteReadRunner, createSqliteRunner } from './sqlite-runner.js';
 import { createSqliteWriteQueue } from './sqlite-write-queue.js';
 
 export interface SqliteStoreOptions {
@@ -43,9 +43,9 @@ function openConnection(path: string, synchronous: 'full' | 'normal', readonly: 
 
 /**
  * The SQLite store: one file, one daemon. Writes go through one connection and are
- * group-committed (sqlite-write-queue.ts); reads go through a second connection, so a read made
- * while a batch is still open sees only what has committed (WAL readers never see a writer's
- * uncommitted pages).
+ * group-committed (sqlite-write-queue.ts); reads see only what has committed: on the writer's
+ * connection between batches, on a second, read-only connection while a batch is open
+ * (sqlite-runner.ts).
  */
 export function openSqliteStore(path: string, { synchronous, onCallbackError = () => {}, onCheckpointError = () => {} }: SqliteStoreOptions): Store {
   restrictToOwner(path);
@@ -64,7 +64,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
   const checkpointer = startSqliteCheckpointer(path, { synchronous, onError: onCheckpointError });
 
   const written = createSqlRecords(createSqliteRunner(writer), sqliteDialect);
-  const read = createSqlRecords(createSqliteRunner(reader), sqliteDialect);
+  const read = createSqlRecords(createSqliteReadRunner(writer, reader), sqliteDialect);
   // Whoever used this file before us has stopped: one daemon per SQLite file.
   writer.prepare('DELETE FROM nodes').run();
 

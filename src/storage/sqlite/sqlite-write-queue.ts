@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { sqliteStorageError } from './sqlite-errors.js';
 
 export interface QueuedWrite<Tx> {
   /** The transaction handle this write's work receives. */
@@ -67,7 +68,7 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
     try {
       stmts.begin.run();
     } catch (err) {
-      failAll(ops, err);
+      failAll(ops, sqliteStorageError(err));
       return;
     }
     // A lone write needs no savepoint: if it throws, the whole transaction rolls back.
@@ -85,7 +86,7 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
     } catch (err) {
       // The shared COMMIT itself failed: nothing in this batch is durable.
       if (db.inTransaction) stmts.rollback.run();
-      failAll(ops, err);
+      failAll(ops, sqliteStorageError(err));
     }
   }
 
