@@ -1,11 +1,15 @@
+import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { NotifyEvents } from '../notify/notify-events.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { PolicyEvents } from '../rules/policy-events.js';
+import { textFrame } from './text-frame.js';
 
 interface Peer {
   socket: WebSocket;
+  /** The upgraded connection under `socket`, written to directly (see `flush`); null: `socket.send`. */
+  wire: Writable | null;
   missedPongs: number;
   /** The reviewer page's session the peer authenticated with, if any. */
   webSessionId: string | null;
@@ -29,12 +33,19 @@ export interface EventsHubOptions {
 export const SESSION_ENDED_CLOSE_CODE = 4401;
 
 /**
- * Reviewers' live stream (`/v1/events`). Each committed change is serialised once and sent to
- * every peer. No replay: a peer that reconnects refetches. Pings every interval; two missed
- * pongs and the peer is dropped. Slow consumers are cut rather than buffered without bound.
+ * Reviewers' live stream (`/v1/events`). No replay: a peer that reconnects refetches. Pings every
+ * interval; two missed pongs and the peer is dropped.
+ *
+ * Sending: the changes of one event-loop turn (a group commit ends many requests at once) are
+ * queued and go out together on the next turn, serialised and framed once, as one buffer written
+ * to each peer: a burst costs each peer one socket write, not one per event, and no per-peer
+ * copy. Each peer's queue is its socket's unsent data, bounded by `maxBufferedBytes`: a peer that
+ * would pass it is cut rather than buffered without bound (it resyncs with GET /v1/requests).
  */
 export function createEventsHub({ events, notify, log, pingIntervalMs, maxBufferedBytes, isSessionLive, policy }: EventsHubOptions) {
   const peers = new Set<Peer>();
+  /** Messages of this turn, not sent yet. */
+  let queued: Buffer[] = [];
 
   const offNotify = notify?.on((e) => {
     if (e.type === 'mutes.changed') broadcast({ type: e.type });
@@ -45,26 +56,32 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
 
   function broadcast(payload: object) {
     if (peers.size === 0) return;
-    // Encoded once: ws would otherwise convert the string to bytes again for every peer.
-    const message = Buffer.from(JSON.stringify(payload));
-    // Broadcast on the next turn: the agent blocked on this decision (its long-poll reply, woken
-    // by the same event) goes out first instead of queueing behind a write to every reviewer.
+    queued.push(Buffer.from(JSON.stringify(payload)));
+    // Sent on the next turn: the agent blocked on this decision (its long-poll reply, woken by
+    // the same event) goes out first instead of queueing behind a write to every reviewer.
     // setImmediate callbacks run in order, so reviewers still see events in commit order.
-    setImmediate(() => {
-      for (const peer of peers) send(peer, message);
-    });
+    if (queued.length === 1) setImmediate(flush);
   }
 
-  function send(peer: Peer, message: Buffer) {
+  function flush() {
+    const messages = queued;
+    queued = [];
+    const wire = Buffer.concat(messages.flatMap(textFrame));
+    for (const peer of peers) send(peer, messages, wire);
+  }
+
+  function send(peer: Peer, messages: Buffer[], wire: Buffer) {
     const { socket } = peer;
     if (socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount + message.length > maxBufferedBytes) {
+    // ws counts the connection's unsent bytes in bufferedAmount, whoever wrote them.
+    if (socket.bufferedAmount + wire.length > maxBufferedBytes) {
       log.warn({ buffered: socket.bufferedAmount }, 'events subscriber too slow; disconnecting');
       peers.delete(peer);
       socket.terminate();
       return;
     }
-    socket.send(message, { binary: false });
+    if (peer.wire) peer.wire.write(wire);
+    else for (const message of messages) socket.send(message, { binary: false });
   }
 
   /** Ends the peer's stream once its session is over; a database hiccup keeps it until the next ping. */
@@ -99,8 +116,12 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
   pinger.unref();
 
   return {
-    add(socket: WebSocket, { webSessionId = null }: { webSessionId?: string | null } = {}) {
-      const peer: Peer = { socket, missedPongs: 0, webSessionId };
+    /**
+     * `wire`: the connection `socket` was upgraded on, for writing frames to directly; not used
+     * when the peer negotiated an extension (compressed frames differ per peer).
+     */
+    add(socket: WebSocket, { webSessionId = null, wire = null }: { webSessionId?: string | null; wire?: Writable | null } = {}) {
+      const peer: Peer = { socket, wire: wire && !socket.extensions ? wire : null, missedPongs: 0, webSessionId };
       peers.add(peer);
       socket.on('pong', () => (peer.missedPongs = 0));
       socket.on('close', () => peers.delete(peer));

@@ -18,7 +18,7 @@ export function registerEventsRoute(app: FastifyInstance, deps: Deps) {
     },
     (socket, request) => {
       if (request.principal) {
-        deps.hub.add(socket, { webSessionId: request.webSession?.id ?? null });
+        deps.hub.add(socket, { webSessionId: request.webSession?.id ?? null, wire: request.raw.socket });
         return;
       }
       awaitFirstMessageAuth(socket, {
@@ -26,7 +26,7 @@ export function registerEventsRoute(app: FastifyInstance, deps: Deps) {
         authenticate: (secret) => authenticateThrottled({ tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle }, secret, request.ip),
         clock: deps.clock,
         log: deps.log,
-        onAuthenticated: (who) => deps.hub.add(socket, { webSessionId: who.webSession?.id ?? null }),
+        onAuthenticated: (who) => deps.hub.add(socket, { webSessionId: who.webSession?.id ?? null, wire: request.raw.socket }),
       });
     },
   );
