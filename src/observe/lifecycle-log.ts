@@ -149,6 +149,10 @@ function watchRequests(records: RequestRecords, known: Map<string, RequestContex
       if (inserted) one(stored);
       return inserted;
     },
+    async add(stored) {
+      await records.add(stored);
+      one(stored);
+    },
     async appendAudit(requestId, event, actor, at, details) {
       await records.appendAudit(requestId, event, actor, at, details);
       append({ requestId, event, actor, details });

@@ -6,7 +6,7 @@ import { AppError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { CreationVerdict } from '../policy/creation-verdict.js';
 import type { Scope } from '../policy/scope-rule.js';
-import type { HistoryFilters, ListFilters, RequestReads, StoredRequest } from '../storage/request-records.js';
+import { RequestKeyTaken, type HistoryFilters, type ListFilters, type RequestReads, type StoredRequest } from '../storage/request-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import { contentHash } from './content-hash.js';
 import { decide, timeoutDecision } from './decision-rules.js';
@@ -52,9 +52,6 @@ export interface RequestServiceDeps {
 }
 
 const EXPIRY_BATCH = 500;
-
-/** Thrown to roll back a create whose key was taken after it looked (request-service `create`). */
-const COLLIDED = new Error('the request key was taken meanwhile');
 
 export function createRequestService({
   store,
@@ -179,7 +176,7 @@ export function createRequestService({
       try {
         return await store.write((tx) => createIn(tx, { checked: true }));
       } catch (err) {
-        if (err !== COLLIDED) throw err;
+        if (!(err instanceof RequestKeyTaken)) throw err;
         // Someone committed the same key since the read above: start again inside the transaction.
         return store.write((tx) => createIn(tx, { checked: false }));
       }
@@ -211,11 +208,14 @@ export function createRequestService({
           nativeReply: null,
           resolvedAt: null,
         };
-        if (!(await tx.requests.insert(stored))) {
-          // A write (here or on another daemon) took the same native or dedupe key after our
-          // read. Nothing this transaction did may stay (a rule's hit): roll it back and read
-          // the winner in a new one; past that read, answer with the winner, as for any replay.
-          if (checked) throw COLLIDED;
+        if (checked) {
+          // The key was free a moment ago. If a write (here or on another daemon) took it
+          // since, this write fails as a whole with RequestKeyTaken, nothing of it stays (a
+          // rule's hit), and create() starts again with the lookup inside the transaction.
+          await tx.requests.add(stored);
+        } else if (!(await tx.requests.insert(stored))) {
+          // Taken between the lookup in this transaction and the insert, by another daemon
+          // that has committed: answer with its request, as for any replay.
           const winner = await existing(tx, submitter, format, hash, fields, native);
           if (winner) return { stored: winner, created: false };
           throw new Error(`request ${record.id} collided with a request that is gone`);

@@ -70,6 +70,13 @@ export interface RequestRecords extends RequestReads {
    * the caller reads the winner and answers with it.
    */
   insert(stored: StoredRequest): Promise<boolean>;
+  /**
+   * Inserts a new request whose native or dedupe key was just found free outside the
+   * transaction, sent with the transaction's next statement or its commit (one round trip
+   * fewer on PostgreSQL). If a write that committed first took the key meanwhile, the whole
+   * write fails with RequestKeyTaken, when this runs or at commit, and nothing of it stays.
+   */
+  add(stored: StoredRequest): Promise<void>;
   /** Moves a pending request to its terminal record; false when it was no longer pending. */
   finish(record: HandupRequest, resolvedAt: number): Promise<boolean>;
   setNativeReply(id: string, reply: unknown): Promise<void>;
@@ -79,4 +86,12 @@ export interface RequestRecords extends RequestReads {
    */
   claimDue(now: number, limit: number): Promise<StoredRequest[]>;
   appendAudit(requestId: string, event: string, actor: string, at: number, details?: unknown): Promise<void>;
+}
+
+/** The failure of a write whose `add` found its request's key taken (see RequestRecords.add). */
+export class RequestKeyTaken extends Error {
+  constructor(options?: ErrorOptions) {
+    super("the request's native or dedupe key was taken by a write that committed first", options);
+    this.name = 'RequestKeyTaken';
+  }
 }

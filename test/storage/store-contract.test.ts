@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
-import type { StoredRequest } from '../../src/storage/request-records.js';
+import { RequestKeyTaken, type StoredRequest } from '../../src/storage/request-records.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { Change, Store } from '../../src/storage/store.js';
 import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
@@ -114,6 +114,39 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.write((tx) => tx.requests.insert(d))).toBe(false);
     expect(await store.requests.get(b.record.id)).toBeUndefined();
     expect((await store.requests.findByNativeKey('ask', 'admin', 'ask:s:1'))?.record.id).toBe(a.record.id);
+  });
+
+  it('adds a request whose key is free; a taken key fails the whole write with RequestKeyTaken, whenever it surfaces', async () => {
+    const a = stored({}, { format: 'ask', nativeKey: 'ask:s:2', nativeFrame: { q: 1 } });
+    const c = stored({ dedupe_key: 'k2' });
+    await store.write(async (tx) => {
+      await tx.requests.add(a);
+      await tx.requests.add(c);
+    });
+    expect(await store.requests.get(a.record.id)).toEqual(a);
+    expect(await store.requests.get(c.record.id)).toEqual(c);
+
+    const taken = [stored({}, { format: 'ask', nativeKey: 'ask:s:2' }), stored({ dedupe_key: 'k2' })];
+    for (const again of taken) {
+      // Alone (the failure may wait for the COMMIT), or followed by a statement that needs an answer.
+      for (const after of [false, true]) {
+        const audited = stored();
+        const write = store.write(async (tx) => {
+          await tx.requests.insert(audited);
+          await tx.requests.appendAudit(audited.record.id, 'created', 'admin', 1, null);
+          await tx.requests.add(again);
+          if (after) await tx.requests.get(again.record.id);
+        });
+        await expect(write).rejects.toBeInstanceOf(RequestKeyTaken);
+        expect(await store.requests.get(again.record.id)).toBeUndefined();
+        expect(await store.requests.get(audited.record.id)).toBeUndefined();
+        expect(await store.requests.audit(audited.record.id)).toEqual([]);
+      }
+    }
+    // Other unique violations are not a taken request key.
+    const dup = stored();
+    await store.write((tx) => tx.requests.add(dup));
+    await expect(store.write((tx) => tx.requests.add(dup))).rejects.not.toBeInstanceOf(RequestKeyTaken);
   });
 
   it('holds pending dedupe keys for every request without a native key (handup and mcp alike), never for native ones', async () => {

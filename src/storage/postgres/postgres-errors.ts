@@ -1,4 +1,5 @@
 import { AppError } from '../../lib/errors.js';
+import { RequestKeyTaken } from '../request-records.js';
 
 // Node's socket errors, and PostgreSQL's classes 08 (connection exception) and 57P (operator
 // intervention: the server is shutting down or starting up).
@@ -21,4 +22,13 @@ export function isConnectionError(err: unknown): boolean {
 export function storageError(err: unknown): unknown {
   if (!isConnectionError(err) || err instanceof AppError) return err;
   return new AppError('storage_unavailable', 'the database is unavailable; try again shortly', undefined, { cause: err });
+}
+
+// The unique indexes on a request's keys (migrations/postgres/0001_init.sql, 0002).
+const REQUEST_KEYS = new Set(['requests_native_key', 'requests_pending_dedupe']);
+
+/** A request's taken native or dedupe key (RequestRecords.add) is RequestKeyTaken; other errors pass through. */
+export function requestKeyError(err: unknown): unknown {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && typeof e.constraint === 'string' && REQUEST_KEYS.has(e.constraint) ? new RequestKeyTaken({ cause: err }) : err;
 }

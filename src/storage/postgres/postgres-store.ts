@@ -6,7 +6,7 @@ import { postgresDialect } from '../sql/sql-runner.js';
 import type { Change, Store, WriteTx } from '../store.js';
 import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-feed.js';
 import { createPostgresRateCounters } from './postgres-rate-counters.js';
-import { isConnectionError, storageError } from './postgres-errors.js';
+import { isConnectionError, requestKeyError, storageError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner, createTransactionRunner, sqlLiteral, type TransactionRunner } from './postgres-runner.js';
 import { withPrefetchedPolicyState } from './prefetched-policy.js';
@@ -168,7 +168,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
       // A COMMIT that failed on a dead connection may or may not have committed: the caller is
       // told the database is unavailable, never that the write succeeded.
       else await client.query('ROLLBACK').catch((e: Error) => (broken = e));
-      throw storageError(err);
+      throw requestKeyError(storageError(err));
     } finally {
       client.release(broken);
     }

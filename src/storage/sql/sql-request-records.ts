@@ -33,6 +33,33 @@ function toStored(row: RequestRow): StoredRequest {
   };
 }
 
+const INSERT = `INSERT INTO requests
+  (id, format, submitter, status, kind, agent, session, dedupe_key, native_key, content_hash, created_at, expires_at, resolved_at, record, native_frame, native_context, native_reply)
+  VALUES (${placeholders(17)})`;
+
+function insertValues(s: StoredRequest): unknown[] {
+  const r = s.record;
+  return [
+    r.id,
+    s.format,
+    s.submitter,
+    r.status,
+    r.kind,
+    r.source.agent,
+    r.source.session,
+    r.dedupe_key,
+    s.nativeKey,
+    r.content_hash,
+    r.created_at,
+    r.expires_at,
+    s.resolvedAt,
+    JSON.stringify(r),
+    json(s.nativeFrame),
+    json(s.nativeContext),
+    json(s.nativeReply),
+  ];
+}
+
 function inList(column: string, values: string[] | undefined, where: string[], args: unknown[]) {
   if (!values || values.length === 0) return;
   where.push(`${column} IN (${placeholders(values.length)})`);
@@ -49,33 +76,11 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
 
   return {
     async insert(s) {
-      const r = s.record;
-      const changed = await sql.run(
-        `INSERT INTO requests
-          (id, format, submitter, status, kind, agent, session, dedupe_key, native_key, content_hash, created_at, expires_at, resolved_at, record, native_frame, native_context, native_reply)
-          VALUES (${placeholders(17)}) ON CONFLICT DO NOTHING`,
-        [
-          r.id,
-          s.format,
-          s.submitter,
-          r.status,
-          r.kind,
-          r.source.agent,
-          r.source.session,
-          r.dedupe_key,
-          s.nativeKey,
-          r.content_hash,
-          r.created_at,
-          r.expires_at,
-          s.resolvedAt,
-          JSON.stringify(r),
-          json(s.nativeFrame),
-          json(s.nativeContext),
-          json(s.nativeReply),
-        ],
-      );
-      return changed === 1;
+      return (await sql.run(`${INSERT} ON CONFLICT DO NOTHING`, insertValues(s))) === 1;
     },
+
+    // No ON CONFLICT: a taken key fails the statement, and so the transaction.
+    add: (s) => sql.defer(INSERT, insertValues(s)),
 
     get: (id) => one(`SELECT ${COLS} FROM requests WHERE id = ?`, [id]),
 

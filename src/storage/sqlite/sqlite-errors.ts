@@ -1,4 +1,5 @@
 import { AppError } from '../../lib/errors.js';
+import { RequestKeyTaken } from '../request-records.js';
 
 /**
  * The database file locked by another process past the busy timeout (a backup tool, a second
@@ -9,4 +10,14 @@ export function sqliteStorageError(err: unknown): unknown {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !(code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) return err;
   return new AppError('storage_unavailable', 'the database is locked by another process; try again shortly', undefined, { cause: err });
+}
+
+// The unique indexes on a request's keys (migrations/sqlite/0001_init.sql, 0007).
+const REQUEST_KEY = /UNIQUE constraint failed: requests\.(format, requests\.submitter, requests\.native_key|submitter, requests\.dedupe_key)$/;
+
+/** A request's taken native or dedupe key (RequestRecords.add) is RequestKeyTaken; other errors pass through. */
+export function requestKeyError(err: unknown): unknown {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (e?.code !== 'SQLITE_CONSTRAINT_UNIQUE' || typeof e.message !== 'string' || !REQUEST_KEY.test(e.message)) return err;
+  return new RequestKeyTaken({ cause: err });
 }

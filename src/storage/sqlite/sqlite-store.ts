@@ -7,6 +7,7 @@ import { sqliteDialect } from '../sql/sql-runner.js';
 import type { Store, WriteTx } from '../store.js';
 import { startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrateSqlite } from './sqlite-migrate.js';
+import { requestKeyError } from './sqlite-errors.js';
 import { createSqliteReadRunner, createSqliteRunner } from './sqlite-runner.js';
 import { createSqliteWriteQueue } from './sqlite-write-queue.js';
 
@@ -107,7 +108,10 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       leave: (id) => queue.write(() => written.nodes.leave(id)),
     },
     rates: createMemoryRateCounters(),
-    write: (work) => queue.write(work),
+    write: (work) =>
+      queue.write(work).catch((err: unknown) => {
+        throw requestKeyError(err);
+      }),
     onRemoteChange: () => () => {},
     info: { kind: 'sqlite', location: basename(path) },
     // The file is opened in-process: it is there as long as the store is.
