@@ -129,9 +129,12 @@ export function createRequestService({
     }
   }
 
-  /** The request a replayed native frame or a dedupe key names, if any; throws on a dedupe conflict. */
+  /**
+   * The request a replayed native frame or a dedupe key names, if any, read `from` the store
+   * (committed data) or a write transaction; throws on a dedupe conflict.
+   */
   async function existing(
-    tx: { requests: RequestReads },
+    from: { requests: RequestReads },
     submitter: string,
     format: string,
     hash: string,
@@ -139,7 +142,7 @@ export function createRequestService({
     native: NativeOrigin | undefined,
   ) {
     if (native) {
-      const found = await tx.requests.findByNativeKey(format, submitter, native.key);
+      const found = await from.requests.findByNativeKey(format, submitter, native.key);
       // A replay maps to its record only when it asks the same thing: the reviewer decided on
       // that content, so a frame with other content must never get the old decision (issue 10).
       // Envelope fields (sequence numbers, timestamps) are not in the hash.
@@ -151,7 +154,7 @@ export function createRequestService({
       return found;
     }
     if (draft.dedupe_key === null) return undefined;
-    const found = await tx.requests.findPendingByDedupe(submitter, draft.dedupe_key);
+    const found = await from.requests.findPendingByDedupe(submitter, draft.dedupe_key);
     if (found && found.record.content_hash !== hash) {
       throw new AppError('dedupe_conflict', `dedupe_key "${draft.dedupe_key}" is already used by pending request ${found.record.id} with different content`, {
         existing_id: found.record.id,

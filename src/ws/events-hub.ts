@@ -8,7 +8,7 @@ import { textFrame } from './text-frame.js';
 
 interface Peer {
   socket: WebSocket;
-  /** The upgraded connection under `socket`, written to directly (see `flush`); null: `socket.send`. */
+  /** The upgraded connection under `socket`, written to directly (see `send`); null: `socket.send`. */
   wire: Writable | null;
   missedPongs: number;
   /** The reviewer page's session the peer authenticated with, if any. */
