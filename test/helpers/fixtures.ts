@@ -12,3 +12,8 @@ export function loadFixtures(format: string): Array<[string, any]> {
     .sort()
     .map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8'))]);
 }
+
+/** One golden fixture of a wire format, parsed. */
+export function loadFixture(format: string, file: string): any {
+  return JSON.parse(readFileSync(join(FIXTURES_DIR, format, file), 'utf8'));
+}

@@ -1,13 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadFixture } from '../helpers/fixtures.js';
 import { parsePrometheusText, sampleValue } from '../helpers/prometheus-text.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount } from '../helpers/request-api.js';
 import { startTestServer, TEST_STORE, type TestServer } from '../helpers/test-server.js';
 
-const ALP_REQUEST = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'alp', 'e2e-request.json'), 'utf8'));
+const ALP_REQUEST = loadFixture('alp', 'e2e-request.json');
 
 /** Write transactions this daemon has committed or rolled back so far. */
 async function transactions(t: TestServer): Promise<number> {

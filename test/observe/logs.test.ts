@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.js';
 import { SECRET, startReceiver, type Receiver } from '../callbacks/callback-kit.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
+import { loadFixture } from '../helpers/fixtures.js';
 import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
 import { createRequest, decide, expectError } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -16,7 +15,7 @@ import { connectWs } from '../helpers/ws-client.js';
  * free text; one line per HTTP request with its request id, at a level by outcome.
  */
 
-const ALP_REQUEST = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'alp', 'e2e-request.json'), 'utf8'));
+const ALP_REQUEST = loadFixture('alp', 'e2e-request.json');
 const INFO = 30;
 const WARN = 40;
 const DEBUG = 20;

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AUTH_FAILURES_PER_MINUTE } from '../../src/auth/auth-throttle.js';
 import { SECRET, startReceiver, type Receiver } from '../callbacks/callback-kit.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
+import { loadFixture } from '../helpers/fixtures.js';
 import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
 import { parsePrometheusText, sampleValue, type Family } from '../helpers/prometheus-text.js';
 import { createRequest, decide, expectError } from '../helpers/request-api.js';
@@ -16,7 +15,7 @@ import { connectWs } from '../helpers/ws-client.js';
  */
 
 const METRICS_TOKEN = 'metrics-scrape-token-0123456789';
-const ALP_REQUEST = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'alp', 'e2e-request.json'), 'utf8'));
+const ALP_REQUEST = loadFixture('alp', 'e2e-request.json');
 
 async function scrape(t: TestServer, token: string = t.adminToken): Promise<Map<string, Family>> {
   const res = await t.api.get('/v1/metrics', { token });

@@ -7,7 +7,7 @@ import { sqliteDialect } from '../sql/sql-runner.js';
 import type { Store, WriteTx } from '../store.js';
 import { startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrateSqlite } from './sqlite-migrate.js';
-import { requestKeyError } from './sqlite-errors.js';
+import { requestKeyError, sqliteStorageError } from './sqlite-errors.js';
 import { createSqliteReadRunner, createSqliteRunner } from './sqlite-runner.js';
 import { createSqliteWriteQueue } from './sqlite-write-queue.js';
 
@@ -108,9 +108,10 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       leave: (id) => queue.write(() => written.nodes.leave(id)),
     },
     rates: createMemoryRateCounters(),
+    // The driver's errors in the daemon's terms, at the one boundary every write crosses.
     write: (work) =>
       queue.write(work).catch((err: unknown) => {
-        throw requestKeyError(err);
+        throw requestKeyError(sqliteStorageError(err));
       }),
     onRemoteChange: () => () => {},
     info: { kind: 'sqlite', location: basename(path) },

@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import { sqliteStorageError } from './sqlite-errors.js';
 
 export interface QueuedWrite<Tx> {
   /** The transaction handle this write's work receives. */
@@ -68,7 +67,7 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
     try {
       stmts.begin.run();
     } catch (err) {
-      failAll(ops, sqliteStorageError(err));
+      failAll(ops, err);
       return;
     }
     // A lone write needs no savepoint: if it throws, the whole transaction rolls back.
@@ -86,7 +85,7 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
     } catch (err) {
       // The shared COMMIT itself failed: nothing in this batch is durable.
       if (db.inTransaction) stmts.rollback.run();
-      failAll(ops, sqliteStorageError(err));
+      failAll(ops, err);
     }
   }
 
