@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { inlineParams, sqlLiteral } from '../../src/storage/postgres/postgres-runner.js';
 
@@ -6,6 +7,18 @@ describe('SQL text for deferred PostgreSQL statements', () => {
     expect(sqlLiteral("it's")).toBe("'it''s'");
     expect(sqlLiteral('a\\b')).toBe(" E'a\\\\b'");
     expect(sqlLiteral('')).toBe("''");
+  });
+
+  it('writes every string exactly as the driver would escape it', () => {
+    // A fixed-seed mix of quotes, backslashes, placeholders, newlines and non-ASCII text.
+    const alphabet = ["'", '\\', '?', '"', 'a', ' ', '\n', 'é', '😀', '$', ';', 'E'];
+    let seed = 7;
+    const next = () => (seed = (seed * 48271) % 2147483647);
+    for (let n = 0; n < 2000; n++) {
+      let text = '';
+      for (let i = next() % 40; i > 0; i--) text += alphabet[next() % alphabet.length];
+      expect(sqlLiteral(text)).toBe(pg.escapeLiteral(text));
+    }
   });
 
   it('writes numbers, booleans and NULL as SQL, and refuses anything else', () => {
@@ -24,6 +37,12 @@ describe('SQL text for deferred PostgreSQL statements', () => {
     expect(inlineParams("INSERT INTO t (a, b, c) VALUES (?, '?', ?)", ["x'); DROP TABLE t; --", '?'])).toBe(
       "INSERT INTO t (a, b, c) VALUES ('x''); DROP TABLE t; --', '?', '?')",
     );
+  });
+
+  it('fills the same text again with other values', () => {
+    const sql = "UPDATE t SET a = ? WHERE b = ? AND c = '?'";
+    expect(inlineParams(sql, [1, 'x'])).toBe("UPDATE t SET a = 1 WHERE b = 'x' AND c = '?'");
+    expect(inlineParams(sql, [null, "y'"])).toBe("UPDATE t SET a = NULL WHERE b = 'y''' AND c = '?'");
   });
 
   it('refuses a value count that does not match the placeholders', () => {

@@ -629,6 +629,33 @@ describe.each(stores)('the %s store', (kind, harness) => {
       expect((await store.policy.state()).auto.mode).toBe('off');
     });
 
+    it('shows every write the policy state as committed, by this daemon or by another since it last read it', async () => {
+      const other = kind === 'postgres' ? await h.open('node-b') : store;
+      opened.push(other);
+      const seen: string[] = [];
+      const ids: string[] = [];
+      // A create that reads the state and records what it saw, as the creation policy does.
+      const create = () =>
+        store.write(async (tx) => {
+          const { auto } = await tx.policy.state();
+          seen.push(auto.mode);
+          const s = stored({ title: `auto ${auto.mode}` });
+          ids.push(s.record.id);
+          await tx.requests.add(s);
+        });
+      const auto = (mode: 'off' | 'low', by: Store) => by.write((tx) => tx.policy.setAuto({ mode, until: null, set_at: 1, set_by: 'admin' }));
+      await create();
+      await auto('low', other);
+      await create();
+      await auto('off', store);
+      await create();
+      // On PostgreSQL the second create first ran on the row this daemon had read, was refused
+      // at its COMMIT, and ran again on the row as committed: that first run left nothing.
+      expect(seen).toEqual(kind === 'postgres' ? ['off', 'off', 'low', 'off'] : ['off', 'low', 'off']);
+      const titles = await Promise.all(ids.map(async (id) => (await store.requests.get(id))?.record.title ?? null));
+      expect(titles).toEqual(kind === 'postgres' ? ['auto off', null, 'auto low', 'auto off'] : ['auto off', 'auto low', 'auto off']);
+    });
+
     it('keeps the facts of ended requests once, and reads those of a window newest first, in pages', async () => {
       const facts = (id: string, status: string) => JSON.stringify({ id, status });
       await store.write(async (tx) => {

@@ -32,3 +32,11 @@ export function requestKeyError(err: unknown): unknown {
   const e = err as { code?: unknown; constraint?: unknown } | null;
   return e?.code === '23505' && typeof e.constraint === 'string' && REQUEST_KEYS.has(e.constraint) ? new RequestKeyTaken({ cause: err }) : err;
 }
+
+/**
+ * The check of a transaction that relied on the policy state row its daemon knew failed: another
+ * daemon changed the row since (countersign_expect_policy_state, migrations/postgres/0006).
+ */
+export function isPolicyStateChanged(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'CS001';
+}

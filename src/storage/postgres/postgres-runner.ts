@@ -1,25 +1,34 @@
-import pg, { type ClientBase, type Pool } from 'pg';
+import type { ClientBase, Pool } from 'pg';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { storageError } from './postgres-errors.js';
 
-/**
- * `sql` with its `?` placeholders (outside quoted strings) replaced, the i-th (from 0) by
- * `replace(i)`; also how many there were.
- */
-function replacePlaceholders(sql: string, replace: (i: number) => string): { text: string; count: number } {
-  let count = 0;
+/** Texts (the daemon's statements are a fixed set) whose pieces are remembered, at most. */
+const MAX_TEMPLATES = 500;
+const templates = new Map<string, string[]>();
+
+/** `sql` cut at its `?` placeholders outside quoted strings: n placeholders, n + 1 pieces. */
+function piecesOf(sql: string): string[] {
+  const known = templates.get(sql);
+  if (known) return known;
+  const pieces: string[] = [];
   let quoted = false;
-  let text = '';
-  for (const ch of sql) {
+  let from = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const ch = sql[i];
     if (ch === "'") quoted = !quoted;
-    text += ch === '?' && !quoted ? replace(count++) : ch;
+    else if (ch === '?' && !quoted) {
+      pieces.push(sql.slice(from, i));
+      from = i + 1;
+    }
   }
-  return { text, count };
+  pieces.push(sql.slice(from));
+  if (templates.size < MAX_TEMPLATES) templates.set(sql, pieces);
+  return pieces;
 }
 
 /** `?` placeholders (outside quoted strings) → `$1`, `$2`, …. */
 export function numberPlaceholders(sql: string): string {
-  return replacePlaceholders(sql, (i) => `$${i + 1}`).text;
+  return piecesOf(sql).reduce((text, piece, i) => `${text}$${i}${piece}`);
 }
 
 /** Named statements per connection at most; texts beyond (list filters vary) go unnamed. */
@@ -40,10 +49,20 @@ function prepared(sql: string): { name?: string; text: string } {
   return stmt;
 }
 
+/**
+ * A string as a SQL literal, exactly as pg.escapeLiteral writes it (quotes doubled; with a
+ * backslash, `E'…'` with backslashes doubled) but without building it a character at a time:
+ * deferred statements carry whole request records, and that loop was most of a write's garbage.
+ */
+function quoted(value: string): string {
+  const text = value.includes("'") ? value.replaceAll("'", "''") : value;
+  return value.includes('\\') ? ` E'${text.replaceAll('\\', '\\\\')}'` : `'${text}'`;
+}
+
 /** A value written into SQL text: only the scalar types the daemon's statements bind. */
 export function sqlLiteral(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'string') return pg.escapeLiteral(value);
+  if (typeof value === 'string') return quoted(value);
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
   throw new Error(`cannot write a ${typeof value} into SQL text`);
@@ -51,8 +70,10 @@ export function sqlLiteral(value: unknown): string {
 
 /** `sql` with each `?` placeholder (outside quoted strings) replaced by its value as a literal. */
 export function inlineParams(sql: string, params: readonly unknown[]): string {
-  const { text, count } = replacePlaceholders(sql, (i) => sqlLiteral(params[i]));
-  if (count !== params.length) throw new Error(`${params.length} values for ${count} placeholders`);
+  const pieces = piecesOf(sql);
+  if (pieces.length - 1 !== params.length) throw new Error(`${params.length} values for ${pieces.length - 1} placeholders`);
+  let text = pieces[0]!;
+  for (let i = 0; i < params.length; i++) text += sqlLiteral(params[i]) + pieces[i + 1]!;
   return text;
 }
 
@@ -82,28 +103,43 @@ export function createPostgresRunner(db: Pool | ClientBase): SqlRunner {
 }
 
 export interface TransactionRunner extends SqlRunner {
-  /** The deferred statements not sent yet, as SQL text ('' when none); the runner forgets them. */
-  takeDeferred(): string;
+  /** Starts a transaction whose BEGIN goes with its first round trip. */
+  begin(): void;
+  /** Starts a transaction with `BEGIN; sql` in one round trip; resolves with the rows of `sql`. */
+  beginWith<T>(sql: string): Promise<T[]>;
+  /**
+   * Sends the deferred statements, then `statements` (SQL text), then COMMIT, in one round trip;
+   * a transaction that has sent nothing and deferred nothing but its BEGIN sends nothing.
+   */
+  commit(statements: string[]): Promise<void>;
+  /** Forgets the deferred statements (the transaction failed) and whether it needs a ROLLBACK. */
+  discard(): { opened: boolean };
 }
 
 /**
- * A SqlRunner over one pooled client, for the transaction it runs. Deferred statements wait,
- * written out as SQL text, and go in the same round trip as the next statement (a simple query
- * ahead of it) or the COMMIT (postgres-store.ts): every round trip costs the daemon a socket
- * write and read, the dearest part of a PostgreSQL write.
+ * A SqlRunner over one pooled client, for the transaction it runs. Deferred statements (its
+ * BEGIN among them) wait, written out as SQL text, and are sent ahead of the next statement or
+ * with the COMMIT (postgres-store.ts), so a transaction that only writes is one round trip:
+ * every round trip costs the daemon a socket write and read, the dearest part of a PostgreSQL
+ * write.
  */
 export function createTransactionRunner(client: ClientBase): TransactionRunner {
   const pool = createPostgresRunner(client);
   let deferred: string[] = [];
+  let opened = false;
+  async function send(text: string): Promise<unknown> {
+    opened = true;
+    try {
+      return await client.query(text);
+    } catch (err) {
+      throw storageError(err);
+    }
+  }
   async function flushed() {
     if (deferred.length === 0) return;
     const text = deferred.join('; ');
     deferred = [];
-    try {
-      await client.query(text);
-    } catch (err) {
-      throw storageError(err);
-    }
+    await send(text);
   }
   return {
     all: async (sql, params) => (await flushed(), pool.all(sql, params)),
@@ -112,10 +148,26 @@ export function createTransactionRunner(client: ClientBase): TransactionRunner {
     async defer(sql: string, params: readonly unknown[] = []) {
       deferred.push(inlineParams(sql, params));
     },
-    takeDeferred() {
-      const text = deferred.join('; ');
+    begin() {
+      opened = false;
+      deferred = ['BEGIN'];
+    },
+    async beginWith<T>(sql: string) {
+      opened = false;
       deferred = [];
-      return text;
+      const results = (await send(`BEGIN; ${sql}`)) as Array<{ rows: T[] }>;
+      return results[1]!.rows;
+    },
+    async commit(statements) {
+      const text = [...deferred, ...statements];
+      deferred = [];
+      if (!opened && statements.length === 0 && text.length === 1) return;
+      text.push('COMMIT');
+      await send(text.join('; '));
+    },
+    discard() {
+      deferred = [];
+      return { opened };
     },
   };
 }

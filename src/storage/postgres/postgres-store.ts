@@ -1,15 +1,14 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { POLICY_STATE_SQL, type StateRow } from '../sql/sql-policy-records.js';
 import { createSqlRecords, type SqlRecords } from '../sql/sql-records.js';
 import { postgresDialect } from '../sql/sql-runner.js';
 import type { Change, Store, WriteTx } from '../store.js';
 import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-feed.js';
 import { createPostgresRateCounters } from './postgres-rate-counters.js';
-import { isConnectionError, requestKeyError, storageError } from './postgres-errors.js';
+import { isConnectionError, isPolicyStateChanged, requestKeyError, storageError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner, createTransactionRunner, sqlLiteral, type TransactionRunner } from './postgres-runner.js';
-import { withPrefetchedPolicyState } from './prefetched-policy.js';
+import { createKnownPolicyState, KNOWN_STATE_SQL, type KnownStateRow } from './known-policy-state.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:pass@host:port/db?sslmode=…`; never logged. */
@@ -72,20 +71,13 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
   await feed.start();
 
   /**
-   * The COMMIT, in one round trip with the statements the transaction deferred (its audit rows)
-   * and its change log rows: a simple query of several statements, so if one fails, the rest,
-   * the COMMIT included, does not run and the transaction is rolled back. Every round trip costs
-   * the daemon a socket write and read, the dearest part of a PostgreSQL write. The change log
+   * The change log rows of a transaction, sent with its COMMIT (TransactionRunner.commit): the
    * values are the daemon's own (event names, request ids, its node id), written as literals.
    */
-  function commit(client: pg.PoolClient, runner: TransactionRunner, changes: Change[]) {
-    const parts = [runner.takeDeferred()];
-    if (changes.length) {
-      const rows = changes.map((c) => `(${sqlLiteral(c.type)}, ${sqlLiteral(c.requestId ?? null)}, ${sqlLiteral(node)})`);
-      parts.push(`INSERT INTO changes (type, request_id, node) VALUES ${rows.join(', ')}`);
-    }
-    parts.push('COMMIT');
-    return client.query(parts.filter(Boolean).join('; '));
+  function changeRows(changes: Change[]): string[] {
+    if (changes.length === 0) return [];
+    const rows = changes.map((c) => `(${sqlLiteral(c.type)}, ${sqlLiteral(c.requestId ?? null)}, ${sqlLiteral(node)})`);
+    return [`INSERT INTO changes (type, request_id, node) VALUES ${rows.join(', ')}`];
   }
 
   // The wake-up for other daemons, sent after COMMIT rather than inside the transaction: a
@@ -116,7 +108,21 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
   }
   let closing = false;
 
+  const policyState = createKnownPolicyState();
+
   async function write<T>(work: (tx: WriteTx) => Promise<T>): Promise<T> {
+    try {
+      return await writeOnce(work);
+    } catch (err) {
+      if (!isPolicyStateChanged(err)) throw err;
+      // Another daemon changed the policy state since this one read it: nothing was committed.
+      // Run the transaction again, reading the row with its BEGIN, so it cannot fail so twice.
+      policyState.forget();
+      return writeOnce(work, { readState: true });
+    }
+  }
+
+  async function writeOnce<T>(work: (tx: WriteTx) => Promise<T>, { readState = false } = {}): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -133,8 +139,12 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     const after: Array<() => void> = [];
     let broken: Error | undefined;
     try {
-      // The policy state row comes with the BEGIN: every create reads it (prefetched-policy.ts).
-      const began = (await client.query(`BEGIN; ${POLICY_STATE_SQL}`)) as unknown as [pg.QueryResult, pg.QueryResult<StateRow>];
+      // Every create reads the policy state row: the one this daemon knows, checked with the
+      // COMMIT (known-policy-state.ts); when it knows none, the row comes with the BEGIN.
+      let row = readState ? undefined : policyState.row;
+      const checked = !row;
+      if (row) runner.begin();
+      else policyState.remember((row = (await runner.beginWith<KnownStateRow>(KNOWN_STATE_SQL))[0]));
       const tx: WriteTx = {
         requests: records.requests,
         deliveries: records.deliveries,
@@ -146,12 +156,12 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
         bursts: records.bursts,
         notices: records.notices,
         keys: records.keys,
-        policy: withPrefetchedPolicyState(records.policy, began[1].rows[0]),
+        policy: row ? policyState.inTransaction(records.policy, runner, row, checked) : records.policy,
         announce: (change) => void changes.push(change),
         afterCommit: (cb) => void after.push(cb),
       };
       const value = await work(tx);
-      await commit(client, runner, changes);
+      await runner.commit(changeRows(changes));
       if (changes.length) wakeOthers();
       for (const cb of after) {
         try {
@@ -163,11 +173,11 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
       return value;
     } catch (err) {
       // Statements deferred by a transaction that failed are never sent.
-      runner.takeDeferred();
+      const { opened } = runner.discard();
       if (isConnectionError(err)) broken = err as Error;
       // A COMMIT that failed on a dead connection may or may not have committed: the caller is
       // told the database is unavailable, never that the write succeeded.
-      else await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      else if (opened) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
       throw requestKeyError(storageError(err));
     } finally {
       client.release(broken);
