@@ -19,6 +19,9 @@ export function createFakeClock(start = Date.UTC(2026, 0, 1)): FakeClock {
     setTimer(fn, ms) {
       const id = ++seq;
       timers.set(id, { at: now + Math.max(0, ms), fn });
+      // A timer already due fires on its own, as a real one would: code that reads the time
+      // after the test moved it on (a worker between two round trips) must not wait for the next move.
+      if (ms <= 0) setImmediate(() => timers.delete(id) && fn());
       return id as unknown as TimerHandle;
     },
     clearTimer(h) {
