@@ -149,6 +149,44 @@ describe.each(stores)('the %s store', (kind, harness) => {
     await expect(store.write((tx) => tx.requests.add(dup))).rejects.not.toBeInstanceOf(RequestKeyTaken);
   });
 
+  it('answers key lookups made together each with the request of its own key, or none', async () => {
+    // Two submitters, keys each uses and keys only the other uses, a decided request, and
+    // native keys of two formats: every lookup must find exactly its own row.
+    const mine = stored({ dedupe_key: 'a' });
+    const theirs = stored({ dedupe_key: 'b' }, { submitter: 'bot' });
+    const theirsA = stored({ dedupe_key: 'a' }, { submitter: 'bot' });
+    const decided = stored({ dedupe_key: 'c', status: 'approved' });
+    const ask = stored({}, { format: 'ask', nativeKey: 'n1' });
+    const roll = stored({}, { format: 'roll', nativeKey: 'n2', submitter: 'bot' });
+    await store.write(async (tx) => {
+      for (const s of [mine, theirs, theirsA, decided, ask, roll]) await tx.requests.add(s);
+    });
+    const id = async (found: Promise<StoredRequest | undefined>) => (await found)?.record.id ?? null;
+    const dedupe = (submitter: string, key: string) => id(store.requests.findPendingByDedupe(submitter, key));
+    const native = (format: string, submitter: string, key: string) => id(store.requests.findByNativeKey(format, submitter, key));
+    const together = await Promise.all([
+      dedupe('admin', 'a'),
+      dedupe('admin', 'b'),
+      dedupe('bot', 'a'),
+      dedupe('bot', 'b'),
+      dedupe('admin', 'c'),
+      dedupe('nobody', 'a'),
+      native('ask', 'admin', 'n1'),
+      native('roll', 'bot', 'n2'),
+      native('ask', 'bot', 'n2'),
+      native('roll', 'admin', 'n1'),
+      native('roll', 'bot', 'n1'),
+    ]);
+    expect(together).toEqual([mine.record.id, null, theirsA.record.id, theirs.record.id, null, null, ask.record.id, roll.record.id, null, null, null]);
+    // The same, one at a time.
+    expect([await dedupe('admin', 'a'), await dedupe('admin', 'b'), await native('ask', 'admin', 'n1'), await native('ask', 'bot', 'n2')]).toEqual([
+      mine.record.id,
+      null,
+      ask.record.id,
+      null,
+    ]);
+  });
+
   it('holds pending dedupe keys for every request without a native key (handup and mcp alike), never for native ones', async () => {
     const handup = stored({ dedupe_key: 'deploy-1' });
     const mcp = stored({ dedupe_key: 'deploy-1' }, { format: 'mcp' });

@@ -8,6 +8,7 @@ import { createPostgresRateCounters } from './postgres-rate-counters.js';
 import { isConnectionError, isPolicyStateChanged, requestKeyError, storageError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner, createTransactionRunner, sqlLiteral, type TransactionRunner } from './postgres-runner.js';
+import { batchKeyLookups } from './batched-key-lookups.js';
 import { createKnownPolicyState, KNOWN_STATE_SQL, type KnownStateRow } from './known-policy-state.js';
 
 export interface PostgresStoreOptions {
@@ -194,7 +195,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
   prune.unref();
 
   return {
-    requests: read.requests,
+    requests: batchKeyLookups(read.requests, createPostgresRunner(pool)),
     deliveries: read.deliveries,
     tokens: read.tokens,
     blobs: read.blobs,

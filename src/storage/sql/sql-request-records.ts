@@ -2,7 +2,7 @@ import type { HandupRequest } from '../../requests/request-schema.js';
 import type { AuditEntry, HistoryFilters, ListFilters, RequestRecords, StoredRequest } from '../request-records.js';
 import { containsPattern, placeholders, type SqlDialect, type SqlRunner } from './sql-runner.js';
 
-interface RequestRow {
+export interface RequestRow {
   id: string;
   format: string;
   submitter: string;
@@ -15,12 +15,13 @@ interface RequestRow {
   resolved_at: number | null;
 }
 
-const COLS = 'id, format, submitter, status, record, native_key, native_frame, native_context, native_reply, resolved_at';
+/** The columns a StoredRequest is read from (toStored). */
+export const COLS = 'id, format, submitter, status, record, native_key, native_frame, native_context, native_reply, resolved_at';
 
 const parse = (s: string | null): unknown => (s === null ? null : JSON.parse(s));
 const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
 
-function toStored(row: RequestRow): StoredRequest {
+export function toStored(row: RequestRow): StoredRequest {
   return {
     record: JSON.parse(row.record) as HandupRequest,
     format: row.format,
