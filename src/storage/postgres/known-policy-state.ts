@@ -1,10 +1,9 @@
 import type { PolicyRecords } from '../policy-records.js';
-import { policyState, type StateRow } from '../sql/sql-policy-records.js';
+import { POLICY_STATE_COLUMNS, policyState, type StateRow } from '../sql/sql-policy-records.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 
 /** The policy state row with its text form, which `countersign_expect_policy_state` compares. */
-export const KNOWN_STATE_SQL =
-  'SELECT version, auto_mode, auto_until, auto_set_at, auto_set_by, history_indexed, p::text AS fingerprint FROM policy_state p WHERE id = 1';
+export const KNOWN_STATE_SQL = `SELECT ${POLICY_STATE_COLUMNS}, p::text AS fingerprint FROM policy_state p WHERE id = 1`;
 
 export interface KnownStateRow extends StateRow {
   fingerprint: string;

@@ -11,8 +11,9 @@ interface RuleRow {
   expires_at: number | null;
 }
 
-/** The policy state row; the PostgreSQL store reads it with its BEGIN (postgres-store.ts). */
-export const POLICY_STATE_SQL = 'SELECT version, auto_mode, auto_until, auto_set_at, auto_set_by, history_indexed FROM policy_state WHERE id = 1';
+/** The columns of the policy state row (StateRow); the PostgreSQL store reads them too (known-policy-state.ts). */
+export const POLICY_STATE_COLUMNS = 'version, auto_mode, auto_until, auto_set_at, auto_set_by, history_indexed';
+const POLICY_STATE_SQL = `SELECT ${POLICY_STATE_COLUMNS} FROM policy_state WHERE id = 1`;
 
 export interface StateRow {
   version: number;
