@@ -66,7 +66,8 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     throw storageError(err);
   }
 
-  const read = createSqlRecords(createPostgresRunner(pool), postgresDialect);
+  const onPool = createPostgresRunner(pool);
+  const read = createSqlRecords(onPool, postgresDialect);
   const byClient = new WeakMap<pg.PoolClient, { runner: TransactionRunner; records: SqlRecords }>();
   const feed = createPostgresChangeFeed({ pool, connect: () => new pg.Client(connection), node, log, pollMs });
   await feed.start();
@@ -195,7 +196,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
   prune.unref();
 
   return {
-    requests: batchKeyLookups(read.requests, createPostgresRunner(pool)),
+    requests: batchKeyLookups(read.requests, onPool),
     deliveries: read.deliveries,
     tokens: read.tokens,
     blobs: read.blobs,
@@ -206,12 +207,12 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     keys: read.keys,
     policy: read.policy,
     nodes: read.nodes,
-    rates: createPostgresRateCounters(createPostgresRunner(pool)),
+    rates: createPostgresRateCounters(onPool),
     write,
     onRemoteChange: (listener) => feed.subscribe(listener),
     info: { kind: 'postgres', location: describeLocation(url) },
     async ping() {
-      await createPostgresRunner(pool).get('SELECT 1 AS ok');
+      await onPool.get('SELECT 1 AS ok');
     },
     async close() {
       closing = true;
