@@ -39,6 +39,9 @@ function openConnection(path: string, synchronous: 'full' | 'normal', readonly: 
   if (!readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('foreign_keys = ON');
+  // Each write of a group commit runs in a savepoint, whose statement journal would otherwise
+  // spill to a temporary file past 64 KiB: file writes on every batch that nothing reads back.
+  db.pragma('temp_store = MEMORY');
   return db;
 }
 

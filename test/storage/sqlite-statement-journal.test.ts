@@ -1,0 +1,81 @@
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newId } from '../../src/lib/ids.js';
+import type { HandupRequest } from '../../src/requests/request-schema.js';
+import type { StoredRequest } from '../../src/storage/request-records.js';
+import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import type { Store } from '../../src/storage/store.js';
+
+function stored(n: number, now: number): StoredRequest {
+  const record = {
+    id: newId(now),
+    title: `Run migration ${n}`,
+    summary: 'x'.repeat(400),
+    kind: 'command',
+    risk: 'low',
+    source: { agent: 'bot', session: 's-1', cwd: null, repo: null, branch: null, integration: null, host: null },
+    tool: null,
+    previews: [],
+    options: [],
+    input: null,
+    // Random keys land on random pages of the pending-dedupe index.
+    dedupe_key: `key-${Math.random().toString(36).slice(2)}-${n}`,
+    callback_url: null,
+    on_timeout: 'deny',
+    status: 'pending',
+    content_hash: 'sha256:' + '0'.repeat(64),
+    created_at: now,
+    expires_at: null,
+    decision: null,
+  } as unknown as HandupRequest;
+  return { record, format: 'handup', submitter: 'admin', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null };
+}
+
+/** Files this process has open that SQLite made as temporary files (unlinked `etilqs_*`). */
+const openTempFiles = () =>
+  readdirSync('/proc/self/fd').flatMap((fd) => {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      return target.includes('etilqs_') ? [target] : [];
+    } catch {
+      return [];
+    }
+  });
+
+// Every write of a group commit runs in a savepoint, and SQLite keeps the pages a savepoint
+// changes in a statement journal. By default a journal over 64 KiB spills to a temporary file, so
+// a batch of creates (about a dozen B-tree pages each) made thousands of file writes a second
+// that nothing ever reads back: the daemon keeps them in memory.
+describe.skipIf(!existsSync('/proc/self/fd'))('SQLite statement journals', () => {
+  let dir: string;
+  let store: Store;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-stmt-journal-'));
+    store = openSqliteStore(join(dir, 'countersign.db'), { synchronous: 'full' });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stay in memory while a batch writes far more than 64 KiB of existing pages in one savepoint', async () => {
+    const now = 1_700_000_000_000;
+    // Enough committed rows that random keys hit many different index pages.
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(Array.from({ length: 200 }, (_, i) => store.write((tx) => tx.requests.add(stored(batch * 200 + i, now + batch * 200 + i)))));
+    }
+    let seen: string[] = [];
+    // Two writes in one turn: each runs in its own savepoint.
+    await Promise.all([
+      store.write(async (tx) => {
+        for (let i = 0; i < 300; i++) await tx.requests.add(stored(10_000 + i, now + 10_000 + i));
+        seen = openTempFiles();
+      }),
+      store.write((tx) => tx.requests.add(stored(20_000, now + 20_000))),
+    ]);
+    expect(seen).toEqual([]);
+    expect(await store.requests.list({ status: ['pending'], limit: 3000 })).toHaveLength(2301);
+  });
+});
