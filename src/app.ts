@@ -66,8 +66,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerRequestIdHeader(app);
   // Replies that finish after shutdown began (long-polls answered by it) close their
   // connection, so a keep-alive socket does not hold the shutdown up.
-  app.addHook('onSend', async (_request, reply) => {
-    if (deps.waiters.closing()) reply.header('connection', 'close');
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (deps.waiters.closing()) void reply.header('connection', 'close');
+    done(null, payload);
   });
 
   await app.register(fastifySwagger, openApiOptions(deps.version));

@@ -43,18 +43,19 @@ export function registerHostCheck(app: FastifyInstance, config: Pick<Config, 'ho
   // Host headers already judged allowed, as sent: parsing and canonicalising one costs more than
   // the rest of a small request's routing. Bounded, since the header is the caller's to vary.
   const known = new Set<string>();
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.url === '/v1/health') return;
+  app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.host;
-    if (header !== undefined && known.has(header)) return;
+    if (request.routeOptions.url === '/v1/health' || (header !== undefined && known.has(header))) return done();
     const host = hostOfHeader(header);
     if (host !== undefined && allowed.has(host)) {
       if (known.size < 256) known.add(header!);
-      return;
+      return done();
     }
-    throw new AppError(
-      'host_not_allowed',
-      `the Host header ${request.headers.host === undefined ? 'is missing' : `"${request.headers.host.slice(0, 100)}" is not one of this daemon's names`}: people reach countersign under localhost, the bind address, public_url's host or a name in server.allowed_hosts`,
+    done(
+      new AppError(
+        'host_not_allowed',
+        `the Host header ${request.headers.host === undefined ? 'is missing' : `"${request.headers.host.slice(0, 100)}" is not one of this daemon's names`}: people reach countersign under localhost, the bind address, public_url's host or a name in server.allowed_hosts`,
+      ),
     );
   });
 }

@@ -30,7 +30,8 @@ export function genRequestId(req: IncomingMessage): string {
 
 /** Every answer carries its id (errors included), so a caller can quote the line it produced. */
 export function registerRequestIdHeader(app: FastifyInstance) {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    done();
   });
 }
