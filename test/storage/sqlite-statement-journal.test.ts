@@ -2,36 +2,13 @@ import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { newId } from '../../src/lib/ids.js';
-import type { HandupRequest } from '../../src/requests/request-schema.js';
-import type { StoredRequest } from '../../src/storage/request-records.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { Store } from '../../src/storage/store.js';
+import { storedRequest } from '../helpers/stored-request.js';
 
-function stored(n: number, now: number): StoredRequest {
-  const record = {
-    id: newId(now),
-    title: `Run migration ${n}`,
-    summary: 'x'.repeat(400),
-    kind: 'command',
-    risk: 'low',
-    source: { agent: 'bot', session: 's-1', cwd: null, repo: null, branch: null, integration: null, host: null },
-    tool: null,
-    previews: [],
-    options: [],
-    input: null,
-    // Random keys land on random pages of the pending-dedupe index.
-    dedupe_key: `key-${Math.random().toString(36).slice(2)}-${n}`,
-    callback_url: null,
-    on_timeout: 'deny',
-    status: 'pending',
-    content_hash: 'sha256:' + '0'.repeat(64),
-    created_at: now,
-    expires_at: null,
-    decision: null,
-  } as unknown as HandupRequest;
-  return { record, format: 'handup', submitter: 'admin', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null };
-}
+// Random keys land on random pages of the pending-dedupe index.
+const stored = (n: number, now: number) =>
+  storedRequest({ title: `Run migration ${n}`, summary: 'x'.repeat(400), created_at: now, dedupe_key: `key-${Math.random().toString(36).slice(2)}-${n}` });
 
 /** Files this process has open that SQLite made as temporary files (unlinked `etilqs_*`). */
 const openTempFiles = () =>

@@ -3,54 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { newId } from '../../src/lib/ids.js';
-import type { HandupRequest } from '../../src/requests/request-schema.js';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import { RequestKeyTaken, type StoredRequest } from '../../src/storage/request-records.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { Change, Store } from '../../src/storage/store.js';
 import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
+import { storedRequest } from '../helpers/stored-request.js';
 
 const silent = pino({ level: 'silent' });
-
-function stored(over: Partial<HandupRequest> = {}, meta: Partial<StoredRequest> = {}): StoredRequest {
-  const now = over.created_at ?? 1_700_000_000_000;
-  const record = {
-    id: newId(now),
-    title: 'Run the migration',
-    summary: null,
-    kind: 'command',
-    risk: 'medium',
-    source: { agent: 'bot', session: 's-1', cwd: '/src/app', repo: null, branch: null, integration: null },
-    tool: null,
-    previews: [],
-    options: [
-      { id: 'approve', label: 'Approve', outcome: 'approve' },
-      { id: 'deny', label: 'Deny', outcome: 'deny' },
-    ],
-    input: null,
-    dedupe_key: null,
-    callback_url: null,
-    on_timeout: 'expire',
-    status: 'pending',
-    content_hash: 'sha256:' + '0'.repeat(64),
-    created_at: now,
-    expires_at: null,
-    decision: null,
-    ...over,
-  } as unknown as HandupRequest;
-  return {
-    record,
-    format: 'handup',
-    submitter: 'admin',
-    nativeKey: null,
-    nativeFrame: null,
-    nativeContext: null,
-    nativeReply: null,
-    resolvedAt: null,
-    ...meta,
-  };
-}
 
 interface Harness {
   open(node?: string): Promise<Store>;
@@ -97,17 +57,17 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('stores a request and reads it back as written', async () => {
-    const s = stored({}, { nativeFrame: { a: 1 }, nativeContext: { b: [2] } });
+    const s = storedRequest({}, { nativeFrame: { a: 1 }, nativeContext: { b: [2] } });
     expect(await store.write((tx) => tx.requests.insert(s))).toBe(true);
     expect(await store.requests.get(s.record.id)).toEqual(s);
     expect(await store.requests.get('nope')).toBeUndefined();
   });
 
   it('refuses a second request with a taken native key, and a taken pending dedupe key', async () => {
-    const a = stored({}, { format: 'ask', nativeKey: 'ask:s:1' });
-    const b = stored({}, { format: 'ask', nativeKey: 'ask:s:1' });
-    const c = stored({ dedupe_key: 'k' });
-    const d = stored({ dedupe_key: 'k' });
+    const a = storedRequest({}, { format: 'ask', nativeKey: 'ask:s:1' });
+    const b = storedRequest({}, { format: 'ask', nativeKey: 'ask:s:1' });
+    const c = storedRequest({ dedupe_key: 'k' });
+    const d = storedRequest({ dedupe_key: 'k' });
     expect(await store.write((tx) => tx.requests.insert(a))).toBe(true);
     expect(await store.write((tx) => tx.requests.insert(b))).toBe(false);
     expect(await store.write((tx) => tx.requests.insert(c))).toBe(true);
@@ -117,8 +77,8 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('adds a request whose key is free; a taken key fails the whole write with RequestKeyTaken, whenever it surfaces', async () => {
-    const a = stored({}, { format: 'ask', nativeKey: 'ask:s:2', nativeFrame: { q: 1 } });
-    const c = stored({ dedupe_key: 'k2' });
+    const a = storedRequest({}, { format: 'ask', nativeKey: 'ask:s:2', nativeFrame: { q: 1 } });
+    const c = storedRequest({ dedupe_key: 'k2' });
     await store.write(async (tx) => {
       await tx.requests.add(a);
       await tx.requests.add(c);
@@ -126,11 +86,11 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.requests.get(a.record.id)).toEqual(a);
     expect(await store.requests.get(c.record.id)).toEqual(c);
 
-    const taken = [stored({}, { format: 'ask', nativeKey: 'ask:s:2' }), stored({ dedupe_key: 'k2' })];
+    const taken = [storedRequest({}, { format: 'ask', nativeKey: 'ask:s:2' }), storedRequest({ dedupe_key: 'k2' })];
     for (const again of taken) {
       // Alone (the failure may wait for the COMMIT), or followed by a statement that needs an answer.
       for (const after of [false, true]) {
-        const audited = stored();
+        const audited = storedRequest();
         const write = store.write(async (tx) => {
           await tx.requests.insert(audited);
           await tx.requests.appendAudit(audited.record.id, 'created', 'admin', 1, null);
@@ -144,7 +104,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
       }
     }
     // Other unique violations are not a taken request key.
-    const dup = stored();
+    const dup = storedRequest();
     await store.write((tx) => tx.requests.add(dup));
     await expect(store.write((tx) => tx.requests.add(dup))).rejects.not.toBeInstanceOf(RequestKeyTaken);
   });
@@ -152,12 +112,12 @@ describe.each(stores)('the %s store', (kind, harness) => {
   it('answers key lookups made together each with the request of its own key, or none', async () => {
     // Two submitters, keys each uses and keys only the other uses, a decided request, and
     // native keys of two formats: every lookup must find exactly its own row.
-    const mine = stored({ dedupe_key: 'a' });
-    const theirs = stored({ dedupe_key: 'b' }, { submitter: 'bot' });
-    const theirsA = stored({ dedupe_key: 'a' }, { submitter: 'bot' });
-    const decided = stored({ dedupe_key: 'c', status: 'approved' });
-    const ask = stored({}, { format: 'ask', nativeKey: 'n1' });
-    const roll = stored({}, { format: 'roll', nativeKey: 'n2', submitter: 'bot' });
+    const mine = storedRequest({ dedupe_key: 'a' });
+    const theirs = storedRequest({ dedupe_key: 'b' }, { submitter: 'bot' });
+    const theirsA = storedRequest({ dedupe_key: 'a' }, { submitter: 'bot' });
+    const decided = storedRequest({ dedupe_key: 'c', status: 'approved' });
+    const ask = storedRequest({}, { format: 'ask', nativeKey: 'n1' });
+    const roll = storedRequest({}, { format: 'roll', nativeKey: 'n2', submitter: 'bot' });
     await store.write(async (tx) => {
       for (const s of [mine, theirs, theirsA, decided, ask, roll]) await tx.requests.add(s);
     });
@@ -188,12 +148,12 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('holds pending dedupe keys for every request without a native key (handup and mcp alike), never for native ones', async () => {
-    const handup = stored({ dedupe_key: 'deploy-1' });
-    const mcp = stored({ dedupe_key: 'deploy-1' }, { format: 'mcp' });
-    const mcpOther = stored({ dedupe_key: 'deploy-2' }, { format: 'mcp' });
-    const mcpAgain = stored({ dedupe_key: 'deploy-2' }, { format: 'mcp' });
+    const handup = storedRequest({ dedupe_key: 'deploy-1' });
+    const mcp = storedRequest({ dedupe_key: 'deploy-1' }, { format: 'mcp' });
+    const mcpOther = storedRequest({ dedupe_key: 'deploy-2' }, { format: 'mcp' });
+    const mcpAgain = storedRequest({ dedupe_key: 'deploy-2' }, { format: 'mcp' });
     // A native record's dedupe_key is its native key: unique through requests_native_key only.
-    const native = stored({ dedupe_key: 'deploy-2' }, { format: 'claude-code', nativeKey: 'claude-code:toolu_1' });
+    const native = storedRequest({ dedupe_key: 'deploy-2' }, { format: 'claude-code', nativeKey: 'claude-code:toolu_1' });
     expect(await store.write((tx) => tx.requests.insert(handup))).toBe(true);
     expect(await store.write((tx) => tx.requests.insert(mcp))).toBe(false);
     expect(await store.write((tx) => tx.requests.insert(mcpOther))).toBe(true);
@@ -203,7 +163,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('rolls back everything a failed write did, and runs afterCommit only for committed writes', async () => {
-    const s = stored();
+    const s = storedRequest();
     const ran: string[] = [];
     await expect(
       store.write(async (tx) => {
@@ -221,8 +181,8 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('keeps writes queued together independent: one that throws rolls back alone', async () => {
-    const a = stored();
-    const b = stored();
+    const a = storedRequest();
+    const b = storedRequest();
     const results = await Promise.allSettled([
       store.write((tx) => tx.requests.insert(a)),
       store.write(async (tx) => {
@@ -236,7 +196,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('never shows a read what a write has not committed yet', async () => {
-    const s = stored();
+    const s = storedRequest();
     let seenInside: unknown = 'unset';
     await store.write(async (tx) => {
       await tx.requests.insert(s);
@@ -247,7 +207,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('finishes a pending request exactly once when writers race', async () => {
-    const s = stored();
+    const s = storedRequest();
     await store.write((tx) => tx.requests.insert(s));
     const tries = Array.from({ length: 8 }, (_, i) =>
       store.write((tx) => tx.requests.finish({ ...s.record, status: 'approved', decision: null, title: `winner ${i}` }, 5)),
@@ -261,7 +221,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
 
   it('counts pending requests only', async () => {
     expect(await store.requests.countPending()).toBe(0);
-    const [a, b, c] = [stored(), stored({ dedupe_key: 'x' }, { format: 'roll' }), stored()];
+    const [a, b, c] = [storedRequest(), storedRequest({ dedupe_key: 'x' }, { format: 'roll' }), storedRequest()];
     await store.write(async (tx) => {
       for (const s of [a, b, c]) await tx.requests.insert(s);
     });
@@ -276,8 +236,8 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('claims due requests once across concurrent sweeps, oldest deadline first', async () => {
-    const due = [3, 1, 2].map((n) => stored({ expires_at: n * 1000 }));
-    const later = stored({ expires_at: 99_000 });
+    const due = [3, 1, 2].map((n) => storedRequest({ expires_at: n * 1000 }));
+    const later = storedRequest({ expires_at: 99_000 });
     await store.write(async (tx) => {
       for (const s of [...due, later]) await tx.requests.insert(s);
     });
@@ -295,7 +255,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('keeps audit rows in order and refuses to change them', async () => {
-    const s = stored();
+    const s = storedRequest();
     await store.write(async (tx) => {
       await tx.requests.insert(s);
       await tx.requests.appendAudit(s.record.id, 'created', 'admin', 1);
@@ -310,7 +270,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('stores audit rows as written, whatever characters they carry, and a read in the same write sees them', async () => {
-    const s = stored();
+    const s = storedRequest();
     const tricky = `it's a \\ back'slash \\' and ? and $1 and '' and "quotes" and 😀\nnew line`;
     let seen: string[] = [];
     await store.write(async (tx) => {
@@ -328,7 +288,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('fails the whole write when an audit row cannot be stored, even as the last statement before COMMIT', async () => {
-    const s = stored();
+    const s = storedRequest();
     await expect(
       store.write(async (tx) => {
         await tx.requests.insert(s);
@@ -347,8 +307,8 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('lists, filters and pages history', async () => {
-    const a = stored({ title: 'Deploy 100% of prod', kind: 'command' });
-    const b = stored({
+    const a = storedRequest({ title: 'Deploy 100% of prod', kind: 'command' });
+    const b = storedRequest({
       title: 'Read a file',
       kind: 'review',
       source: { agent: 'other', session: null, cwd: null, repo: null, branch: null, integration: null },
@@ -369,7 +329,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('leases each due delivery to one worker, and takes back leases whose holder is gone', async () => {
-    const s = stored({ callback_url: 'https://example.com/cb' });
+    const s = storedRequest({ callback_url: 'https://example.com/cb' });
     await store.write(async (tx) => {
       await tx.requests.insert(s);
       for (const id of ['d1', 'd2'])
@@ -421,7 +381,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('keeps blobs in chunks with their uploaders and references, and sweeps only unreferenced ones', async () => {
-    const r = stored();
+    const r = storedRequest();
     await store.write(async (tx) => {
       await tx.requests.insert(r);
       await tx.blobs.insertChunk('upload:0000000000005:x', 0, Buffer.from('hel'));
@@ -478,7 +438,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('keeps hook deliveries apart from callbacks: per hook, newest first, and leased with their hook', async () => {
-    const s = stored({ callback_url: 'https://example.com/cb' });
+    const s = storedRequest({ callback_url: 'https://example.com/cb' });
     await store.write(async (tx) => {
       await tx.requests.insert(s);
       await tx.deliveries.insert({ id: 'c1', requestId: s.record.id, type: 'request.decided', url: 'https://example.com/cb', body: '{}', createdAt: 100 });
@@ -579,7 +539,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('schedules reminders and expiring notices, claims due ones once, moves them on and drops them', async () => {
-    const [a, b, c] = [stored(), stored(), stored()];
+    const [a, b, c] = [storedRequest(), storedRequest(), storedRequest()];
     await store.write(async (tx) => {
       for (const x of [a, b, c]) await tx.requests.insert(x);
       await tx.notices.schedule({ requestId: a.record.id, remindAt: 100, expiringAt: null });
@@ -677,7 +637,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
         store.write(async (tx) => {
           const { auto } = await tx.policy.state();
           seen.push(auto.mode);
-          const s = stored({ title: `auto ${auto.mode}` });
+          const s = storedRequest({ title: `auto ${auto.mode}` });
           ids.push(s.record.id);
           await tx.requests.add(s);
         });
@@ -713,7 +673,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
     });
 
     it('lists ended requests by id for indexing older history', async () => {
-      const [a, b, c] = [stored(), stored({}, { format: 'ask', nativeKey: 'k' }), stored()];
+      const [a, b, c] = [storedRequest(), storedRequest({}, { format: 'ask', nativeKey: 'k' }), storedRequest()];
       await store.write(async (tx) => {
         for (const s of [a, b, c]) await tx.requests.insert(s!);
         await tx.requests.finish({ ...a!.record, status: 'approved' }, 100);
