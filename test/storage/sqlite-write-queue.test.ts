@@ -131,3 +131,116 @@ describe('SQLite write queue (group commit)', () => {
     expect(committed()).toEqual(['a', 'b']);
   });
 });
+
+describe('SQLite write queue with the commit synced off the event loop', () => {
+  let dir: string;
+  let db: Database.Database;
+  let other: Database.Database;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-sync-'));
+    db = new Database(join(dir, 'db.sqlite'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec('CREATE TABLE t (v TEXT UNIQUE)');
+    other = new Database(join(dir, 'db.sqlite'));
+  });
+  afterEach(() => {
+    db.close();
+    other.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A sync the test finishes by hand: `pending` counts the ones started and not finished. */
+  function manualSync() {
+    const waiting: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+    return {
+      sync: () => new Promise<void>((resolve, reject) => void waiting.push({ resolve, reject })),
+      pending: () => waiting.length,
+      finish: () => waiting.shift()!.resolve(),
+      fail: (err: Error) => waiting.shift()!.reject(err),
+    };
+  }
+  const turn = () => new Promise((r) => setImmediate(r));
+  const queueWith = (sync: () => Promise<void>) =>
+    createSqliteWriteQueue<Tx>(
+      db,
+      (write: QueuedWrite<Tx>) => ({
+        insert: async (v) => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v),
+        has: async (v) => db.prepare('SELECT 1 FROM t WHERE v = ?').get(v) !== undefined,
+        afterCommit: (cb) => void write.after.push(cb),
+      }),
+      () => {},
+      sync,
+    );
+  const committed = () => (other.prepare('SELECT v FROM t ORDER BY v').all() as Array<{ v: string }>).map((r) => r.v);
+
+  it('answers a write and runs its after-commit callbacks only once the sync after its COMMIT has finished', async () => {
+    const disk = manualSync();
+    const q = queueWith(disk.sync);
+    const events: string[] = [];
+    const done = q
+      .write(async (tx) => {
+        await tx.insert('a');
+        tx.afterCommit(() => events.push('after-commit'));
+      })
+      .then(() => events.push('answered'));
+    await turn();
+    await turn();
+    // Committed (another connection sees it), being synced, nobody told yet.
+    expect(committed()).toEqual(['a']);
+    expect(disk.pending()).toBe(1);
+    expect(q.unsynced()).not.toBeNull();
+    expect(events).toEqual([]);
+    disk.finish();
+    await done;
+    expect(events).toEqual(['after-commit', 'answered']);
+    expect(q.unsynced()).toBeNull();
+  });
+
+  it('starts the next batch only after the sync of the one before', async () => {
+    const disk = manualSync();
+    const q = queueWith(disk.sync);
+    const first = q.write((tx) => tx.insert('a'));
+    await turn();
+    const second = q.write((tx) => tx.insert('b'));
+    await turn();
+    await turn();
+    expect(committed()).toEqual(['a']);
+    disk.finish();
+    await first;
+    await turn();
+    expect(committed()).toEqual(['a', 'b']);
+    disk.finish();
+    await second;
+  });
+
+  it('does not sync a batch that committed nothing', async () => {
+    const disk = manualSync();
+    const q = queueWith(disk.sync);
+    await expect(q.write(async () => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect(disk.pending()).toBe(0);
+  });
+
+  it('fails the batch whose sync failed, runs none of its callbacks, and refuses every later write', async () => {
+    const disk = manualSync();
+    const q = queueWith(disk.sync);
+    let calledBack = false;
+    const first = q.write(async (tx) => {
+      await tx.insert('a');
+      tx.afterCommit(() => (calledBack = true));
+    });
+    await turn();
+    // Queued while the failing sync runs: refused too, and never written.
+    const during = q.write((tx) => tx.insert('b'));
+    await turn();
+    disk.fail(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    await expect(first).rejects.toMatchObject({ code: 'storage_unavailable', status: 503 });
+    await expect(during).rejects.toMatchObject({ code: 'storage_unavailable' });
+    await expect(q.write((tx) => tx.insert('c'))).rejects.toMatchObject({ code: 'storage_unavailable' });
+    expect(calledBack).toBe(false);
+    expect(committed()).toEqual(['a']);
+    expect(q.failure()?.message).toMatch(/could not be flushed to disk/);
+    expect(disk.pending()).toBe(0);
+  });
+});

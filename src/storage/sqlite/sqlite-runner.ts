@@ -17,11 +17,15 @@ export function createSqliteRunner(db: Database.Database): SqlRunner {
  * written since, so under a steady stream of writes every read on `reader` starts cold (about
  * four times the cost of the same read on the writer's warm cache). The calls are synchronous,
  * so the check and the read happen in the same instant.
+ *
+ * A read may see a batch that is committed but not yet on disk (sqlite-write-queue.ts syncs it
+ * off the event loop): its result waits for `unsynced()`, so nobody is told of a write before
+ * it is durable, as with a COMMIT that fsyncs.
  */
-export function createSqliteReadRunner(writer: Database.Database, reader: Database.Database): SqlRunner {
+export function createSqliteReadRunner(writer: Database.Database, reader: Database.Database, unsynced: () => Promise<void> | null = () => null): SqlRunner {
   const onWriter = statementCache(writer);
   const onReader = statementCache(reader);
-  return runnerOver((sql) => (writer.inTransaction ? onReader(sql) : onWriter(sql)));
+  return runnerOver((sql) => (writer.inTransaction ? onReader(sql) : onWriter(sql)), unsynced);
 }
 
 function statementCache(db: Database.Database) {
@@ -36,13 +40,19 @@ function statementCache(db: Database.Database) {
 // better-sqlite3 refuses undefined; SQL has only NULL.
 const bind = (params: readonly unknown[]) => params.map((p) => (p === undefined ? null : p));
 
-function runnerOver(prepare: (sql: string) => Database.Statement): SqlRunner {
+function runnerOver(prepare: (sql: string) => Database.Statement, unsynced: () => Promise<void> | null = () => null): SqlRunner {
   return {
     async all<T>(sql: string, params: readonly unknown[] = []) {
-      return prepare(sql).all(bind(params)) as T[];
+      const rows = prepare(sql).all(bind(params)) as T[];
+      const wait = unsynced();
+      if (wait) await wait;
+      return rows;
     },
     async get<T>(sql: string, params: readonly unknown[] = []) {
-      return prepare(sql).get(bind(params)) as T | undefined;
+      const row = prepare(sql).get(bind(params)) as T | undefined;
+      const wait = unsynced();
+      if (wait) await wait;
+      return row;
     },
     async run(sql: string, params: readonly unknown[] = []) {
       return prepare(sql).run(bind(params)).changes;

@@ -10,9 +10,13 @@ import { migrateSqlite } from './sqlite-migrate.js';
 import { requestKeyError, sqliteStorageError } from './sqlite-errors.js';
 import { createSqliteReadRunner, createSqliteRunner } from './sqlite-runner.js';
 import { createSqliteWriteQueue } from './sqlite-write-queue.js';
+import { openWalFileSync } from './wal-file-sync.js';
 
 export interface SqliteStoreOptions {
-  /** FULL (default) waits for an fsync at every commit; NORMAL may lose the last commits on power loss. */
+  /**
+   * `full` (default): nothing is acknowledged before it is on disk (each group commit's WAL is
+   * synced, off the event loop: wal-file-sync.ts); `normal` may lose the last commits on power loss.
+   */
   synchronous: 'full' | 'normal';
   /** Where errors of after-commit callbacks go (they must not break the write queue). */
   onCallbackError?: (err: unknown) => void;
@@ -33,11 +37,14 @@ function restrictToOwner(path: string) {
   }
 }
 
-/** Opens a connection with the settings every write relies on. */
-function openConnection(path: string, synchronous: 'full' | 'normal', readonly: boolean): Database.Database {
+/**
+ * Opens a connection with the settings every write relies on. NORMAL: COMMIT does not fsync the
+ * WAL (with `full` the write queue does, off the event loop); checkpoints still sync it first.
+ */
+function openConnection(path: string, readonly: boolean): Database.Database {
   const db = new Database(path, { timeout: 5000, readonly, fileMustExist: readonly });
   if (!readonly) db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   // Each write of a group commit runs in a savepoint, whose statement journal would otherwise
   // spill to a temporary file past 64 KiB: file writes on every batch that nothing reads back.
@@ -53,11 +60,11 @@ function openConnection(path: string, synchronous: 'full' | 'normal', readonly: 
  */
 export function openSqliteStore(path: string, { synchronous, onCallbackError = () => {}, onCheckpointError = () => {} }: SqliteStoreOptions): Store {
   restrictToOwner(path);
-  const writer = openConnection(path, synchronous, false);
+  const writer = openConnection(path, false);
   let reader: Database.Database | undefined;
   try {
     migrateSqlite(writer);
-    reader = openConnection(path, synchronous, true);
+    reader = openConnection(path, true);
   } catch (err) {
     writer.close();
     throw err;
@@ -67,10 +74,9 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
   writer.pragma('wal_autocheckpoint = 0');
   const checkpointer = startSqliteCheckpointer(path, { synchronous, onError: onCheckpointError });
 
-  const written = createSqlRecords(createSqliteRunner(writer), sqliteDialect);
-  const read = createSqlRecords(createSqliteReadRunner(writer, reader), sqliteDialect);
   // Whoever used this file before us has stopped: one daemon per SQLite file.
   writer.prepare('DELETE FROM nodes').run();
+  const wal = synchronous === 'full' ? openWalFileSync(path) : null;
 
   const queue = createSqliteWriteQueue<WriteTx>(
     writer,
@@ -91,7 +97,10 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       afterCommit: (cb) => void write.after.push(cb),
     }),
     onCallbackError,
+    wal?.sync,
   );
+  const written = createSqlRecords(createSqliteRunner(writer), sqliteDialect);
+  const read = createSqlRecords(createSqliteReadRunner(writer, reader, queue.unsynced), sqliteDialect);
 
   const readerDb = reader;
   return {
@@ -118,12 +127,17 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       }),
     onRemoteChange: () => () => {},
     info: { kind: 'sqlite', location: basename(path) },
-    // The file is opened in-process: it is there as long as the store is.
-    ping: async () => {},
+    // The file is opened in-process: it is there as long as the store is, and usable unless a
+    // sync has failed.
+    ping: async () => {
+      const failure = queue.failure();
+      if (failure) throw failure;
+    },
     async close() {
       await checkpointer.stop();
       readerDb.close();
       writer.close();
+      wal?.close();
     },
   };
 }

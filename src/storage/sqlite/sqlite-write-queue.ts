@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { AppError } from '../../lib/errors.js';
 
 export interface QueuedWrite<Tx> {
   /** The transaction handle this write's work receives. */
@@ -17,14 +18,26 @@ interface Op<Tx> extends QueuedWrite<Tx> {
 }
 
 /**
- * Group commit. With synchronous=FULL every COMMIT waits for an fsync, and that wait, not the
- * SQL, bounds how many writes per second one SQLite file takes. Writes queued in the same
- * event-loop turn share one BEGIN IMMEDIATE transaction (one fsync); each runs in its own
- * savepoint, so a write that throws rolls back alone. Writes run one after another, never
- * interleaved; nobody is answered, and no after-commit callback runs, before the shared COMMIT
- * has returned: an acknowledged write is as durable as one committed on its own.
+ * Group commit. A durable commit waits for an fsync, and that wait, not the SQL, bounds how many
+ * writes per second one SQLite file takes. Writes queued in the same event-loop turn share one
+ * BEGIN IMMEDIATE transaction (one fsync); each runs in its own savepoint, so a write that throws
+ * rolls back alone. Writes run one after another, never interleaved; nobody is answered, and no
+ * after-commit callback runs, before the shared COMMIT has returned and, with `syncCommitted`,
+ * before that has resolved: an acknowledged write is as durable as one committed on its own.
+ *
+ * `syncCommitted` makes what COMMIT wrote durable off the event loop (wal-file-sync.ts); the
+ * next batch starts once it has. Until then the batch is visible to reads on this connection
+ * but not yet durable, so reads wait for it: `unsynced()` is the promise they wait on. A failed
+ * sync fails its batch and every write after it (the kernel may have dropped the pages it could
+ * not write, and a later fsync would not say so): the daemon must restart, and SQLite's recovery
+ * then keeps exactly what reached the disk.
  */
-export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write: QueuedWrite<Tx>) => Tx, onCallbackError: (err: unknown) => void) {
+export function createSqliteWriteQueue<Tx>(
+  db: Database.Database,
+  makeTx: (write: QueuedWrite<Tx>) => Tx,
+  onCallbackError: (err: unknown) => void,
+  syncCommitted?: () => Promise<void>,
+) {
   const stmts = {
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
@@ -36,6 +49,10 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
   let queue: Op<Tx>[] = [];
   let flushing = false;
   let scheduled = false;
+  /** The sync of the last COMMIT, while it runs. */
+  let syncing: Promise<void> | null = null;
+  /** Set once a sync has failed: no write is accepted after it. */
+  let syncFailure: AppError | null = null;
 
   async function runOne(op: Op<Tx>, savepoint: boolean) {
     if (savepoint) stmts.savepoint.run();
@@ -89,6 +106,26 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
     }
   }
 
+  async function syncBatch(ops: Op<Tx>[], sync: () => Promise<void>) {
+    const done = sync().catch((err: unknown) => {
+      syncFailure = new AppError(
+        'storage_unavailable',
+        'the database could not be flushed to disk; no write is accepted until the daemon restarts',
+        undefined,
+        { cause: err },
+      );
+      throw syncFailure;
+    });
+    syncing = done;
+    try {
+      await done;
+    } catch (err) {
+      failAll(ops, err);
+    } finally {
+      syncing = null;
+    }
+  }
+
   async function flush() {
     scheduled = false;
     flushing = true;
@@ -96,7 +133,10 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
       while (queue.length) {
         const ops = queue;
         queue = [];
-        await flushBatch(ops);
+        // Writes queued while a failing sync ran are refused like the ones after it.
+        if (syncFailure) failAll(ops, syncFailure);
+        else await flushBatch(ops);
+        if (syncCommitted && ops.some((op) => op.ok)) await syncBatch(ops, syncCommitted);
         for (const op of ops) {
           for (const cb of op.after) {
             try {
@@ -116,6 +156,7 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
 
   return {
     write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+      if (syncFailure) return Promise.reject(syncFailure);
       return new Promise<T>((resolve, reject) => {
         const op = { work, resolve, reject, ok: false, after: [] } as unknown as Op<Tx>;
         op.tx = makeTx(op);
@@ -128,5 +169,9 @@ export function createSqliteWriteQueue<Tx>(db: Database.Database, makeTx: (write
     },
     /** True while a batch is being written (for shutdown). */
     busy: () => flushing || scheduled,
+    /** The sync reads must wait for before answering (they may have seen its batch), or null. */
+    unsynced: () => syncing,
+    /** Why writes are refused, once a sync has failed. */
+    failure: () => syncFailure,
   };
 }
