@@ -215,6 +215,23 @@ describe('SQLite write queue with the commit synced off the event loop', () => {
     await second;
   });
 
+  it('is idle only once the last batch is synced and answered (the store closes after that)', async () => {
+    const disk = manualSync();
+    const q = queueWith(disk.sync);
+    let answered = false;
+    void q.write((tx) => tx.insert('a')).then(() => (answered = true));
+    let idle = false;
+    const waiting = q.idle().then(() => (idle = true));
+    await turn();
+    await turn();
+    expect(disk.pending()).toBe(1);
+    expect(idle).toBe(false);
+    disk.finish();
+    await waiting;
+    expect(answered).toBe(true);
+    await q.idle();
+  });
+
   it('does not sync a batch that committed nothing', async () => {
     const disk = manualSync();
     const q = queueWith(disk.sync);

@@ -134,6 +134,8 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       if (failure) throw failure;
     },
     async close() {
+      // A batch may be between its COMMIT and its sync: let it finish before the file goes.
+      await queue.idle();
       await checkpointer.stop();
       readerDb.close();
       writer.close();

@@ -49,6 +49,8 @@ export function createSqliteWriteQueue<Tx>(
   let queue: Op<Tx>[] = [];
   let flushing = false;
   let scheduled = false;
+  /** The flush scheduled or running, settled when it has answered every write it took. */
+  let running: Promise<void> = Promise.resolve();
   /** The sync of the last COMMIT, while it runs. */
   let syncing: Promise<void> | null = null;
   /** Set once a sync has failed: no write is accepted after it. */
@@ -163,12 +165,14 @@ export function createSqliteWriteQueue<Tx>(
         queue.push(op);
         if (!flushing && !scheduled) {
           scheduled = true;
-          setImmediate(() => void flush());
+          running = new Promise((done) => setImmediate(() => void flush().finally(done)));
         }
       });
     },
-    /** True while a batch is being written (for shutdown). */
-    busy: () => flushing || scheduled,
+    /** Resolves once every write queued so far has been answered (before closing the connection). */
+    async idle() {
+      while (flushing || scheduled) await running;
+    },
     /** The sync reads must wait for before answering (they may have seen its batch), or null. */
     unsynced: () => syncing,
     /** Why writes are refused, once a sync has failed. */
