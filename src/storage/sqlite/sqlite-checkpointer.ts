@@ -83,6 +83,7 @@ export function startSqliteCheckpointer(path: string, { synchronous, intervalMs 
       if (m.id === null || (m.id === 0 && m.error)) return onError(new Error(`WAL checkpoint failed: ${m.error}`));
       waiting.get(m.id)?.(m);
       waiting.delete(m.id);
+      if (waiting.size === 0 && !stopped) w.unref();
     });
     w.on('error', (err) => {
       failed = err;
@@ -103,7 +104,11 @@ export function startSqliteCheckpointer(path: string, { synchronous, intervalMs 
       if (failed) return resolve({ error: failed.message });
       const id = nextId++;
       waiting.set(id, resolve);
-      spawn().postMessage({ id, ...message });
+      // Someone waits for this answer (close() does): the process stays up until it comes, even
+      // when the worker is the last thing running (a long checkpoint at shutdown).
+      const w = spawn();
+      w.ref();
+      w.postMessage({ id, ...message });
     });
 
   return {
