@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -71,6 +71,21 @@ describe('WAL file sync', () => {
     await expect(wal.sync()).resolves.toBeUndefined();
     wal.close();
     await expect(wal.sync()).rejects.toMatchObject({ code: 'EBADF' });
+    db.close();
+  });
+
+  it('syncs the -wal file beside the database a symbolic link points to, where SQLite keeps it', async () => {
+    mkdirSync(join(dir, 'real'));
+    const real = join(dir, 'real', 'db.sqlite');
+    const link = join(dir, 'link.sqlite');
+    symlinkSync(real, link);
+    const db = new Database(link);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (v TEXT)');
+    expect(existsSync(`${real}-wal`)).toBe(true);
+    const wal = openWalFileSync(link);
+    await expect(wal.sync()).resolves.toBeUndefined();
+    wal.close();
     db.close();
   });
 

@@ -76,7 +76,11 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
 
   // Whoever used this file before us has stopped: one daemon per SQLite file.
   writer.prepare('DELETE FROM nodes').run();
-  const wal = synchronous === 'full' ? openWalFileSync(path) : null;
+  // A file system without WAL support leaves the file in rollback-journal mode: there, COMMIT
+  // itself must sync.
+  const walMode = writer.pragma('journal_mode', { simple: true }) === 'wal';
+  if (synchronous === 'full' && !walMode) writer.pragma('synchronous = FULL');
+  const wal = synchronous === 'full' && walMode ? openWalFileSync(path) : null;
 
   const queue = createSqliteWriteQueue<WriteTx>(
     writer,

@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { closeSync, fdatasync, openSync, realpathSync } from 'node:fs';
 
 /**
  * Flushes a database's write-ahead log to disk on libuv's thread pool. The writer runs with
@@ -9,9 +9,10 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
  *
  * The file is opened once: SQLite keeps the same -wal file while any connection is open (the
  * writer's is, for the store's whole life), and PASSIVE checkpoints never truncate or replace it.
+ * SQLite puts it beside the database file a symbolic link points to, so the path is resolved.
  */
 export function openWalFileSync(databasePath: string) {
-  const fd = openSync(`${databasePath}-wal`, 'r+');
+  const fd = openSync(`${realpathSync(databasePath)}-wal`, 'r+');
   let closed = false;
   return {
     sync: () =>
