@@ -11,6 +11,20 @@ interface Tx {
   afterCommit(cb: () => void): void;
 }
 
+/** A write queue over `db` whose writes insert into and read table `t`. */
+function queueOver(db: Database.Database, onCallbackError: (err: unknown) => void, sync?: () => Promise<void>) {
+  return createSqliteWriteQueue<Tx>(
+    db,
+    (write: QueuedWrite<Tx>) => ({
+      insert: async (v) => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v),
+      has: async (v) => db.prepare('SELECT 1 FROM t WHERE v = ?').get(v) !== undefined,
+      afterCommit: (cb) => void write.after.push(cb),
+    }),
+    onCallbackError,
+    sync,
+  );
+}
+
 describe('SQLite write queue (group commit)', () => {
   let dir: string;
   let db: Database.Database;
@@ -34,16 +48,7 @@ describe('SQLite write queue (group commit)', () => {
   });
 
   const errors: unknown[] = [];
-  const queue = () =>
-    createSqliteWriteQueue<Tx>(
-      db,
-      (write: QueuedWrite<Tx>) => ({
-        insert: async (v) => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v),
-        has: async (v) => db.prepare('SELECT 1 FROM t WHERE v = ?').get(v) !== undefined,
-        afterCommit: (cb) => void write.after.push(cb),
-      }),
-      (err) => errors.push(err),
-    );
+  const queue = () => queueOver(db, (err) => errors.push(err));
   const committed = () => (other.prepare('SELECT v FROM t ORDER BY v').all() as Array<{ v: string }>).map((r) => r.v);
 
   it('commits writes queued in one event-loop turn in a single BEGIN IMMEDIATE transaction', async () => {
@@ -162,17 +167,7 @@ describe('SQLite write queue with the commit synced off the event loop', () => {
     };
   }
   const turn = () => new Promise((r) => setImmediate(r));
-  const queueWith = (sync: () => Promise<void>) =>
-    createSqliteWriteQueue<Tx>(
-      db,
-      (write: QueuedWrite<Tx>) => ({
-        insert: async (v) => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v),
-        has: async (v) => db.prepare('SELECT 1 FROM t WHERE v = ?').get(v) !== undefined,
-        afterCommit: (cb) => void write.after.push(cb),
-      }),
-      () => {},
-      sync,
-    );
+  const queueWith = (sync: () => Promise<void>) => queueOver(db, () => {}, sync);
   const committed = () => (other.prepare('SELECT v FROM t ORDER BY v').all() as Array<{ v: string }>).map((r) => r.v);
 
   it('answers a write and runs its after-commit callbacks only once the sync after its COMMIT has finished', async () => {
