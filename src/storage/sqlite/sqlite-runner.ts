@@ -22,7 +22,7 @@ export function createSqliteRunner(db: Database.Database): SqlRunner {
  * off the event loop): its result waits for `unsynced()`, so nobody is told of a write before
  * it is durable, as with a COMMIT that fsyncs.
  */
-export function createSqliteReadRunner(writer: Database.Database, reader: Database.Database, unsynced: () => Promise<void> | null = () => null): SqlRunner {
+export function createSqliteReadRunner(writer: Database.Database, reader: Database.Database, unsynced: () => Promise<void> | null): SqlRunner {
   const onWriter = statementCache(writer);
   const onReader = statementCache(reader);
   return runnerOver((sql) => (writer.inTransaction ? onReader(sql) : onWriter(sql)), unsynced);

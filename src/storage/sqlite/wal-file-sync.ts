@@ -26,5 +26,3 @@ export function openWalFileSync(databasePath: string) {
     },
   };
 }
-
-export type WalFileSync = ReturnType<typeof openWalFileSync>;
