@@ -320,7 +320,6 @@ function sampleRequest(hook: string, type: HookEvent, at: number): StoredRequest
     format: 'handup',
     submitter: 'admin',
     nativeKey: null,
-    nativeFrame: null,
     nativeContext: null,
     nativeReply: null,
     resolvedAt: pending ? null : at,

@@ -6,7 +6,7 @@ import { AppError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { CreationVerdict } from '../policy/creation-verdict.js';
 import type { Scope } from '../policy/scope-rule.js';
-import { RequestKeyTaken, type HistoryFilters, type ListFilters, type RequestReads, type StoredRequest } from '../storage/request-records.js';
+import { RequestKeyTaken, type HistoryFilters, type ListFilters, type NewRequest, type RequestReads, type StoredRequest } from '../storage/request-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import { contentHash } from './content-hash.js';
 import { decide, timeoutDecision } from './decision-rules.js';
@@ -206,17 +206,17 @@ export function createRequestService({
           format,
           submitter,
           nativeKey: native?.key ?? null,
-          nativeFrame: native?.frame ?? null,
           nativeContext: native?.context ?? null,
           nativeReply: null,
           resolvedAt: null,
         };
+        const row: NewRequest = { ...stored, nativeFrame: native?.frame ?? null };
         if (checked) {
           // The key was free a moment ago. If a write (here or on another daemon) took it
           // since, this write fails as a whole with RequestKeyTaken, nothing of it stays (a
           // rule's hit), and create() starts again with the lookup inside the transaction.
-          await tx.requests.add(stored);
-        } else if (!(await tx.requests.insert(stored))) {
+          await tx.requests.add(row);
+        } else if (!(await tx.requests.insert(row))) {
           // Taken between the lookup in this transaction and the insert, by another daemon
           // that has committed: answer with its request, as for any replay.
           const winner = await existing(tx, submitter, format, hash, fields, native);

@@ -1,15 +1,23 @@
 import type { HandupRequest } from '../requests/request-schema.js';
 
-/** A request as stored: the served record plus the broker metadata kept beside it. */
+/**
+ * A request as read back: the served record plus the broker metadata the daemon works with.
+ * The native frame as received is stored beside it (NewRequest) but not read back with it:
+ * nothing the daemon does needs it, and it is often the row's largest column.
+ */
 export interface StoredRequest {
   record: HandupRequest;
   format: string;
   submitter: string;
   nativeKey: string | null;
-  nativeFrame: unknown;
   nativeContext: unknown;
   nativeReply: unknown;
   resolvedAt: number | null;
+}
+
+/** A request to insert: as read back, plus the native frame as received (absent: none). */
+export interface NewRequest extends StoredRequest {
+  nativeFrame?: unknown;
 }
 
 export interface AuditEntry {
@@ -50,6 +58,8 @@ export interface RequestReads {
   history(filters: HistoryFilters): Promise<StoredRequest[]>;
   /** Oldest first. */
   audit(requestId: string): Promise<AuditEntry[]>;
+  /** The native frame a request was created from, as received; undefined for an unknown id, null without one. */
+  nativeFrame(id: string): Promise<unknown>;
   /** The request a submitter's native frame created, if any (native keys are permanent). */
   findByNativeKey(format: string, submitter: string, nativeKey: string): Promise<StoredRequest | undefined>;
   /** This submitter's pending request with the dedupe key, among requests without a native key. */
@@ -69,14 +79,14 @@ export interface RequestRecords extends RequestReads {
    * dedupe key is already taken (possibly by another daemon that committed it a moment ago):
    * the caller reads the winner and answers with it.
    */
-  insert(stored: StoredRequest): Promise<boolean>;
+  insert(stored: NewRequest): Promise<boolean>;
   /**
    * Inserts a new request whose native or dedupe key was just found free outside the
    * transaction, sent with the transaction's next statement or its commit (one round trip
    * fewer on PostgreSQL). If a write that committed first took the key meanwhile, the whole
    * write fails with RequestKeyTaken, when this runs or at commit, and nothing of it stays.
    */
-  add(stored: StoredRequest): Promise<void>;
+  add(stored: NewRequest): Promise<void>;
   /** Moves a pending request to its terminal record; false when it was no longer pending. */
   finish(record: HandupRequest, resolvedAt: number): Promise<boolean>;
   setNativeReply(id: string, reply: unknown): Promise<void>;

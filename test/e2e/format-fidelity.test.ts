@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN } from '../../src/auth/principal.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { decide, expectError, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -336,7 +335,7 @@ describe('PaperClip driver details', () => {
       expect(res.status, res.text).toBe(200);
       expect(leaks(res.text), path).toEqual([]);
     }
-    expect((await t.server.deps.requests.get(id, ADMIN)).nativeFrame).toEqual(permission('permission-7', details));
+    expect(await t.server.deps.store.requests.nativeFrame(id)).toEqual(permission('permission-7', details));
 
     expect((await decide(t.api, record, 'accept')).status).toBe(200);
     const reply = await bridge.next();

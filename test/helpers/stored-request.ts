@@ -34,7 +34,6 @@ export function storedRequest(over: Partial<HandupRequest> = {}, meta: Partial<S
     format: 'handup',
     submitter: 'admin',
     nativeKey: null,
-    nativeFrame: null,
     nativeContext: null,
     nativeReply: null,
     resolvedAt: null,

@@ -29,7 +29,6 @@ function stored(dedupeKey: string | null, nativeKey: string | null = null): Stor
     format: nativeKey ? 'ask' : 'handup',
     submitter: 'admin',
     nativeKey,
-    nativeFrame: null,
     nativeContext: null,
     nativeReply: null,
     resolvedAt: null,

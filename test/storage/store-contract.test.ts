@@ -56,11 +56,16 @@ describe.each(stores)('the %s store', (kind, harness) => {
     await h.cleanup();
   });
 
-  it('stores a request and reads it back as written', async () => {
-    const s = storedRequest({}, { nativeFrame: { a: 1 }, nativeContext: { b: [2] } });
-    expect(await store.write((tx) => tx.requests.insert(s))).toBe(true);
+  it('stores a request and reads it back as written, the native frame only on its own', async () => {
+    const s = storedRequest({}, { nativeContext: { b: [2] } });
+    const bare = storedRequest();
+    expect(await store.write((tx) => tx.requests.insert({ ...s, nativeFrame: { a: 1 } }))).toBe(true);
+    expect(await store.write((tx) => tx.requests.insert(bare))).toBe(true);
     expect(await store.requests.get(s.record.id)).toEqual(s);
     expect(await store.requests.get('nope')).toBeUndefined();
+    expect(await store.requests.nativeFrame(s.record.id)).toEqual({ a: 1 });
+    expect(await store.requests.nativeFrame(bare.record.id)).toBeNull();
+    expect(await store.requests.nativeFrame('nope')).toBeUndefined();
   });
 
   it('refuses a second request with a taken native key, and a taken pending dedupe key', async () => {
@@ -77,14 +82,15 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('adds a request whose key is free; a taken key fails the whole write with RequestKeyTaken, whenever it surfaces', async () => {
-    const a = storedRequest({}, { format: 'ask', nativeKey: 'ask:s:2', nativeFrame: { q: 1 } });
+    const a = storedRequest({}, { format: 'ask', nativeKey: 'ask:s:2' });
     const c = storedRequest({ dedupe_key: 'k2' });
     await store.write(async (tx) => {
-      await tx.requests.add(a);
+      await tx.requests.add({ ...a, nativeFrame: { q: 1 } });
       await tx.requests.add(c);
     });
     expect(await store.requests.get(a.record.id)).toEqual(a);
     expect(await store.requests.get(c.record.id)).toEqual(c);
+    expect(await store.requests.nativeFrame(a.record.id)).toEqual({ q: 1 });
 
     const taken = [storedRequest({}, { format: 'ask', nativeKey: 'ask:s:2' }), storedRequest({ dedupe_key: 'k2' })];
     for (const again of taken) {

@@ -126,7 +126,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
       const create: RequestService['create'] = async (draft, { format = HANDUP_FORMAT }) => {
         record = previewRecord(draft, now);
         return {
-          stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeFrame: null, nativeContext: null, nativeReply: null, resolvedAt: null },
+          stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeContext: null, nativeReply: null, resolvedAt: null },
           created: true,
         };
       };

@@ -1,5 +1,5 @@
 import type { HandupRequest } from '../../requests/request-schema.js';
-import type { AuditEntry, HistoryFilters, ListFilters, RequestRecords, StoredRequest } from '../request-records.js';
+import type { AuditEntry, HistoryFilters, ListFilters, NewRequest, RequestRecords, StoredRequest } from '../request-records.js';
 import { containsPattern, placeholders, type SqlDialect, type SqlRunner } from './sql-runner.js';
 
 export interface RequestRow {
@@ -9,14 +9,13 @@ export interface RequestRow {
   status: string;
   record: string;
   native_key: string | null;
-  native_frame: string | null;
   native_context: string | null;
   native_reply: string | null;
   resolved_at: number | null;
 }
 
-/** The columns a StoredRequest is read from (toStored). */
-export const COLS = 'id, format, submitter, status, record, native_key, native_frame, native_context, native_reply, resolved_at';
+/** The columns a StoredRequest is read from (toStored); native_frame is written, never read back with them. */
+export const COLS = 'id, format, submitter, status, record, native_key, native_context, native_reply, resolved_at';
 
 const parse = (s: string | null): unknown => (s === null ? null : JSON.parse(s));
 const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
@@ -27,7 +26,6 @@ export function toStored(row: RequestRow): StoredRequest {
     format: row.format,
     submitter: row.submitter,
     nativeKey: row.native_key,
-    nativeFrame: parse(row.native_frame),
     nativeContext: parse(row.native_context),
     nativeReply: parse(row.native_reply),
     resolvedAt: row.resolved_at,
@@ -38,7 +36,7 @@ const INSERT = `INSERT INTO requests
   (id, format, submitter, status, kind, agent, session, dedupe_key, native_key, content_hash, created_at, expires_at, resolved_at, record, native_frame, native_context, native_reply)
   VALUES (${placeholders(17)})`;
 
-function insertValues(s: StoredRequest): unknown[] {
+function insertValues(s: NewRequest): unknown[] {
   const r = s.record;
   return [
     r.id,
@@ -84,6 +82,11 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
     add: (s) => sql.defer(INSERT, insertValues(s)),
 
     get: (id) => one(`SELECT ${COLS} FROM requests WHERE id = ?`, [id]),
+
+    async nativeFrame(id) {
+      const row = await sql.get<{ native_frame: string | null }>('SELECT native_frame FROM requests WHERE id = ?', [id]);
+      return row && parse(row.native_frame);
+    },
 
     findPendingByDedupe: (submitter, dedupeKey) =>
       one(`SELECT ${COLS} FROM requests WHERE submitter = ? AND dedupe_key = ? AND status = 'pending' AND native_key IS NULL`, [submitter, dedupeKey]),
