@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson } from '../lib/canonical-json.js';
 import type { HandupRequest } from './request-schema.js';
 
@@ -19,7 +19,5 @@ export function contentHash(r: Hashed): string {
     input: r.input,
     callback_url: r.callback_url,
   });
-  return `sha256:${createHash('sha256')
-    .update(canonical ?? '')
-    .digest('hex')}`;
+  return `sha256:${hash('sha256', canonical ?? '', 'hex')}`;
 }
