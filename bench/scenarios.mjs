@@ -295,17 +295,29 @@ export async function expiryLag({ url, headers, due = 1000, spread = 10_000, spr
   return { seedMs, startedAt, lag: summarize(lagSamples), expiredOnStream: expiredAt.size, dupes, rssBytes, loop, url: url2 };
 }
 
-/** Scenario 4: one unique native frame per request, from the format's e2e fixture. */
-export function nativeFrameFactory(fixturePath) {
+/**
+ * Scenario 4: native frames from the format's e2e fixture, a new native key in each. `pooled`
+ * gives the load scenario 1's shape: every second frame is one of 50 frames re-sent as they
+ * were (a bridge replaying after a reconnect), which finds the record its first copy created.
+ */
+export function nativeFrameFactory(fixturePath, { pooled = false } = {}) {
   const fx = JSON.parse(readFileSync(fixturePath, 'utf8'));
   const key = String(fx.expect.native_key);
   const id = key.slice(key.lastIndexOf(':') + 1);
   const text = JSON.stringify(fx.frame);
   const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+  const fresh = (n) => text.split(id).join(isUuid ? randomUUID() : `${id}-${n}-${randomUUID().slice(0, 8)}`);
+  const pool = new Map();
   let n = 0;
   return {
     query: new URLSearchParams(fx.query ?? {}).toString(),
-    make: () => JSON.parse(text.split(id).join(isUuid ? randomUUID() : `${id}-${++n}-${randomUUID().slice(0, 8)}`)),
+    make: () => {
+      n++;
+      if (!pooled || n % 2 !== 0) return JSON.parse(fresh(n));
+      const slot = (n / 2) % 50;
+      if (!pool.has(slot)) pool.set(slot, fresh(`pool-${slot}`));
+      return JSON.parse(pool.get(slot));
+    },
   };
 }
 
