@@ -283,12 +283,13 @@ if (SCENARIOS.has('4')) {
   const natives = FORMAT_NAMES.filter((f) => f !== 'handup' && existsSync(join(ROOT, 'test', 'fixtures', f, 'e2e-request.json')));
   // Two shapes of load, each format measured in both and held against handup in the same shape:
   // scenario 1's (half the requests are dedupe hits, or for a native format re-sent frames,
-  // which write nothing) and every request new, which writes a record per request. Every load
-  // gets a daemon of its own on an empty data directory: on a shared one each load ran on the
-  // rows of every load before it, so the formats measured last ran on the largest database.
-  const handup = [];
-  const handupNew = [];
-  const byFormat = Object.fromEntries(natives.map((f) => [f, { pooled: [], fresh: [] }]));
+  // which write nothing) and every request new, which writes a record per request. The
+  // machine's speed drifts over minutes, so each load is paired with a handup load of the same
+  // shape run next to it (which goes first alternates), and each ratio is taken within its
+  // pair. Every load gets a daemon of its own on an empty data directory: on a shared one each
+  // load ran on the rows of every load before it.
+  const SHAPES = { pooled: '50 % re-sent', fresh: 'every one new' };
+  const byFormat = Object.fromEntries(natives.map((f) => [f, { pooled: { own: [], handup: [] }, fresh: { own: [], handup: [] } }]));
   const onFreshDaemon = async (name, path, makeBody) => {
     const d4 = await startDaemon({ dataDir: freshDir(name), synchronous: SYNC });
     try {
@@ -297,29 +298,47 @@ if (SCENARIOS.has('4')) {
       await d4.stop();
     }
   };
+  let turn = 0;
   for (let run = 0; run < RUNS; run++) {
-    handup.push((await onFreshDaemon(`daemon-4-${run}-handup`, undefined, submitBodyFactory())).rps);
-    handupNew.push((await onFreshDaemon(`daemon-4-${run}-handup-new`, undefined, submitBodyFactory({ pooled: false }))).rps);
     for (const format of natives) {
-      for (const shape of ['pooled', 'fresh']) {
-        const frames = nativeFrameFactory(join(ROOT, 'test', 'fixtures', format, 'e2e-request.json'), { pooled: shape === 'pooled' });
+      for (const shape of Object.keys(SHAPES)) {
+        const pooled = shape === 'pooled';
+        const frames = nativeFrameFactory(join(ROOT, 'test', 'fixtures', format, 'e2e-request.json'), { pooled });
         const path = `/v1/formats/${format}/requests${frames.query ? `?${frames.query}` : ''}`;
-        const f = await onFreshDaemon(`daemon-4-${run}-${format}-${shape}`, path, frames.make);
-        byFormat[format][shape].push(f.rps);
-        check(
-          'formats',
-          `run ${run + 1}: ${format} (${shape}) errors and non-2xx`,
-          f.errors + f.non2xx === 0,
-          `(${f.errors} errors, ${f.non2xx} non-2xx of ${f.total})`,
-        );
+        const loads = [
+          async () =>
+            byFormat[format][shape].handup.push(
+              (await onFreshDaemon(`daemon-4-${run}-${format}-${shape}-handup`, undefined, submitBodyFactory({ pooled }))).rps,
+            ),
+          async () => {
+            const f = await onFreshDaemon(`daemon-4-${run}-${format}-${shape}`, path, frames.make);
+            byFormat[format][shape].own.push(f.rps);
+            check(
+              'formats',
+              `run ${run + 1}: ${format} (${shape}) errors and non-2xx`,
+              f.errors + f.non2xx === 0,
+              `(${f.errors} errors, ${f.non2xx} non-2xx of ${f.total})`,
+            );
+          },
+        ];
+        if ((turn++ + run) % 2 === 1) loads.reverse();
+        for (const load of loads) await load();
       }
     }
   }
-  lines('formats', 'handup requests/s (50 % dedupe hits)', handup, 'req/s');
-  lines('formats', 'handup requests/s (every one new)', handupNew, 'req/s');
+  for (const [shape, label] of Object.entries(SHAPES)) {
+    lines(
+      'formats',
+      `handup requests/s (${label}), all pairs`,
+      natives.flatMap((f) => byFormat[f][shape].handup),
+      'req/s',
+    );
+  }
   for (const format of natives) {
-    lines('formats', `${format} requests/s (50 % re-sent)`, byFormat[format].pooled, 'req/s', { handup });
-    lines('formats', `${format} requests/s (every one new)`, byFormat[format].fresh, 'req/s', { 'handup, every one new': handupNew });
+    for (const [shape, label] of Object.entries(SHAPES)) {
+      const { own, handup } = byFormat[format][shape];
+      lines('formats', `${format} requests/s (${label})`, own, 'req/s', { [`its handup pair (${label})`]: handup });
+    }
   }
   console.log('formats    target: every format >= 0.7x handup, each shape of load against handup in the same shape');
   console.log('');
