@@ -2,7 +2,7 @@
  * Driver `details` are provider-defined and may carry credentials (upstream's own test sends
  * `authorization: "Bearer …"`). Before anything of them reaches a reviewer, the value of every
  * credential-like key is replaced, at any depth (docs/formats/paperclip.md). The stored frame keeps the
- * original for the reply; only previews are built from this copy.
+ * original (the reply is built from the native context); only previews are built from this copy.
  */
 
 export const REDACTED = '[redacted]';
