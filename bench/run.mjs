@@ -37,11 +37,6 @@ const results = join(ROOT, 'bench-results');
 mkdirSync(results, { recursive: true });
 let failures = 0;
 
-const ratio = (v, base, vs) => (Number.isFinite(v) && Number.isFinite(base) && base > 0 ? `${(v / base).toFixed(2)}x ${vs}` : 'n/a');
-function line(scenario, what, value, unit, base, vs = 'baseline') {
-  const b = base === undefined ? '' : `   (${ratio(value, base, vs)}; ${vs} ${fmt(base)} ${unit})`;
-  console.log(`${scenario.padEnd(10)} ${what.padEnd(38)} ${fmt(value).padStart(9)} ${unit}${b}`);
-}
 /**
  * A figure measured once per run: the median over runs, its range, and against each baseline
  * the median (and range) of the per-run ratios. `bases` maps a baseline's name to its per-run
@@ -166,20 +161,15 @@ if (SCENARIOS.has('2')) {
     const base = await startBaseline({ dbPath: join(freshDir(`baseline-2-${run}`), 'baseline.db'), synchronous: SYNC });
     const b = await decideLatency({ url: base.url, wsPath: '/v1/events', makeBody, waiters: 0 });
     await base.stop();
-    // Like for like (the same work as the baseline: decide, then broadcast, nothing else), first run only.
-    let only;
-    if (run === 0) {
-      const d2a = await startDaemon({ dataDir: freshDir('daemon-2a'), synchronous: SYNC });
-      only = await decideLatency({ url: d2a.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 0, webhook: false });
-      await d2a.stop();
-      line('deliver', 'WS only: decision → WebSocket p50', only.ws.p50, 'ms', b.ws.p50);
-      line('deliver', 'WS only: decision → WebSocket p99', only.ws.p99, 'ms', b.ws.p99);
-    }
+    // Like for like: the same work as the baseline (decide, then broadcast, nothing else).
+    const d2a = await startDaemon({ dataDir: freshDir(`daemon-2a-${run}`), synchronous: SYNC });
+    const only = await decideLatency({ url: d2a.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 0, webhook: false });
+    await d2a.stop();
     // The full scenario: long-poll waiters and a webhook receiver on top.
     const d2 = await startDaemon({ dataDir: freshDir(`daemon-2-${run}`), synchronous: SYNC });
     const d = await decideLatency({ url: d2.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 200, webhook: true });
     await d2.stop();
-    rows.push({ b, d });
+    rows.push({ b, d, only });
     console.log(
       `deliver    run ${run + 1}: WebSocket p99 ${fmt(d.ws.p99)} ms vs baseline ${fmt(b.ws.p99)} ms = ${fmt(d.ws.p99 / b.ws.p99, 2)}x; long-poll p99 ${fmt(d.poll.p99)} ms`,
     );
@@ -192,6 +182,20 @@ if (SCENARIOS.has('2')) {
     check('deliver', `run ${run + 1}: every webhook received`, d.hook.n === d.hookExpected, `(${d.hook.n}/${d.hookExpected})`);
   }
   const base = (k) => ({ baseline: collect(rows, (r) => r.b.ws[k]) });
+  lines(
+    'deliver',
+    'WS only: decision → WebSocket p50',
+    collect(rows, (r) => r.only.ws.p50),
+    'ms',
+    base('p50'),
+  );
+  lines(
+    'deliver',
+    'WS only: decision → WebSocket p99',
+    collect(rows, (r) => r.only.ws.p99),
+    'ms',
+    base('p99'),
+  );
   lines(
     'deliver',
     'decision → WebSocket p50',
@@ -483,7 +487,7 @@ if (SCENARIOS.has('8') || SCENARIOS.has('9')) {
           const d8 = await pgDaemon(dbUrl, `daemon-8-${run}`);
           const d = cannonFigures(await submitLoad({ url: d8.url, headers: auth, duration: DURATION, makeBody: submitBodyFactory() }));
           await d8.stop();
-          rows.push({ b, d });
+          rows.push({ b, d, only });
           check(
             'pg submit',
             `run ${run + 1}: errors and non-2xx`,
