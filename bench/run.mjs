@@ -348,21 +348,15 @@ if (SCENARIOS.has('4')) {
         const pooled = shape === 'pooled';
         const frames = nativeFrameFactory(join(ROOT, 'test', 'fixtures', format, 'e2e-request.json'), { pooled });
         const path = `/v1/formats/${format}/requests${frames.query ? `?${frames.query}` : ''}`;
+        const measure = async (who, name, target, makeBody) => {
+          const f = await onFreshDaemon(name, target, makeBody);
+          byFormat[format][shape][who].push(f.rps);
+          const what = who === 'own' ? `${format} (${shape})` : `${format}'s handup pair (${shape})`;
+          check('formats', `run ${run + 1}: ${what} errors and non-2xx`, f.errors + f.non2xx === 0, `(${f.errors} errors, ${f.non2xx} non-2xx of ${f.total})`);
+        };
         const loads = [
-          async () =>
-            byFormat[format][shape].handup.push(
-              (await onFreshDaemon(`daemon-4-${run}-${format}-${shape}-handup`, undefined, submitBodyFactory({ pooled }))).rps,
-            ),
-          async () => {
-            const f = await onFreshDaemon(`daemon-4-${run}-${format}-${shape}`, path, frames.make);
-            byFormat[format][shape].own.push(f.rps);
-            check(
-              'formats',
-              `run ${run + 1}: ${format} (${shape}) errors and non-2xx`,
-              f.errors + f.non2xx === 0,
-              `(${f.errors} errors, ${f.non2xx} non-2xx of ${f.total})`,
-            );
-          },
+          () => measure('handup', `daemon-4-${run}-${format}-${shape}-handup`, undefined, submitBodyFactory({ pooled })),
+          () => measure('own', `daemon-4-${run}-${format}-${shape}`, path, frames.make),
         ];
         if ((turn++ + run) % 2 === 1) loads.reverse();
         for (const load of loads) await load();
