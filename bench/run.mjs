@@ -279,36 +279,14 @@ if (SCENARIOS.has('3') || SCENARIOS.has('5')) {
     }
   }
   if (SCENARIOS.has('3')) {
-    lines(
-      'expiry',
-      'expiry lag p50 (expires_at → WS)',
-      collect(rows, (r) => r.lag.p50),
-      'ms',
-    );
-    lines(
-      'expiry',
-      'expiry lag p99',
-      collect(rows, (r) => r.lag.p99),
-      'ms',
-    );
-    lines(
-      'expiry',
-      'expiry lag max',
-      collect(rows, (r) => r.lag.max),
-      'ms',
-    );
-    lines(
-      'expiry',
-      'event-loop delay p99',
-      collect(rows, (r) => r.loop.p99),
-      'ms',
-    );
-    lines(
-      'expiry',
-      'event-loop delay max',
-      collect(rows, (r) => r.loop.max),
-      'ms',
-    );
+    const figures = {
+      'expiry lag p50 (expires_at → WS)': (r) => r.lag.p50,
+      'expiry lag p99': (r) => r.lag.p99,
+      'expiry lag max': (r) => r.lag.max,
+      'event-loop delay p99': (r) => r.loop.p99,
+      'event-loop delay max': (r) => r.loop.max,
+    };
+    for (const [what, key] of Object.entries(figures)) lines('expiry', what, collect(rows, key), 'ms');
   }
   if (SCENARIOS.has('5'))
     lines(
