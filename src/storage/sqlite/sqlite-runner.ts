@@ -9,6 +9,11 @@ export function createSqliteRunner(db: Database.Database): SqlRunner {
   return runnerOver(statementCache(db));
 }
 
+/** A SqlRunner for reads outside a transaction; `endSnapshot()` ends the read transaction it may hold. */
+export interface SqliteReadRunner extends SqlRunner {
+  endSnapshot(): void;
+}
+
 /**
  * A SqlRunner for reads outside a transaction that sees committed data only. It reads on the
  * writer's connection while no write transaction is open there, else on `reader`, a second
@@ -18,14 +23,39 @@ export function createSqliteRunner(db: Database.Database): SqlRunner {
  * four times the cost of the same read on the writer's warm cache). The calls are synchronous,
  * so the check and the read happen in the same instant.
  *
+ * The reads on the writer's connection in one event-loop turn share one read transaction: a
+ * read on its own takes and drops SQLite's locks (two fcntl calls, about two thirds of an
+ * indexed lookup's 10 µs here), one inside an open transaction does not. The transaction ends
+ * when the turn does (setImmediate) and before any write begins (`endSnapshot()`, which the
+ * write queue calls before BEGIN IMMEDIATE), so it never holds a writer back, and since every
+ * commit to the file goes through that queue, it never misses one.
+ *
  * A read may see a batch that is committed but not yet on disk (sqlite-write-queue.ts syncs it
  * off the event loop): its result waits for `unsynced()`, so nobody is told of a write before
  * it is durable, as with a COMMIT that fsyncs.
  */
-export function createSqliteReadRunner(writer: Database.Database, reader: Database.Database, unsynced: () => Promise<void> | null): SqlRunner {
+export function createSqliteReadRunner(writer: Database.Database, reader: Database.Database, unsynced: () => Promise<void> | null): SqliteReadRunner {
   const onWriter = statementCache(writer);
   const onReader = statementCache(reader);
-  return runnerOver((sql) => (writer.inTransaction ? onReader(sql) : onWriter(sql)), unsynced);
+  const begin = writer.prepare('BEGIN');
+  const commit = writer.prepare('COMMIT');
+  let snapshot = false;
+  const endSnapshot = () => {
+    if (!snapshot) return;
+    snapshot = false;
+    // A read that failed may have rolled the transaction back already.
+    if (writer.inTransaction) commit.run();
+  };
+  const prepare = (sql: string) => {
+    if (!snapshot) {
+      if (writer.inTransaction) return onReader(sql);
+      begin.run();
+      snapshot = true;
+      setImmediate(endSnapshot);
+    }
+    return onWriter(sql);
+  };
+  return { ...runnerOver(prepare, unsynced), endSnapshot };
 }
 
 function statementCache(db: Database.Database) {

@@ -102,9 +102,11 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     }),
     onCallbackError,
     wal?.sync,
+    () => reads.endSnapshot(),
   );
   const written = createSqlRecords(createSqliteRunner(writer), sqliteDialect);
-  const read = createSqlRecords(createSqliteReadRunner(writer, reader, queue.unsynced), sqliteDialect);
+  const reads = createSqliteReadRunner(writer, reader, queue.unsynced);
+  const read = createSqlRecords(reads, sqliteDialect);
 
   const readerDb = reader;
   return {
@@ -141,6 +143,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       // A batch may be between its COMMIT and its sync: let it finish before the file goes.
       await queue.idle();
       await checkpointer.stop();
+      reads.endSnapshot();
       readerDb.close();
       writer.close();
       wal?.close();

@@ -37,6 +37,8 @@ export function createSqliteWriteQueue<Tx>(
   makeTx: (write: QueuedWrite<Tx>) => Tx,
   onCallbackError: (err: unknown) => void,
   syncCommitted?: () => Promise<void>,
+  /** Called before each BEGIN IMMEDIATE: whatever else holds a transaction on `db` ends it. */
+  beforeBegin: () => void = () => {},
 ) {
   const stmts = {
     begin: db.prepare('BEGIN IMMEDIATE'),
@@ -84,6 +86,7 @@ export function createSqliteWriteQueue<Tx>(
 
   async function flushBatch(ops: Op<Tx>[]) {
     try {
+      beforeBegin();
       stmts.begin.run();
     } catch (err) {
       failAll(ops, err);
