@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import type { Deps } from './deps.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
@@ -33,6 +34,8 @@ import { registerEventsRoute } from './ws/events-route.js';
 import { registerLinkRoutes } from './web/link-routes.js';
 import { registerPageRoutes } from './web/page-routes.js';
 import { registerSessionRoutes } from './web/session-routes.js';
+import { CreateRequestSchema } from './requests/request-schema.js';
+import { isCommonCreateBody } from './requests/create-body-fast-path.js';
 
 /**
  * Builds the whole HTTP/WebSocket surface without listening: tests call this directly and
@@ -59,7 +62,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // Scopes that take other bodies (blobs) install their own parsers.
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
-  app.setValidatorCompiler(validatorCompiler);
+  // A create body of the common shape skips zod's walk (create-body-fast-path.ts); zod decides the rest.
+  app.setValidatorCompiler<z.ZodType>((route) => {
+    const zodCheck = validatorCompiler(route);
+    return route.schema === CreateRequestSchema ? (data: unknown) => (isCommonCreateBody(data) ? { value: data } : zodCheck(data)) : zodCheck;
+  });
   // Route response schemas document the API; replies are built by our own code and sent as is.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerErrorHandler(app);

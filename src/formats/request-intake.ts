@@ -9,7 +9,8 @@ import { formatDuration, ONE_YEAR_MS } from '../lib/durations.js';
 import { AppError, validationError } from '../lib/errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../storage/request-records.js';
-import { CreateRequestSchema, type CreateRequestBody } from '../requests/request-schema.js';
+import { parseCreateBody } from '../requests/create-body-fast-path.js';
+import type { CreateRequestBody } from '../requests/request-schema.js';
 import type { NativeOrigin, RequestService } from '../requests/request-service.js';
 import type { Supersede } from '../requests/request-hooks.js';
 import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
@@ -145,7 +146,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       }
 
       // The record's dedupe_key holds the native key (docs/formats/README.md), so its limit is checked too.
-      const checked = CreateRequestSchema.safeParse({ ...normalized.request, dedupe_key: key });
+      const checked = parseCreateBody({ ...normalized.request, dedupe_key: key });
       if (!checked.success) {
         const err = validationError('invalid_frame', checked.error.issues);
         throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);

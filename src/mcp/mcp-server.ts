@@ -8,8 +8,8 @@ import type { Clock } from '../lib/clock.js';
 import { AppError, validationError } from '../lib/errors.js';
 import type { RequestIntake } from '../formats/request-intake.js';
 import { MCP_FORMAT } from '../formats/request-formats.js';
+import { parseCreateBody } from '../requests/create-body-fast-path.js';
 import {
-  CreateRequestSchema,
   OptionSchema,
   PreviewInputSchema,
   QuestionSchema,
@@ -143,7 +143,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   }
 
   async function create(body: CreateRequestBody, waitFor: number, extra: Extra): Promise<CallToolResult> {
-    const checked = CreateRequestSchema.safeParse(body);
+    const checked = parseCreateBody(body);
     if (!checked.success) throw validationError('invalid_request', checked.error.issues);
     const admit = async () => {
       if (principal.kind === 'submit') await rateLimit(principal.tokenId, principal.name);
