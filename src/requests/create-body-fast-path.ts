@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
 import type { z } from 'zod';
-import { CreateRequestSchema, KINDS, ON_TIMEOUT, PREVIEW_TYPES, RISKS, SAFE_ID, type CreateRequestBody } from './request-schema.js';
+import { CreateRequestSchema, KINDS, MAX_TITLE_BYTES, ON_TIMEOUT, PREVIEW_TYPES, RISKS, SAFE_ID, type CreateRequestBody } from './request-schema.js';
 
 /**
  * The common create body checked by a validator ajv compiles, before CreateRequestSchema.
@@ -16,7 +16,8 @@ import { CreateRequestSchema, KINDS, ON_TIMEOUT, PREVIEW_TYPES, RISKS, SAFE_ID, 
  * texts near their limits, any mistake) goes through CreateRequestSchema, which alone words the
  * errors. How the subset stays inside the schema:
  * - ajv counts lengths in code points: a byte limit is held at a quarter of it (a code point is
- *   at most four bytes of UTF-8), a limit zod counts in UTF-16 units at half of it;
+ *   at most four bytes of UTF-8), a limit zod counts in UTF-16 units at half of it; the title's
+ *   bytes are counted exactly;
  * - a title is not blank: `\S`, the complement of what `String.prototype.trim` removes;
  * - `kind: "question"` (which needs `input.questions`) and `input` are left to zod, and so are
  *   previews with `content` (not with `inline` too), files, e-mail or sizes, and a timeout
@@ -36,7 +37,8 @@ const COMMON_CREATE_BODY = {
   additionalProperties: false,
   required: ['title'],
   properties: {
-    title: { type: 'string', maxLength: bytes(512), pattern: '\\S' },
+    // Its byte length is checked exactly below: titles run long, and at a quarter many would miss.
+    title: { type: 'string', maxLength: MAX_TITLE_BYTES, pattern: '\\S' },
     tool: text(512),
     callback_url: nullable(units(2048)),
     summary: text(64 * 1024),
@@ -116,7 +118,9 @@ function uniqueOptionIds(options: readonly { id: string }[] | undefined): boolea
 
 /** Whether `value` is a create body of the common shape: CreateRequestSchema would accept it unchanged. */
 export function isCommonCreateBody(value: unknown): value is CreateRequestBody {
-  return commonShape(value) && uniqueOptionIds((value as CreateRequestBody).options);
+  return (
+    commonShape(value) && Buffer.byteLength((value as CreateRequestBody).title) <= MAX_TITLE_BYTES && uniqueOptionIds((value as CreateRequestBody).options)
+  );
 }
 
 /** CreateRequestSchema.safeParse, without zod's walk for a body of the common shape. */

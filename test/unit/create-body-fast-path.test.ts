@@ -192,7 +192,7 @@ describe('the create body fast path', () => {
     const bodies = [
       { ...benchBody, timeout: '2w' },
       { ...benchBody, kind: 'question', input: { questions: [{ id: 'q', question: 'Which?', allow_free_text: true }] } },
-      { ...benchBody, title: '€'.repeat(170) }, // 510 bytes: valid, beyond the fast path's quarter
+      { ...benchBody, summary: '€'.repeat(16385) }, // 49,155 bytes: valid, beyond the fast path's quarter
       { ...benchBody, title: '' },
       { ...benchBody, risk: 'extreme', options: [] },
     ];
@@ -204,6 +204,8 @@ describe('the create body fast path', () => {
 
   it('takes the common shapes: the benchmark body, and the handup fixtures it can', () => {
     expect(isCommonCreateBody(benchBody)).toBe(true);
+    // A title's bytes are counted exactly: 510 bytes in 170 code points is taken.
+    expect(isCommonCreateBody({ ...benchBody, title: '€'.repeat(170) })).toBe(true);
     expect(parseCreateBody(benchBody)).toStrictEqual({ success: true, data: benchBody });
     const dir = join(import.meta.dirname, '..', 'fixtures', 'handup');
     let taken = 0;
