@@ -1,4 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { actorName } from '../auth/principal.js';
 import './route-config.js';
 
@@ -19,10 +20,13 @@ export class RequestLogController extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const status = reply.statusCode;
+    const level = error || status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
+    // At the default level most lines are dropped: build them only when they are written.
+    if ((reply.log as Partial<Logger>).isLevelEnabled?.(level) === false) return;
     const line: Record<string, unknown> = { method: request.method, url: loggedPath(request), status, ms: Math.round(reply.elapsedTime) };
     if (request.principal) line.actor = actorName(request.principal);
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else reply.log[status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug'](line, 'request completed');
+    else reply.log[level](line, 'request completed');
   }
 }
 
