@@ -459,7 +459,7 @@ if (SCENARIOS.has('8') || SCENARIOS.has('9')) {
           const d8 = await pgDaemon(dbUrl, `daemon-8-${run}`);
           const d = cannonFigures(await submitLoad({ url: d8.url, headers: auth, duration: DURATION, makeBody: submitBodyFactory() }));
           await d8.stop();
-          rows.push({ b, d, only });
+          rows.push({ b, d });
           check(
             'pg submit',
             `run ${run + 1}: errors and non-2xx`,

@@ -1,6 +1,13 @@
 import { Ajv } from 'ajv';
 import type { z } from 'zod';
-import { CreateRequestSchema, KINDS, MAX_TITLE_BYTES, ON_TIMEOUT, PREVIEW_TYPES, RISKS, SAFE_ID, type CreateRequestBody } from './request-schema.js';
+import { CreateRequestSchema, KINDS, MAX_TITLE_BYTES, ON_TIMEOUT, OUTCOMES, PREVIEW_TYPES, RISKS, SAFE_ID, type CreateRequestBody } from './request-schema.js';
+
+/** Strings of at most `maxBytes` of UTF-8, and of at most `max` UTF-16 units, as code points. */
+const bytes = (maxBytes: number) => Math.floor(maxBytes / 4);
+const units = (max: number) => Math.floor(max / 2);
+const nullable = (maxLength?: number) => ({ type: ['string', 'null'], ...(maxLength === undefined ? {} : { maxLength }) });
+const text = (maxBytes: number) => nullable(bytes(maxBytes));
+const strings = { type: 'array', items: { type: 'string' } };
 
 /**
  * The common create body checked by a validator ajv compiles, before CreateRequestSchema.
@@ -19,19 +26,12 @@ import { CreateRequestSchema, KINDS, MAX_TITLE_BYTES, ON_TIMEOUT, PREVIEW_TYPES,
  *   at most four bytes of UTF-8), a limit zod counts in UTF-16 units at half of it; the title's
  *   bytes are counted exactly;
  * - a title is not blank: `\S`, the complement of what `String.prototype.trim` removes;
- * - `kind: "question"` (which needs `input.questions`) and `input` are left to zod, and so are
- *   previews with `content` (not with `inline` too), files, e-mail or sizes, and a timeout
- *   other than "none" or a short duration (under a year by its pattern);
+ * - `kind: "question"` (which needs `input.questions`) and an `input` other than null are left
+ *   to zod, and so are previews with `content` (refused beside `inline`), files, e-mail or sizes,
+ *   and a timeout other than "none" or a duration its pattern keeps under a year;
  * - option ids are unique: checked after ajv, as zod's refinement does.
  * test/unit/create-body-fast-path.test.ts holds every body this accepts against the schema.
  */
-/** Strings of at most `maxBytes` of UTF-8, and of at most `max` UTF-16 units, as code points. */
-const bytes = (maxBytes: number) => Math.floor(maxBytes / 4);
-const units = (max: number) => Math.floor(max / 2);
-const nullable = (maxLength?: number) => ({ type: ['string', 'null'], ...(maxLength === undefined ? {} : { maxLength }) });
-const text = (maxBytes: number) => nullable(bytes(maxBytes));
-const strings = { type: 'array', items: { type: 'string' } };
-
 const COMMON_CREATE_BODY = {
   type: 'object',
   additionalProperties: false,
@@ -97,7 +97,7 @@ const COMMON_CREATE_BODY = {
         properties: {
           id: { type: 'string', pattern: SAFE_ID.source },
           label: { type: 'string', minLength: 1, maxLength: units(256) },
-          outcome: { enum: ['approve', 'deny'] },
+          outcome: { enum: [...OUTCOMES] },
           style: nullable(units(32)),
         },
       },
