@@ -3,14 +3,7 @@ import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/lib/canonical-json.js';
-
-/** A deterministic pseudo-random source, so a failure names a value that can be rebuilt. */
-function prng(seed: number) {
-  return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const STRINGS = ['', 'a', 'B', 'é', 'ü€', '😀', '"', '\\', '\n\t\r\b\f', '\u0000\u001f', '\u007f', '\u2028\u2029', '</script>', 'x'.repeat(5001) + '"'];
 const NUMBERS = [0, -0, 1, -1, 0.1 + 0.2, 1e21, 1e-7, 123456789012345680000, 5e-324, 1.7976931348623157e308, -1e-300, 333333333.3333333];

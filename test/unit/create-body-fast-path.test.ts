@@ -3,17 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCommonCreateBody, parseCreateBody } from '../../src/requests/create-body-fast-path.js';
 import { CreateRequestSchema, KINDS, ON_TIMEOUT, PREVIEW_TYPES, RISKS } from '../../src/requests/request-schema.js';
-
-/** A small seeded PRNG (mulberry32): the same bodies on every run, so a failure can be replayed. */
-function prng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const random = prng(20261201);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;

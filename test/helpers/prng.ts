@@ -1,0 +1,13 @@
+/**
+ * A deterministic pseudo-random source in [0, 1) (mulberry32), so a failure names a value that
+ * can be rebuilt from its seed.
+ */
+export function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
