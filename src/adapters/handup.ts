@@ -1,4 +1,5 @@
 import { CreateRequestSchema, type CreateRequestBody } from '../requests/request-schema.js';
+import { isCommonCreateBody } from '../requests/create-body-fast-path.js';
 import type { WireAdapter } from './adapter.js';
 
 /**
@@ -9,6 +10,7 @@ import type { WireAdapter } from './adapter.js';
 export const handupAdapter = {
   format: 'handup',
   frameSchema: CreateRequestSchema,
+  isCommonFrame: isCommonCreateBody,
   normalize: (frame: CreateRequestBody) => ({ request: frame, nativeKey: null, context: null }),
   renderReply: () => null,
 } satisfies WireAdapter<CreateRequestBody, null>;

@@ -13,6 +13,7 @@ import { parseCreateBody } from '../requests/create-body-fast-path.js';
 import type { CreateRequestBody } from '../requests/request-schema.js';
 import type { NativeOrigin, RequestService } from '../requests/request-service.js';
 import type { Supersede } from '../requests/request-hooks.js';
+import { parseFrame } from './parse-frame.js';
 import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
 
 export interface CreateOptions {
@@ -129,7 +130,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       frame: unknown,
       { principal, overrides, context, admit, create }: SubmitOptions,
     ): Promise<{ stored: StoredRequest; created: boolean }> {
-      const parsed = adapter.frameSchema.safeParse(frame);
+      const parsed = parseFrame(adapter, frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const normalized = normalizeFrame(adapter, parsed.data, context);
       const key = normalized.nativeKey;

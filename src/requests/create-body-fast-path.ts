@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import type { z } from 'zod';
 import { CreateRequestSchema, KINDS, MAX_TITLE_BYTES, ON_TIMEOUT, OUTCOMES, PREVIEW_TYPES, RISKS, SAFE_ID, type CreateRequestBody } from './request-schema.js';
 
-/** Strings of at most `maxBytes` of UTF-8, and of at most `max` UTF-16 units, as code points. */
+/** Strings of at most `maxBytes` of UTF-8, and of at most `max` characters whether counted in code points or UTF-16 units. */
 const bytes = (maxBytes: number) => Math.floor(maxBytes / 4);
 const units = (max: number) => Math.floor(max / 2);
 const nullable = (maxLength?: number) => ({ type: ['string', 'null'], ...(maxLength === undefined ? {} : { maxLength }) });
@@ -23,7 +23,8 @@ const strings = { type: 'array', items: { type: 'string' } };
  * texts near their limits, any mistake) goes through CreateRequestSchema, which alone words the
  * errors. How the subset stays inside the schema:
  * - ajv counts lengths in code points: a byte limit is held at a quarter of it (a code point is
- *   at most four bytes of UTF-8), a limit zod counts in UTF-16 units at half of it; the title's
+ *   at most four bytes of UTF-8), a character limit at half of it (it holds whether characters
+ *   are counted as code points, as zod 4.6 and ajv do, or as UTF-16 units); the title's
  *   bytes are counted exactly;
  * - a title is not blank: `\S`, the complement of what `String.prototype.trim` removes;
  * - `kind: "question"` (which needs `input.questions`) and an `input` other than null are left

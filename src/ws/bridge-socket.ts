@@ -8,6 +8,7 @@ import type { Clock } from '../lib/clock.js';
 import { AppError, toErrorBody, validationError } from '../lib/errors.js';
 import type { RequestIntake } from '../formats/request-intake.js';
 import { isControllerSeq, requireSequencedFormat, sequencedReply } from '../formats/sequenced-reply.js';
+import { parseFrame } from '../formats/parse-frame.js';
 import { parseJson } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
 import type { RequestEvents } from '../requests/request-events.js';
@@ -110,7 +111,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
       return;
     }
     if (asked?.kind === 'ignored') {
-      if (!adapter.frameSchema.safeParse(frame).success) return;
+      if (!parseFrame(adapter, frame).success) return;
       // Both schemas take it: a request frame, unless it asks nothing of a human either.
       try {
         await submit(frame);
@@ -132,7 +133,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     try {
       return await intake.readFollowUp(adapter, frame, o.query.context, principal);
     } catch (err) {
-      if (adapter.frameSchema.safeParse(frame).success) return null;
+      if (parseFrame(adapter, frame).success) return null;
       throw err;
     }
   }

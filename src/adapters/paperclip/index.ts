@@ -3,6 +3,7 @@ import { AppError } from '../../lib/errors.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
 import type { Normalized, ReplyEnv, WireAdapter } from '../adapter.js';
 import { CREATED, EVENT, INTERACTION, REQUEST_V1, REQUEST_V2, flag, keyOf, type Built, type Envelope } from './common.js';
+import { isCommonPaperclipFrame } from './common-frame.js';
 import { FollowUpSchema, followUp, type PaperclipFollowUp } from './follow-up.js';
 import { InteractionSchema, interactionReply, issueThreadRequest, type InteractionContext } from './issue-thread.js';
 import { V1ElicitationSchema, V1Schema, legacyReply, legacyRequest, v1ElicitationRequest, type LegacyContext } from './legacy.js';
@@ -116,6 +117,7 @@ function checkDecision(record: HandupRequest, ctx: PaperclipContext): void {
 export const paperclipAdapter = {
   format: 'paperclip',
   frameSchema: FrameSchema,
+  isCommonFrame: isCommonPaperclipFrame,
   followUpSchema: FollowUpSchema,
   normalize,
   renderReply,

@@ -27,7 +27,7 @@ import { QuestionSetSchema, checkTextValidation, mapQuestionSet, questionRespons
  * permission approvals, v2 input question sets, and driver-level requests as runners pass them on.
  */
 
-const ACTIONS = ['accept', 'accept_for_session', 'decline', 'cancel'] as const;
+export const ACTIONS = ['accept', 'accept_for_session', 'decline', 'cancel'] as const;
 type Action = (typeof ACTIONS)[number];
 
 const ChoiceSchema = z.strictObject({ key: z.enum(ACTIONS), label: z.string().min(1).max(500) });

@@ -5,7 +5,7 @@ import type { Option } from '../../requests/request-schema.js';
 /** What the Roll relay frames share: UUID ids, sequences, native keys, the approve/deny options. */
 
 /** The schema's own pattern: a version 1–8 UUID with the RFC variant, or the nil UUID. */
-const UUID = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000)$/;
+export const UUID = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000)$/;
 export const uuid = z.string().regex(UUID, 'must be a UUID');
 export const sequence = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 

@@ -3,6 +3,7 @@ import type { HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from '../adapter.js';
 import { RuntimeEventFrame, type ApprovalContext, approvalFollowUp, approvalReply, approvalRequest } from './approvals.js';
 import { unsupported } from './common.js';
+import { isCommonRollFrame } from './common-frame.js';
 import {
   InteractionCancelledFrame,
   InteractionRequestFrame,
@@ -78,6 +79,7 @@ function checkDecision(record: HandupRequest, context: RollContext): void {
 export const rollAdapter = {
   format: 'roll',
   frameSchema: RollFrameSchema,
+  isCommonFrame: isCommonRollFrame,
   followUpSchema: RollFrameSchema,
   // The Companion's own local deadline for an approval.
   config: { default_timeout: '5m' },
