@@ -13,7 +13,7 @@ import { parseCreateBody } from '../requests/create-body-fast-path.js';
 import type { CreateRequestBody } from '../requests/request-schema.js';
 import type { NativeOrigin, RequestService } from '../requests/request-service.js';
 import type { Supersede } from '../requests/request-hooks.js';
-import { parseFrame } from './parse-frame.js';
+import { parseFollowUp, parseFrame } from './parse-frame.js';
 import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
 
 export interface CreateOptions {
@@ -181,7 +181,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       if (!adapter.followUpSchema || !adapter.followUp) {
         throw new AppError('unsupported_frame', `the ${adapter.format} format has no follow-up frames`);
       }
-      const parsed = adapter.followUpSchema.safeParse(frame);
+      const parsed = parseFollowUp(adapter, frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const ctx = { query: context };
       const asked = adapter.followUp(parsed.data, ctx);

@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.js';
 import { AppError, toErrorBody, validationError } from '../lib/errors.js';
 import type { RequestIntake } from '../formats/request-intake.js';
 import { isControllerSeq, requireSequencedFormat, sequencedReply } from '../formats/sequenced-reply.js';
-import { parseFrame } from '../formats/parse-frame.js';
+import { parseFollowUp, parseFrame } from '../formats/parse-frame.js';
 import { parseJson } from '../http/json-body-parser.js';
 import type { FormatQuery } from '../http/format-query.js';
 import type { RequestEvents } from '../requests/request-events.js';
@@ -129,7 +129,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
    * a frame the request schema also takes defers to the request path.
    */
   async function readFollowUp(frame: unknown): Promise<FollowUp | null> {
-    if (!adapter.followUpSchema?.safeParse(frame).success) return null;
+    if (!adapter.followUpSchema || !parseFollowUp(adapter, frame).success) return null;
     try {
       return await intake.readFollowUp(adapter, frame, o.query.context, principal);
     } catch (err) {
