@@ -128,6 +128,24 @@ describe('common frame checks (isCommonFrame)', () => {
       expect(adapter.isCommonFrame!(loadFixture(format, 'e2e-request.json').frame)).toBe(true);
     });
 
+    it('leaves the frame it passes on untouched (the adapter gets the stored frame itself, not a copy)', () => {
+      const deepFreeze = (v: unknown): unknown => {
+        if (v !== null && typeof v === 'object') Object.values(Object.freeze(v)).forEach(deepFreeze);
+        return v;
+      };
+      const common = loadFixtures(format).filter(([, fx]) => fx.kind === 'request' && fx.frame !== undefined && adapter.isCommonFrame!(fx.frame));
+      expect(common.length).toBeGreaterThan(0);
+      for (const [, fx] of common) {
+        const frame = deepFreeze(structuredClone(fx.frame));
+        // A frozen object throws on any write in strict code: normalising must only read the frame.
+        try {
+          adapter.normalize(frame, { query: fx.query ?? {} });
+        } catch (err) {
+          expect(err).not.toBeInstanceOf(TypeError);
+        }
+      }
+    });
+
     /** Whether the check and the schema agree on `frame`; the frame when they do not. */
     function disagreement(frame: unknown): string | null {
       if (!adapter.isCommonFrame!(frame)) return null;
