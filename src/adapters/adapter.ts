@@ -93,9 +93,10 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
   readonly frameSchema: z.ZodType<Frame>;
   /**
    * A compiled check of a strict subset of `frameSchema`: the format's common request frame, which
-   * the schema returns unchanged (no defaults, no transforms on it).
-   * A frame it accepts skips zod's walk (src/formats/parse-frame.ts); every other frame goes to
-   * zod, which alone words the errors. Optional: a speed-up only, held against `frameSchema` by
+   * the schema returns unchanged (no defaults, no transforms on it). A frame it accepts skips
+   * zod's walk (src/formats/parse-frame.ts) and reaches `normalize` as the very object that is
+   * stored, so `normalize` only reads its frame; every other frame goes to zod, which alone words
+   * the errors. Optional: a speed-up only, held against `frameSchema` by
    * test/unit/common-frame.test.ts.
    */
   isCommonFrame?(frame: unknown): boolean;
