@@ -1,5 +1,5 @@
-import { Ajv } from 'ajv';
 import type { z } from 'zod';
+import { compileCheck } from '../lib/compile-check.js';
 import { CreateRequestSchema, KINDS, MAX_TITLE_BYTES, ON_TIMEOUT, OUTCOMES, PREVIEW_TYPES, RISKS, SAFE_ID, type CreateRequestBody } from './request-schema.js';
 
 /** Strings of at most `maxBytes` of UTF-8, and of at most `max` characters whether counted in code points or UTF-16 units. */
@@ -110,7 +110,7 @@ const COMMON_CREATE_BODY = {
   },
 };
 
-const commonShape = new Ajv({ allowUnionTypes: true }).compile(COMMON_CREATE_BODY);
+const commonShape = compileCheck(COMMON_CREATE_BODY);
 
 function uniqueOptionIds(options: readonly { id: string }[] | undefined): boolean {
   if (!options || options.length < 2) return true;

@@ -1,4 +1,4 @@
-import { compileFrameCheck, textOf } from '../compile-frame-check.js';
+import { compileCheck, textOf } from '../../lib/compile-check.js';
 import { CREATED, EVENT, REQUEST_V2, StatusSchema } from './common.js';
 import { ACTIONS } from './runtime.js';
 
@@ -59,7 +59,7 @@ const CREATED_EVENT = {
   },
 };
 
-const commonShape = compileFrameCheck({ anyOf: [CREATED_EVENT, V2_PERMISSION] });
+const commonShape = compileCheck({ anyOf: [CREATED_EVENT, V2_PERMISSION] });
 
 type Choices = ReadonlyArray<{ key: string }>;
 const requestOf = (frame: { schema: string; payload?: { request: { choices: Choices } }; choices?: Choices }) =>

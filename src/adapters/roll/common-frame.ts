@@ -1,4 +1,4 @@
-import { compileFrameCheck, textOf } from '../compile-frame-check.js';
+import { compileCheck, textOf } from '../../lib/compile-check.js';
 import { UUID } from './common.js';
 
 /**
@@ -66,4 +66,4 @@ const APPROVAL_EVENT = {
 };
 
 /** Whether `frame` is an approval of the common shape, which the frame schema returns unchanged. */
-export const isCommonRollFrame: (frame: unknown) => boolean = compileFrameCheck(APPROVAL_EVENT);
+export const isCommonRollFrame: (frame: unknown) => boolean = compileCheck(APPROVAL_EVENT);
