@@ -234,6 +234,27 @@ describe('SQLite write queue with the commit synced off the event loop', () => {
     expect(disk.pending()).toBe(0);
   });
 
+  it('answers a batch whose writes changed no row at its COMMIT, without a sync, and syncs the next one that does', async () => {
+    const disk = manualSync();
+    const q = queueWith(disk.sync);
+    // Only reads, and an update that matches nothing: nothing reaches the WAL.
+    const found = await q.write(async (tx) => {
+      db.prepare("UPDATE t SET v = 'x' WHERE v = 'absent'").run();
+      return tx.has('absent');
+    });
+    expect(found).toBe(false);
+    expect(disk.pending()).toBe(0);
+    let answered = false;
+    const written = q.write((tx) => tx.insert('present')).then(() => (answered = true));
+    await turn();
+    await turn();
+    expect(disk.pending()).toBe(1);
+    expect(answered).toBe(false);
+    disk.finish();
+    await written;
+    await q.idle();
+  });
+
   it('fails the batch whose sync failed, runs none of its callbacks, and refuses every later write', async () => {
     const disk = manualSync();
     const q = queueWith(disk.sync);

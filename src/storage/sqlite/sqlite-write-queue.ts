@@ -26,7 +26,8 @@ interface Op<Tx> extends QueuedWrite<Tx> {
  * before that has resolved: an acknowledged write is as durable as one committed on its own.
  *
  * `syncCommitted` makes what COMMIT wrote durable off the event loop (wal-file-sync.ts); the
- * next batch starts once it has. Until then the batch is visible to reads on this connection
+ * next batch starts once it has. A batch that changed no row wrote nothing to sync and is
+ * answered at its COMMIT. Until then the batch is visible to reads on this connection
  * but not yet durable, so reads wait for it: `unsynced()` is the promise they wait on. A failed
  * sync fails its batch and every write after it (the kernel may have dropped the pages it could
  * not write, and a later fsync would not say so): the daemon must restart, and SQLite's recovery
@@ -47,6 +48,8 @@ export function createSqliteWriteQueue<Tx>(
     savepoint: db.prepare('SAVEPOINT write'),
     release: db.prepare('RELEASE write'),
     rollbackTo: db.prepare('ROLLBACK TO write'),
+    // Rows this connection has inserted, updated or deleted so far (its writes are DML only).
+    changes: db.prepare('SELECT total_changes()').pluck(),
   };
   let queue: Op<Tx>[] = [];
   let flushing = false;
@@ -84,13 +87,15 @@ export function createSqliteWriteQueue<Tx>(
     }
   }
 
-  async function flushBatch(ops: Op<Tx>[]) {
+  /** Commits the batch; whether it may have written anything (a batch that changed no row appended nothing to the WAL). */
+  async function flushBatch(ops: Op<Tx>[]): Promise<boolean> {
+    const before = stmts.changes.get() as number;
     try {
       beforeBegin();
       stmts.begin.run();
     } catch (err) {
       failAll(ops, err);
-      return;
+      return false;
     }
     // A lone write needs no savepoint: if it throws, the whole transaction rolls back.
     const alone = ops.length === 1;
@@ -98,7 +103,7 @@ export function createSqliteWriteQueue<Tx>(
       await runOne(op, !alone);
       if (!db.inTransaction) {
         failAll(ops, op.error ?? new Error('the write transaction was rolled back'));
-        return;
+        return false;
       }
     }
     try {
@@ -108,7 +113,9 @@ export function createSqliteWriteQueue<Tx>(
       // The shared COMMIT itself failed: nothing in this batch is durable.
       if (db.inTransaction) stmts.rollback.run();
       failAll(ops, err);
+      return false;
     }
+    return stmts.changes.get() !== before;
   }
 
   async function syncBatch(ops: Op<Tx>[], sync: () => Promise<void>) {
@@ -139,9 +146,10 @@ export function createSqliteWriteQueue<Tx>(
         const ops = queue;
         queue = [];
         // Writes queued while a failing sync ran are refused like the ones after it.
-        if (syncFailure) failAll(ops, syncFailure);
-        else await flushBatch(ops);
-        if (syncCommitted && ops.some((op) => op.ok)) await syncBatch(ops, syncCommitted);
+        // A batch that changed nothing (a lease or a claim that found no row due) has nothing
+        // to make durable: it neither waits for a sync nor holds the next batch behind one.
+        const wrote = syncFailure ? (failAll(ops, syncFailure), false) : await flushBatch(ops);
+        if (syncCommitted && wrote && ops.some((op) => op.ok)) await syncBatch(ops, syncCommitted);
         for (const op of ops) {
           for (const cb of op.after) {
             try {
