@@ -26,9 +26,9 @@ interface Op<Tx> extends QueuedWrite<Tx> {
  * before that has resolved: an acknowledged write is as durable as one committed on its own.
  *
  * `syncCommitted` makes what COMMIT wrote durable off the event loop (wal-file-sync.ts); the
- * next batch starts once it has. A batch that changed no row wrote nothing to sync and is
- * answered at its COMMIT. Until then the batch is visible to reads on this connection
- * but not yet durable, so reads wait for it: `unsynced()` is the promise they wait on. A failed
+ * next batch starts once it has. Until then the batch is visible to reads on this connection
+ * but not yet durable, so reads wait for it: `unsynced()` is the promise they wait on. A batch
+ * that changed no row appended nothing to the WAL: it is answered at its COMMIT. A failed
  * sync fails its batch and every write after it (the kernel may have dropped the pages it could
  * not write, and a later fsync would not say so): the daemon must restart, and SQLite's recovery
  * then keeps exactly what reached the disk.
@@ -146,8 +146,8 @@ export function createSqliteWriteQueue<Tx>(
         const ops = queue;
         queue = [];
         // Writes queued while a failing sync ran are refused like the ones after it.
-        // A batch that changed nothing (a lease or a claim that found no row due) has nothing
-        // to make durable: it neither waits for a sync nor holds the next batch behind one.
+        // A batch that changed nothing (a lease that found no row due) has nothing to make
+        // durable: it neither waits for a sync nor holds the next batch behind one.
         const wrote = syncFailure ? (failAll(ops, syncFailure), false) : await flushBatch(ops);
         if (syncCommitted && wrote && ops.some((op) => op.ok)) await syncBatch(ops, syncCommitted);
         for (const op of ops) {
