@@ -22,6 +22,9 @@ function connect(url: string, token: string | null, opts: WebSocket.ClientOption
   const socket = new WebSocket(`${url}/v1/events`, { headers, ...opts });
   const messages: EventMessage[] = [];
   socket.on('message', (data) => messages.push(JSON.parse(String(data)) as EventMessage));
+  // Counted from the start: the first ping can arrive before the caller gets the socket back.
+  const counts = { pings: 0 };
+  socket.on('ping', () => counts.pings++);
   const opened = new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
     socket.once('error', reject);
@@ -36,7 +39,7 @@ function connect(url: string, token: string | null, opts: WebSocket.ClientOption
   });
   refused.catch(() => {});
   opened.catch(() => {});
-  return { socket, messages, opened, closed, refused };
+  return { socket, messages, counts, opened, closed, refused };
 }
 
 describe('GET /v1/events (WebSocket)', () => {
@@ -127,9 +130,7 @@ describe('GET /v1/events (WebSocket)', () => {
   it('pings at events.ping_interval; a peer that answers stays', async () => {
     t = await startTestServer({ events: { ping_interval: '100ms' } });
     const c = await reviewer();
-    let pings = 0;
-    c.socket.on('ping', () => pings++);
-    await expect.poll(() => pings, { timeout: 5_000 }).toBeGreaterThanOrEqual(4);
+    await expect.poll(() => c.counts.pings, { timeout: 5_000 }).toBeGreaterThanOrEqual(4);
     expect(c.socket.readyState).toBe(WebSocket.OPEN);
     expect(t.server.deps.hub.size()).toBe(1);
   });
@@ -137,12 +138,10 @@ describe('GET /v1/events (WebSocket)', () => {
   it('drops a peer after two missed pongs', async () => {
     t = await startTestServer({ events: { ping_interval: '100ms' } });
     const c = await reviewer({ autoPong: false });
-    let pings = 0;
-    c.socket.on('ping', () => pings++);
     const { code } = await c.closed;
     // Terminated, not closed politely: there is no close frame.
     expect(code).toBe(1006);
-    expect(pings).toBe(2);
+    expect(c.counts.pings).toBe(2);
     expect(t.server.deps.hub.size()).toBe(0);
   });
 
