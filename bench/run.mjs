@@ -15,7 +15,17 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ADMIN_TOKEN, ROOT, startBaseline, startDaemon } from './processes.mjs';
-import { cannonFigures, decideLatency, expiryLag, hookRoundTrip, http, nativeFrameFactory, submitBodyFactory, submitLoad } from './scenarios.mjs';
+import {
+  cannonFigures,
+  decideLatency,
+  expiryLag,
+  interleavedDeliveries,
+  hookRoundTrip,
+  http,
+  nativeFrameFactory,
+  submitBodyFactory,
+  submitLoad,
+} from './scenarios.mjs';
 import { seedHistory, SIMULATED_RULES } from './seed-history.mjs';
 import { fmt, spread } from './stats.mjs';
 import { findPostgresBin, startPostgresServer } from '../scripts/postgres-server.mjs';
@@ -175,35 +185,32 @@ if (SCENARIOS.has('2')) {
   const makeBody = (i) => ({ title: `Approve deploy ${i}`, kind: 'command', source: { agent: 'bench' } });
   const rows = [];
   for (let run = 0; run < RUNS; run++) {
-    const baseLoad = async (n) => {
-      const base = await startBaseline({ dbPath: join(freshDir(`baseline-2-${run}-${n}`), 'baseline.db'), synchronous: SYNC });
-      const b = await decideLatency({ url: base.url, wsPath: '/v1/events', makeBody, waiters: 0 });
-      await base.stop();
-      return b;
-    };
-    // As in scenario 1, the baseline runs just before and just after the full scenario, which is
-    // held against the mean of the two: a baseline on one side only takes the machine's drift over
-    // those minutes for the daemon's own (its own p99 moved 25–72 ms between runs in run M).
-    const b1 = await baseLoad(1);
+    // The baseline and both daemon setups run side by side and are decided in turns, 100
+    // decisions at a time (scenarios.mjs, interleavedDeliveries): a p99 is set by a few stalls,
+    // and the machine's stalls come and go within minutes (the baseline's own p99 moved 25–72
+    // ms between runs of run M), so each server is measured over the same minutes as the others.
+    const base = await startBaseline({ dbPath: join(freshDir(`baseline-2-${run}`), 'baseline.db'), synchronous: SYNC });
     // The full scenario: long-poll waiters and a webhook receiver on top.
     const d2 = await startDaemon({ dataDir: freshDir(`daemon-2-${run}`), synchronous: SYNC });
-    const d = await decideLatency({ url: d2.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 200, webhook: true });
-    await d2.stop();
-    const b2 = await baseLoad(2);
     // Like for like: the same work as the baseline (decide, then broadcast, nothing else).
     const d2a = await startDaemon({ dataDir: freshDir(`daemon-2a-${run}`), synchronous: SYNC });
-    const only = await decideLatency({ url: d2a.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 0, webhook: false });
+    const [b, d, only] = await interleavedDeliveries([
+      { url: base.url, wsPath: '/v1/events', makeBody, waiters: 0 },
+      { url: d2.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 200, webhook: true },
+      { url: d2a.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 0, webhook: false },
+    ]);
+    await base.stop();
+    await d2.stop();
     await d2a.stop();
-    const b = { ws: { p50: (b1.ws.p50 + b2.ws.p50) / 2, p99: (b1.ws.p99 + b2.ws.p99) / 2 }, ws1: b1.ws, ws2: b2.ws };
     rows.push({ b, d, only });
     console.log(
-      `deliver    run ${run + 1}: WebSocket p99 ${fmt(d.ws.p99)} ms vs baseline ${fmt(b.ws.p99)} ms (before ${fmt(b1.ws.p99)}, after ${fmt(b2.ws.p99)}) = ${fmt(d.ws.p99 / b.ws.p99, 2)}x; long-poll p99 ${fmt(d.poll.p99)} ms = ${fmt(d.poll.p99 / b.ws.p99, 2)}x`,
+      `deliver    run ${run + 1}: WebSocket p99 ${fmt(d.ws.p99)} ms vs baseline ${fmt(b.ws.p99)} ms = ${fmt(d.ws.p99 / b.ws.p99, 2)}x; long-poll p99 ${fmt(d.poll.p99)} ms = ${fmt(d.poll.p99 / b.ws.p99, 2)}x; WS only ${fmt(only.ws.p99)} ms = ${fmt(only.ws.p99 / b.ws.p99, 2)}x`,
     );
     check(
       'deliver',
       `run ${run + 1}: every decision delivered`,
       d.ws.n === d.wsExpected && d.poll.n === d.pollExpected && d.failedDecisions === 0,
-      `(ws ${d.ws.n}/${d.wsExpected}, long-poll ${d.poll.n}/${d.pollExpected}, failed decisions ${d.failedDecisions}; baseline ws ${b1.ws.n}/${b1.wsExpected}, ${b2.ws.n}/${b2.wsExpected})`,
+      `(ws ${d.ws.n}/${d.wsExpected}, long-poll ${d.poll.n}/${d.pollExpected}, failed decisions ${d.failedDecisions}; baseline ws ${b.ws.n}/${b.wsExpected})`,
     );
     check('deliver', `run ${run + 1}: every webhook received`, d.hook.n === d.hookExpected, `(${d.hook.n}/${d.hookExpected})`);
   }

@@ -116,7 +116,46 @@ async function inBatches(items, size, fn) {
  * decided on `url`; sockets and long-polls are spread over `watchUrls` (default: `url` alone), so
  * with other nodes there every wake-up crosses the cluster's change feed.
  */
-export async function decideLatency({
+export async function decideLatency(opts) {
+  const run = await openDeliveryRun(opts);
+  await run.warmUp();
+  await run.decide(run.created);
+  return run.finish();
+}
+
+/**
+ * Scenario 2 on several servers at once, taken in turns: each server is set up as by
+ * `decideLatency` (its own requests, sockets, long-polls and receiver), then its measured
+ * requests are decided `block` at a time, one server after another (the order reversed every
+ * other round), so every server sees the machine's speed of the same minutes. Only the server
+ * being decided has work; the others wait, idle, with their sockets open.
+ */
+export async function interleavedDeliveries(optsList, { block = 100, pauseMs = 500 } = {}) {
+  const runs = [];
+  for (const opts of optsList) runs.push(await openDeliveryRun(opts));
+  for (const run of runs) {
+    await run.warmUp();
+    await pause(pauseMs);
+  }
+  const rounds = Math.max(...runs.map((r) => Math.ceil(r.created.length / block)));
+  for (let k = 0; k < rounds; k++) {
+    const order = k % 2 ? [...runs].reverse() : runs;
+    for (const run of order) {
+      const part = run.created.slice(k * block, (k + 1) * block);
+      if (part.length === 0) continue;
+      await run.decide(part);
+      // Lets the deliveries of the block end before the next server's begins.
+      await pause(pauseMs);
+    }
+  }
+  const out = [];
+  for (const run of runs) out.push(await run.finish());
+  return out;
+}
+
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function openDeliveryRun({
   url,
   watchUrls = [url],
   wsPath,
@@ -182,12 +221,7 @@ export async function decideLatency({
   }
 
   const pollSamples = [];
-  const polls = created.slice(0, waiters).map(async (r, i) => {
-    const res = await http(`${watchUrls[i % watchUrls.length]}/v1/requests/${r.id}/wait?timeout=60s`, 'GET', undefined, headers);
-    const t = performance.now();
-    if (res.body?.status !== 'pending' && sentAt.has(r.id)) pollSamples.push(t - sentAt.get(r.id));
-  });
-  await new Promise((r) => setTimeout(r, 500)); // let the long-polls register
+  let polls = [];
 
   let conflicts = 0;
   const interval = 1000 / rate;
@@ -196,7 +230,7 @@ export async function decideLatency({
     const decisions = [];
     for (let i = 0; i < list.length; i++) {
       const wait = start + i * interval - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (wait > 0) await pause(wait);
       const r = list[i];
       if (measured) sentAt.set(r.id, performance.now());
       decisions.push(
@@ -207,24 +241,41 @@ export async function decideLatency({
     }
     await Promise.all(decisions);
   };
-  await decideAll(warm, false);
-  await new Promise((r) => setTimeout(r, 1000));
-  await decideAll(created, true);
-  const deadline = performance.now() + 30_000;
-  while ((received < created.length * subscribers || (webhook && hookSamples.length < created.length)) && performance.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await Promise.all(polls);
-  for (const ws of sockets) ws.terminate();
-  receiver?.close();
   return {
-    ws: summarize(wsSamples),
-    wsExpected: created.length * subscribers,
-    poll: summarize(pollSamples),
-    pollExpected: waiters,
-    hook: summarize(hookSamples),
-    hookExpected: webhook ? created.length : 0,
-    failedDecisions: conflicts,
+    created,
+    async warmUp() {
+      // The long-polls start here, not at setup: a run set up long before its first block would
+      // see them time out.
+      polls = created.slice(0, waiters).map(async (r, i) => {
+        const res = await http(`${watchUrls[i % watchUrls.length]}/v1/requests/${r.id}/wait?timeout=60s`, 'GET', undefined, headers);
+        const t = performance.now();
+        if (res.body?.status !== 'pending' && sentAt.has(r.id)) pollSamples.push(t - sentAt.get(r.id));
+      });
+      await pause(500); // let the long-polls register
+      await decideAll(warm, false);
+      await pause(1000);
+    },
+    /** Decides `list` (some of `created`) at `rate`, measured. */
+    decide: (list) => decideAll(list, true),
+    /** Waits for what is still on its way (at most 30 s), closes everything, and summarises. */
+    async finish() {
+      const deadline = performance.now() + 30_000;
+      while ((received < created.length * subscribers || (webhook && hookSamples.length < created.length)) && performance.now() < deadline) {
+        await pause(100);
+      }
+      await Promise.all(polls);
+      for (const ws of sockets) ws.terminate();
+      receiver?.close();
+      return {
+        ws: summarize(wsSamples),
+        wsExpected: created.length * subscribers,
+        poll: summarize(pollSamples),
+        pollExpected: waiters,
+        hook: summarize(hookSamples),
+        hookExpected: webhook ? created.length : 0,
+        failedDecisions: conflicts,
+      };
+    },
   };
 }
 
