@@ -186,18 +186,19 @@ if (SCENARIOS.has('2')) {
   const rows = [];
   for (let run = 0; run < RUNS; run++) {
     // The baseline and both daemon setups run side by side and are decided in turns, 100
-    // decisions at a time (scenarios.mjs, interleavedDeliveries): a p99 is set by a few stalls,
-    // and the machine's stalls come and go within minutes (the baseline's own p99 moved 25–72
-    // ms between runs of run M), so each server is measured over the same minutes as the others.
+    // decisions at a time, each server stopped outside its turns (scenarios.mjs,
+    // interleavedDeliveries): a p99 is set by a few stalls, and the machine's stalls come and go
+    // within minutes (the baseline's own p99 moved 25–72 ms between runs of run M), so each
+    // server is measured over the same minutes as the others.
     const base = await startBaseline({ dbPath: join(freshDir(`baseline-2-${run}`), 'baseline.db'), synchronous: SYNC });
     // The full scenario: long-poll waiters and a webhook receiver on top.
     const d2 = await startDaemon({ dataDir: freshDir(`daemon-2-${run}`), synchronous: SYNC });
     // Like for like: the same work as the baseline (decide, then broadcast, nothing else).
     const d2a = await startDaemon({ dataDir: freshDir(`daemon-2a-${run}`), synchronous: SYNC });
     const [b, d, only] = await interleavedDeliveries([
-      { url: base.url, wsPath: '/v1/events', makeBody, waiters: 0 },
-      { url: d2.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 200, webhook: true },
-      { url: d2a.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 0, webhook: false },
+      { server: base, url: base.url, wsPath: '/v1/events', makeBody, waiters: 0 },
+      { server: d2, url: d2.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 200, webhook: true },
+      { server: d2a, url: d2a.url, wsPath: '/v1/events', headers: auth, makeBody, waiters: 0, webhook: false },
     ]);
     await base.stop();
     await d2.stop();

@@ -127,8 +127,9 @@ export async function decideLatency(opts) {
  * Scenario 2 on several servers at once, taken in turns: each server is set up as by
  * `decideLatency` (its own requests, sockets, long-polls and receiver), then its measured
  * requests are decided `block` at a time, one server after another (the order reversed every
- * other round), so every server sees the machine's speed of the same minutes. Only the server
- * being decided has work; the others wait, idle, with their sockets open.
+ * other round), so every server sees the machine's speed of the same minutes. `server` (what
+ * processes.mjs started) is stopped with SIGSTOP outside its turns: a server's own background
+ * work (pings, checkpoints, timers) then runs in its own turns, not in another's.
  */
 export async function interleavedDeliveries(optsList, { block = 100, pauseMs = 500 } = {}) {
   const runs = [];
@@ -137,16 +138,27 @@ export async function interleavedDeliveries(optsList, { block = 100, pauseMs = 5
     await run.warmUp();
     await pause(pauseMs);
   }
-  const rounds = Math.max(...runs.map((r) => Math.ceil(r.created.length / block)));
-  for (let k = 0; k < rounds; k++) {
-    const order = k % 2 ? [...runs].reverse() : runs;
-    for (const run of order) {
-      const part = run.created.slice(k * block, (k + 1) * block);
-      if (part.length === 0) continue;
-      await run.decide(part);
-      // Lets the deliveries of the block end before the next server's begins.
-      await pause(pauseMs);
+  const signal = (i, sig) => optsList[i].server?.child.kill(sig);
+  runs.forEach((_, i) => signal(i, 'SIGSTOP'));
+  try {
+    const rounds = Math.max(...runs.map((r) => Math.ceil(r.created.length / block)));
+    for (let k = 0; k < rounds; k++) {
+      const order = runs.map((_, i) => i);
+      if (k % 2) order.reverse();
+      for (const i of order) {
+        const part = runs[i].created.slice(k * block, (k + 1) * block);
+        if (part.length === 0) continue;
+        signal(i, 'SIGCONT');
+        // What fell due while the server was stopped runs before its first decision.
+        await pause(pauseMs);
+        await runs[i].decide(part);
+        // Lets the block's deliveries end before the server stops.
+        await pause(pauseMs);
+        signal(i, 'SIGSTOP');
+      }
     }
+  } finally {
+    runs.forEach((_, i) => signal(i, 'SIGCONT'));
   }
   const out = [];
   for (const run of runs) out.push(await run.finish());
