@@ -243,61 +243,71 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
     return deps.hooks!.sender.send(hook, { id: leased.id, type: leased.type, requestId: leased.requestId, body: leased.body }, controller);
   }
 
+  /**
+   * Records how the attempt ended. Not a durable write (store.ts): losing it in a power failure
+   * is the daemon stopping before it, which the lease already covers (the row is taken back, the
+   * attempt marked interrupted and made again with the same webhook-id), so it skips a sync of
+   * its own and holds no decision's commit behind one. The lease, written before the attempt,
+   * stays durable: every attempt made is on record.
+   */
   function finalize(leased: LeasedDelivery, outcome: AttemptOutcome, latencyMs: number): Promise<void> {
     const { id, requestId, type, attempt: n } = leased;
-    return store.write(async (tx) => {
-      const { deliveries } = tx;
-      const now = clock.now();
-      // Hook deliveries are listed per hook (GET /v1/hooks/{name}/deliveries), not in the request's audit trail.
-      const hook = leased.hook;
-      const target = hook === null ? 'callback' : 'hook';
-      const counted = (result: CallbackAttempt['result'], gaveUp: FailReason | null = null) =>
-        tx.afterCommit(() => deps.onAttempt?.({ target, result, gaveUp }));
-      const fail = async (reason: FailReason, status: number | null, error: string) => {
-        if (!(await deliveries.finish(id, 'failed', now, error))) return counted('failed');
-        counted('failed', reason);
-        // A callback's failure is logged from its audit row (observe/lifecycle-log.ts); a hook's has none.
-        if (hook === null)
-          await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
-        else tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status, hook }, 'hook delivery failed'));
-      };
-      switch (outcome.kind) {
-        case 'delivered':
-          counted('delivered');
-          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
-          if ((await deliveries.finish(id, 'delivered', now, null)) && hook === null) {
-            await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
+    return store.write(
+      async (tx) => {
+        const { deliveries } = tx;
+        const now = clock.now();
+        // Hook deliveries are listed per hook (GET /v1/hooks/{name}/deliveries), not in the request's audit trail.
+        const hook = leased.hook;
+        const target = hook === null ? 'callback' : 'hook';
+        const counted = (result: CallbackAttempt['result'], gaveUp: FailReason | null = null) =>
+          tx.afterCommit(() => deps.onAttempt?.({ target, result, gaveUp }));
+        const fail = async (reason: FailReason, status: number | null, error: string) => {
+          if (!(await deliveries.finish(id, 'failed', now, error))) return counted('failed');
+          counted('failed', reason);
+          // A callback's failure is logged from its audit row (observe/lifecycle-log.ts); a hook's has none.
+          if (hook === null)
+            await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
+          else tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status, hook }, 'hook delivery failed'));
+        };
+        switch (outcome.kind) {
+          case 'delivered':
+            counted('delivered');
+            await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
+            if ((await deliveries.finish(id, 'delivered', now, null)) && hook === null) {
+              await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
+            }
+            return;
+          case 'interrupted':
+            counted('interrupted');
+            await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
+            // Not counted against the schedule and due again at once (on the next start, or another daemon).
+            await deliveries.release(id, now, null);
+            return;
+          case 'fail':
+            await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+            await fail(outcome.reason, outcome.status, outcome.error);
+            return;
+          case 'retry': {
+            await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+            const plan = planRetry({
+              counted: await deliveries.countedAttempts(id),
+              schedule,
+              random,
+              now,
+              createdAt: leased.createdAt,
+              maxAgeMs,
+              retryAfterMs: outcome.retryAfterMs,
+            });
+            if ('at' in plan) {
+              counted('failed');
+              await deliveries.release(id, plan.at, outcome.error);
+            } else await fail(plan.giveUp, outcome.status, outcome.error);
+            return;
           }
-          return;
-        case 'interrupted':
-          counted('interrupted');
-          await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
-          // Not counted against the schedule and due again at once (on the next start, or another daemon).
-          await deliveries.release(id, now, null);
-          return;
-        case 'fail':
-          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
-          await fail(outcome.reason, outcome.status, outcome.error);
-          return;
-        case 'retry': {
-          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
-          const plan = planRetry({
-            counted: await deliveries.countedAttempts(id),
-            schedule,
-            random,
-            now,
-            createdAt: leased.createdAt,
-            maxAgeMs,
-            retryAfterMs: outcome.retryAfterMs,
-          });
-          if ('at' in plan) {
-            counted('failed');
-            await deliveries.release(id, plan.at, outcome.error);
-          } else await fail(plan.giveUp, outcome.status, outcome.error);
-          return;
         }
-      }
-    });
+      },
+      { durable: false },
+    );
   }
 
   return {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { PolicyRecords } from '../storage/policy-records.js';
 import type { RequestRecords, StoredRequest } from '../storage/request-records.js';
-import type { Store, WriteTx } from '../storage/store.js';
+import type { Store, WriteOptions, WriteTx } from '../storage/store.js';
 
 /** What a line names about the request besides its id. */
 interface RequestContext {
@@ -113,7 +113,7 @@ export function logLifecycle(store: Store, log: Logger): Store {
 
   return {
     ...store,
-    write<T>(work: (tx: WriteTx) => Promise<T>): Promise<T> {
+    write<T>(work: (tx: WriteTx) => Promise<T>, options?: WriteOptions): Promise<T> {
       return store.write((tx) => {
         const known = new Map<string, RequestContext>();
         const rows: AuditRow[] = [];
@@ -122,7 +122,7 @@ export function logLifecycle(store: Store, log: Logger): Store {
           rows.push(row);
         };
         return work({ ...tx, requests: watchRequests(tx.requests, known, append), policy: watchPolicy(tx.policy, append) });
-      });
+      }, options);
     },
   };
 }

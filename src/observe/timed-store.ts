@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Store, WriteTx } from '../storage/store.js';
+import type { Store, WriteOptions, WriteTx } from '../storage/store.js';
 
 export type TransactionOutcome = 'commit' | 'rollback';
 
@@ -15,11 +15,11 @@ export function timeStoreWrites(
 ): Store {
   return {
     ...store,
-    async write<T>(work: (tx: WriteTx) => Promise<T>): Promise<T> {
+    async write<T>(work: (tx: WriteTx) => Promise<T>, options?: WriteOptions): Promise<T> {
       const started = now();
       let outcome: TransactionOutcome = 'rollback';
       try {
-        const value = await store.write(work);
+        const value = await store.write(work, options);
         outcome = 'commit';
         return value;
       } finally {

@@ -17,6 +17,17 @@ import type { WebSessionReads, WebSessionRecords } from './web-session-records.j
  * SQL, a driver, or which database it runs on. Two implementations: SQLite (one daemon, group
  * commit) and PostgreSQL (several daemons on one database). See docs/cluster.md.
  */
+export interface WriteOptions {
+  /**
+   * false: the write may be lost in a power failure or an operating-system crash (never in a
+   * crash or kill of the daemon alone), and its caller treats that loss as the daemon having
+   * stopped just before it. SQLite then answers it at its COMMIT without a sync of its own; the
+   * next sync (a later write's, or the checkpointer's) makes it durable. PostgreSQL commits
+   * every write durably. Default true.
+   */
+  durable?: boolean;
+}
+
 export interface Store {
   /** Reads outside a transaction. They see committed data only, never a write still in flight. */
   readonly requests: RequestReads;
@@ -42,7 +53,7 @@ export interface Store {
    * do nothing but talk to `tx`: no network, no timers, no other store calls, because the
    * transaction holds the database's write lock (SQLite) or a pooled connection (PostgreSQL).
    */
-  write<T>(work: (tx: WriteTx) => Promise<T>): Promise<T>;
+  write<T>(work: (tx: WriteTx) => Promise<T>, options?: WriteOptions): Promise<T>;
 
   /**
    * Changes committed by OTHER daemons on this store, as they announced them (`WriteTx.announce`).

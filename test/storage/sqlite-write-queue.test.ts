@@ -255,6 +255,38 @@ describe('SQLite write queue with the commit synced off the event loop', () => {
     await q.idle();
   });
 
+  it('answers a batch of writes that need not be durable at its COMMIT, without a sync; a batch with one durable write is synced', async () => {
+    const disk = manualSync();
+    const q = queueWith(disk.sync);
+    let calledBack = false;
+    await q.write(
+      async (tx) => {
+        await tx.insert('lazy');
+        tx.afterCommit(() => (calledBack = true));
+      },
+      { durable: false },
+    );
+    expect(calledBack).toBe(true);
+    expect(committed()).toEqual(['lazy']);
+    expect(disk.pending()).toBe(0);
+    expect(q.unsynced()).toBeNull();
+    // Queued in one turn, the two share a batch: the durable one is answered after the sync,
+    // which covers the other's frames too.
+    let answered = 0;
+    const both = Promise.all([
+      q.write((tx) => tx.insert('lazy-2'), { durable: false }).then(() => answered++),
+      q.write((tx) => tx.insert('durable')).then(() => answered++),
+    ]);
+    await turn();
+    await turn();
+    expect(disk.pending()).toBe(1);
+    expect(answered).toBe(0);
+    disk.finish();
+    await both;
+    expect(answered).toBe(2);
+    await q.idle();
+  });
+
   it('fails the batch whose sync failed, runs none of its callbacks, and refuses every later write', async () => {
     const disk = manualSync();
     const q = queueWith(disk.sync);

@@ -127,8 +127,8 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     },
     rates: createMemoryRateCounters(),
     // The driver's errors in the daemon's terms, at the one boundary every write crosses.
-    write: (work) =>
-      queue.write(work).catch((err: unknown) => {
+    write: (work, options) =>
+      queue.write(work, options).catch((err: unknown) => {
         throw requestKeyError(sqliteStorageError(err));
       }),
     onRemoteChange: () => () => {},

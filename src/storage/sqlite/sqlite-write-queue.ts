@@ -10,6 +10,8 @@ export interface QueuedWrite<Tx> {
 
 interface Op<Tx> extends QueuedWrite<Tx> {
   work: (tx: Tx) => Promise<unknown>;
+  /** false: answered at COMMIT, without a sync of its own (store.ts, WriteOptions). */
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
   ok: boolean;
@@ -28,7 +30,9 @@ interface Op<Tx> extends QueuedWrite<Tx> {
  * `syncCommitted` makes what COMMIT wrote durable off the event loop (wal-file-sync.ts); the
  * next batch starts once it has. Until then the batch is visible to reads on this connection
  * but not yet durable, so reads wait for it: `unsynced()` is the promise they wait on. A batch
- * that changed no row appended nothing to the WAL: it is answered at its COMMIT. A failed
+ * that changed no row appended nothing to the WAL: it is answered at its COMMIT, and so is a
+ * batch of writes that are not `durable` (store.ts): the next sync, a later batch's or the
+ * checkpointer's, makes their WAL frames durable with whatever follows them. A failed
  * sync fails its batch and every write after it (the kernel may have dropped the pages it could
  * not write, and a later fsync would not say so): the daemon must restart, and SQLite's recovery
  * then keeps exactly what reached the disk.
@@ -147,9 +151,10 @@ export function createSqliteWriteQueue<Tx>(
         queue = [];
         // Writes queued while a failing sync ran are refused like the ones after it.
         // A batch that changed nothing (a lease that found no row due) has nothing to make
-        // durable: it neither waits for a sync nor holds the next batch behind one.
+        // durable, and one of writes that need not be has nothing that must: it neither waits
+        // for a sync nor holds the next batch behind one.
         const wrote = syncFailure ? (failAll(ops, syncFailure), false) : await flushBatch(ops);
-        if (syncCommitted && wrote && ops.some((op) => op.ok)) await syncBatch(ops, syncCommitted);
+        if (syncCommitted && wrote && ops.some((op) => op.ok && op.durable)) await syncBatch(ops, syncCommitted);
         for (const op of ops) {
           for (const cb of op.after) {
             try {
@@ -168,10 +173,10 @@ export function createSqliteWriteQueue<Tx>(
   }
 
   return {
-    write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    write<T>(work: (tx: Tx) => Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
       if (syncFailure) return Promise.reject(syncFailure);
       return new Promise<T>((resolve, reject) => {
-        const op = { work, resolve, reject, ok: false, after: [] } as unknown as Op<Tx>;
+        const op = { work, durable, resolve, reject, ok: false, after: [] } as unknown as Op<Tx>;
         op.tx = makeTx(op);
         queue.push(op);
         if (!flushing && !scheduled) {
