@@ -12,11 +12,7 @@ import type { RequestReads, RequestRecords } from './request-records.js';
 import type { TokenReads, TokenRecords } from './token-records.js';
 import type { WebSessionReads, WebSessionRecords } from './web-session-records.js';
 
-/**
- * The storage port: everything the daemon keeps, named for what it holds. Nothing above it sees
- * SQL, a driver, or which database it runs on. Two implementations: SQLite (one daemon, group
- * commit) and PostgreSQL (several daemons on one database). See docs/cluster.md.
- */
+/** How `Store.write` commits. */
 export interface WriteOptions {
   /**
    * false: the write may be lost in a power failure or an operating-system crash (never in a
@@ -28,6 +24,11 @@ export interface WriteOptions {
   durable?: boolean;
 }
 
+/**
+ * The storage port: everything the daemon keeps, named for what it holds. Nothing above it sees
+ * SQL, a driver, or which database it runs on. Two implementations: SQLite (one daemon, group
+ * commit) and PostgreSQL (several daemons on one database). See docs/cluster.md.
+ */
 export interface Store {
   /** Reads outside a transaction. They see committed data only, never a write still in flight. */
   readonly requests: RequestReads;
