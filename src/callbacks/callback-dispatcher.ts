@@ -9,7 +9,7 @@ import type { HookConfig } from '../notify/hook-config.js';
 import type { HookSender } from '../notify/hook-sender.js';
 import type { NotifyEvents } from '../notify/notify-events.js';
 import type { LeasedDelivery } from '../storage/delivery-outbox.js';
-import type { Store } from '../storage/store.js';
+import type { Store, WriteTx } from '../storage/store.js';
 import { checkCallbackUrl } from './callback-url-policy.js';
 import { classifyError, SHUTDOWN, TIMEOUT } from './attempt-errors.js';
 import { classifyStatus, planRetry, type AttemptOutcome, type FailReason } from './retry-policy.js';
@@ -252,62 +252,60 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
    */
   function finalize(leased: LeasedDelivery, outcome: AttemptOutcome, latencyMs: number): Promise<void> {
     const { id, requestId, type, attempt: n } = leased;
-    return store.write(
-      async (tx) => {
-        const { deliveries } = tx;
-        const now = clock.now();
-        // Hook deliveries are listed per hook (GET /v1/hooks/{name}/deliveries), not in the request's audit trail.
-        const hook = leased.hook;
-        const target = hook === null ? 'callback' : 'hook';
-        const counted = (result: CallbackAttempt['result'], gaveUp: FailReason | null = null) =>
-          tx.afterCommit(() => deps.onAttempt?.({ target, result, gaveUp }));
-        const fail = async (reason: FailReason, status: number | null, error: string) => {
-          if (!(await deliveries.finish(id, 'failed', now, error))) return counted('failed');
-          counted('failed', reason);
-          // A callback's failure is logged from its audit row (observe/lifecycle-log.ts); a hook's has none.
-          if (hook === null)
-            await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
-          else tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status, hook }, 'hook delivery failed'));
-        };
-        switch (outcome.kind) {
-          case 'delivered':
-            counted('delivered');
-            await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
-            if ((await deliveries.finish(id, 'delivered', now, null)) && hook === null) {
-              await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
-            }
-            return;
-          case 'interrupted':
-            counted('interrupted');
-            await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
-            // Not counted against the schedule and due again at once (on the next start, or another daemon).
-            await deliveries.release(id, now, null);
-            return;
-          case 'fail':
-            await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
-            await fail(outcome.reason, outcome.status, outcome.error);
-            return;
-          case 'retry': {
-            await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
-            const plan = planRetry({
-              counted: await deliveries.countedAttempts(id),
-              schedule,
-              random,
-              now,
-              createdAt: leased.createdAt,
-              maxAgeMs,
-              retryAfterMs: outcome.retryAfterMs,
-            });
-            if ('at' in plan) {
-              counted('failed');
-              await deliveries.release(id, plan.at, outcome.error);
-            } else await fail(plan.giveUp, outcome.status, outcome.error);
-            return;
+    const recordEnd = async (tx: WriteTx) => {
+      const { deliveries } = tx;
+      const now = clock.now();
+      // Hook deliveries are listed per hook (GET /v1/hooks/{name}/deliveries), not in the request's audit trail.
+      const hook = leased.hook;
+      const target = hook === null ? 'callback' : 'hook';
+      const counted = (result: CallbackAttempt['result'], gaveUp: FailReason | null = null) =>
+        tx.afterCommit(() => deps.onAttempt?.({ target, result, gaveUp }));
+      const fail = async (reason: FailReason, status: number | null, error: string) => {
+        if (!(await deliveries.finish(id, 'failed', now, error))) return counted('failed');
+        counted('failed', reason);
+        // A callback's failure is logged from its audit row (observe/lifecycle-log.ts); a hook's has none.
+        if (hook === null)
+          await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
+        else tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status, hook }, 'hook delivery failed'));
+      };
+      switch (outcome.kind) {
+        case 'delivered':
+          counted('delivered');
+          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
+          if ((await deliveries.finish(id, 'delivered', now, null)) && hook === null) {
+            await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
           }
+          return;
+        case 'interrupted':
+          counted('interrupted');
+          await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
+          // Not counted against the schedule and due again at once (on the next start, or another daemon).
+          await deliveries.release(id, now, null);
+          return;
+        case 'fail':
+          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+          await fail(outcome.reason, outcome.status, outcome.error);
+          return;
+        case 'retry': {
+          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+          const plan = planRetry({
+            counted: await deliveries.countedAttempts(id),
+            schedule,
+            random,
+            now,
+            createdAt: leased.createdAt,
+            maxAgeMs,
+            retryAfterMs: outcome.retryAfterMs,
+          });
+          if ('at' in plan) {
+            counted('failed');
+            await deliveries.release(id, plan.at, outcome.error);
+          } else await fail(plan.giveUp, outcome.status, outcome.error);
+          return;
         }
-      },
-      { durable: false },
-    );
+      }
+    };
+    return store.write(recordEnd, { durable: false });
   }
 
   return {
