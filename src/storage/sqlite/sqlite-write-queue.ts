@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { AppError } from '../../lib/errors.js';
+import type { WriteOptions } from '../store.js';
 
 export interface QueuedWrite<Tx> {
   /** The transaction handle this write's work receives. */
@@ -173,7 +174,7 @@ export function createSqliteWriteQueue<Tx>(
   }
 
   return {
-    write<T>(work: (tx: Tx) => Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
+    write<T>(work: (tx: Tx) => Promise<T>, { durable = true }: WriteOptions = {}): Promise<T> {
       if (syncFailure) return Promise.reject(syncFailure);
       return new Promise<T>((resolve, reject) => {
         const op = { work, durable, resolve, reject, ok: false, after: [] } as unknown as Op<Tx>;
