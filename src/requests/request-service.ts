@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { actorName, submitterKey } from '../auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import { parseDuration } from '../lib/durations.js';
+import { canonicalJson } from '../lib/canonical-json.js';
 import { AppError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { CreationVerdict } from '../policy/creation-verdict.js';
@@ -145,8 +146,10 @@ export function createRequestService({
       const found = await from.requests.findByNativeKey(format, submitter, native.key);
       // A replay maps to its record only when it asks the same thing: the reviewer decided on
       // that content, so a frame with other content must never get the old decision (issue 10).
-      // Envelope fields (sequence numbers, timestamps) are not in the hash.
-      if (found && found.record.content_hash !== hash) {
+      // What the reply is rendered from counts too (option ids behind the labels, a turn id,
+      // answer checks), since the old reply would answer a frame that no longer asks it.
+      // Envelope fields (sequence numbers, timestamps) are in neither.
+      if (found && (found.record.content_hash !== hash || canonicalJson(found.nativeContext) !== canonicalJson(native.context))) {
         throw new AppError('native_conflict', `native key "${native.key}" is already used by request ${found.record.id} with different content`, {
           existing_id: found.record.id,
         });

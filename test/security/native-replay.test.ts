@@ -81,6 +81,33 @@ describe('native replays with other content', () => {
     expect(await bridge.next()).toEqual(reply);
   });
 
+  it('a PaperClip frame re-sent with other option ids or another turn is 409, though the reviewer sees the same labels', async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('agent');
+    const frame = () => fixture('paperclip', 'v2-input-single-select-decision.json').frame;
+    const first = await agent.api.post('/v1/formats/paperclip/requests', frame());
+    expect(first.status, first.text).toBe(201);
+    const record = first.body.request;
+    expect((await decide(t.api, record, 'submit', { fields: { answers: { db: { selected: ['Postgres'] } } } })).status).toBe(200);
+
+    // Envelope fields are not content: the same request in a later event gets the stored reply.
+    const resent = frame();
+    Object.assign(resent, { sourceEventId: 'evt-req-43-again', sourceSeq: 9, emittedAt: '2026-09-28T12:05:00Z' });
+    const same = await agent.api.post('/v1/formats/paperclip/requests', resent);
+    expect(same.status, same.text).toBe(200);
+    expect(same.body.reply.payload.resolution.response.answers).toEqual({ db: { selectedOptionIds: ['pg'] } });
+
+    // The old reply would name option "pg", which this frame does not have.
+    const renamed = frame();
+    renamed.payload.request.input.questions[0].options[0].id = 'postgres-15';
+    expectError(await agent.api.post('/v1/formats/paperclip/requests', renamed), 409, 'native_conflict', 'paperclip:run-1:req-43');
+    // The old reply would resolve turn-1.
+    const later = frame();
+    later.payload.request.turnId = 'turn-2';
+    expectError(await agent.api.post('/v1/formats/paperclip/requests', later), 409, 'native_conflict');
+    expect(await requestCount(t.api)).toBe(1);
+  });
+
   it('ALP re-announcing the open question with seq 0 (another epoch, seq and ts) maps to the same record', async () => {
     t = await startTestServer();
     const agent = await t.submitClient('agent');
