@@ -166,6 +166,52 @@ describe('paperclip adapter quirks', () => {
       expect(parsed.success, JSON.stringify(textValidation)).toBe(false);
     }
   });
+  it("refuses a decision question that breaks the schema's intent rules, naming the field", () => {
+    const decision = {
+      answerMode: 'single_select',
+      intent: 'decision',
+      recommendationRationale: 'Postgres is run already.',
+      options: [
+        { id: 'pg', label: 'Postgres', recommended: true },
+        { id: 'sqlite', label: 'SQLite' },
+      ],
+    };
+    expect(paperclipAdapter.frameSchema.safeParse(questionSet(decision)).success).toBe(true);
+    const broken: Array<[Record<string, unknown>, string]> = [
+      [{ required: false }, 'required'],
+      [{ answerMode: 'multi_select' }, 'answerMode'],
+      [{ recommendationRationale: undefined }, 'recommendationRationale'],
+      [{ customAnswer: { enabled: true } }, 'customAnswer'],
+      [{ options: [{ id: 'pg', label: 'Postgres', recommended: true }] }, 'options'],
+      [
+        {
+          options: [
+            { id: 'pg', label: 'Postgres' },
+            { id: 'sqlite', label: 'SQLite' },
+          ],
+        },
+        'options',
+      ],
+      [
+        {
+          options: [
+            { id: 'pg', label: 'Postgres', recommended: true },
+            { id: 'pg2', label: 'Postgres' },
+          ],
+        },
+        'options.1.label',
+      ],
+    ];
+    for (const [change, field] of broken) {
+      const parsed = paperclipAdapter.frameSchema.safeParse(questionSet({ ...decision, ...change }));
+      expect(parsed.success, JSON.stringify(change)).toBe(false);
+      const paths = parsed.error!.issues.map((i) => i.path.join('.'));
+      expect(
+        paths.some((p) => p.endsWith(`questions.0.${field}`)),
+        `${JSON.stringify(change)}: ${paths.join(', ')}`,
+      ).toBe(true);
+    }
+  });
 });
 
 describe('paperclip decision checks (textValidation)', () => {

@@ -37,8 +37,36 @@ export const QuestionSetQuestionSchema = z
     if (q.answerMode === 'text' && q.customAnswer) flag(ctx, ['customAnswer'], 'text questions do not use a custom answer');
     if (q.answerMode !== 'text' && options.length === 0) flag(ctx, ['options'], 'select questions need at least one option');
     unique(ctx, options, 'id', ['options'], 'option id');
-    if (options.filter((o) => o.recommended).length > 1) flag(ctx, ['options'], 'at most one option may be recommended');
+    const recommended = options.filter((o) => o.recommended).length;
+    if (recommended > 1) flag(ctx, ['options'], 'at most one option may be recommended');
+    if (q.intent === 'decision') decisionIntent(ctx, q, recommended);
   });
+
+/**
+ * The question set schema's rules for `intent: "decision"` (a consequential choice), plus the two
+ * its description leaves to PaperClip's parser (distinct labels, exactly one recommended).
+ */
+function decisionIntent(
+  ctx: z.RefinementCtx,
+  q: {
+    required: boolean;
+    answerMode: string;
+    recommendationRationale?: string | undefined;
+    customAnswer?: unknown;
+    options?: Array<{ label: string }> | undefined;
+  },
+  recommended: number,
+) {
+  const why = 'a decision question';
+  if (!q.required) flag(ctx, ['required'], `${why} must be required`);
+  if (q.answerMode !== 'single_select') flag(ctx, ['answerMode'], `${why} must be single_select`);
+  if (!q.recommendationRationale) flag(ctx, ['recommendationRationale'], `${why} needs a recommendationRationale`);
+  if (q.customAnswer) flag(ctx, ['customAnswer'], `${why} takes no custom answer`);
+  const options = q.options ?? [];
+  if (options.length < 2) flag(ctx, ['options'], `${why} needs at least two options`);
+  else if (recommended !== 1) flag(ctx, ['options'], `${why} needs exactly one recommended option`);
+  unique(ctx, options, 'label', ['options'], 'option label');
+}
 export type QuestionSetQuestion = z.infer<typeof QuestionSetQuestionSchema>;
 
 export const QuestionSetSchema = z
