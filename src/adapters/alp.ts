@@ -366,13 +366,13 @@ function followUp(frame: AlpFrame, _ctx: FrameContext, stored?: FollowUpTarget<A
   switch (event.outcome) {
     case 'answered':
       return stored ? answeredAgainst(key, event.answer ?? '', stored) : answeredUpstream(key, event.questionId, event.answer ?? '');
-    // ALP takes a dismissal as a refusal of whatever was asked.
+    // A dismissal carries no answer to read a verdict from: the question was withdrawn from
+    // the reviewer, as a cancel is (formats.md §5), and needs no grant.
     case 'dismissed':
-      return { kind: 'resolve', nativeKey: key, status: 'denied' };
-    case 'timeout':
-      return { kind: 'resolve', nativeKey: key, status: 'expired' };
     case 'canceled':
       return { kind: 'resolve', nativeKey: key, status: 'cancelled' };
+    case 'timeout':
+      return { kind: 'resolve', nativeKey: key, status: 'expired' };
   }
 }
 
