@@ -26,13 +26,18 @@ export type LinkOutcome =
  */
 export function createLinkService({ store, requests, clock, config }: { store: Store; requests: RequestService; clock: Clock; config: Readonly<Config> }) {
   const perMinute = config.notifications.links_per_minute;
+  // Turning links off (globally, on a hook, or removing the hook) also stops the links already
+  // sent: the operator's switch would mean little while week-old links still decided.
+  const linkHooks = new Set(
+    config.notifications.decision_links && config.public_url !== null ? config.hooks.filter((h) => h.decision_links === true).map((h) => h.name) : [],
+  );
 
   async function look(token: string, ip: string): Promise<LinkOutcome> {
     const now = clock.now();
     if (!(await store.rates.take(`link:${ip}`, perMinute, 60_000, now))) return { state: 'rate_limited', status: 429 };
     const key = await store.keys.get(LINK_KEY);
     const claims = key ? verifyLink(Buffer.from(key, 'base64url'), token) : null;
-    if (!claims) return { state: 'unknown', status: 404 };
+    if (!claims || !linkHooks.has(claims.hook)) return { state: 'unknown', status: 404 };
     if (now >= claims.expiresAt) return { state: 'expired', status: 410 };
     const stored = await store.requests.get(claims.requestId);
     const option = stored?.record.options.find((o) => o.id === claims.option);

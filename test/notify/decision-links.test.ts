@@ -198,6 +198,41 @@ describe('decision links', () => {
     expect((await submit.post('/v1/links/rotate')).status).toBe(403);
   });
 
+  it('turning links off, on every hook or on one, or removing the hook, stops the links already sent', async () => {
+    await setup();
+    const sent = [await notified(), await notified({ ...COMMAND, title: 'second' }), await notified({ ...COMMAND, title: 'third' })];
+    const hook = { name: 'team', webhook: `${receiver!.url}/hook`, format: 'json' as const, events: ['request.created'] };
+    const restarts: Array<Parameters<typeof withHooks>> = [
+      [[{ ...hook, decision_links: true }], { public_url: 'https://approvals.example.com', notifications: { decision_links: false } as never }],
+      [[{ ...hook, decision_links: false }], { public_url: 'https://approvals.example.com' }],
+      [[], { public_url: 'https://approvals.example.com' }],
+    ];
+    await t!.server.close();
+    const dataDir = t!.dataDir;
+    for (const [i, [hooks, extra]] of restarts.entries()) {
+      const again = await startTestServer({ ...withHooks(hooks, extra), data_dir: dataDir }, { clock });
+      try {
+        const link = sent[i]!.links.approve!;
+        expect((await fetch(again.url + link)).status, `restart ${i}: GET`).toBe(404);
+        expect((await fetch(again.url + link, { method: 'POST' })).status, `restart ${i}: POST`).toBe(404);
+        expect((await show(again.api, sent[i]!.r.id)).status).toBe('pending');
+      } finally {
+        await again.server.close();
+      }
+    }
+    // Switched on again, the same link decides: the switch is not a revocation (rotating is).
+    const again = await startTestServer(
+      { ...withHooks([{ ...hook, decision_links: true }], { public_url: 'https://approvals.example.com' }), data_dir: dataDir },
+      { clock },
+    );
+    try {
+      expect((await fetch(again.url + sent[0]!.links.approve!, { method: 'POST' })).status).toBe(200);
+      expect((await show(again.api, sent[0]!.r.id)).decision.decided_by).toBe('link:team');
+    } finally {
+      await again.server.close();
+    }
+  });
+
   it('links are rate limited per IP', async () => {
     await setup({}, { notifications: { links_per_minute: 3 } as never });
     const { r, links } = await notified();
