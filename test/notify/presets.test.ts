@@ -117,18 +117,19 @@ describe('hook presets (loopback receivers)', () => {
     expect(JSON.stringify(body)).not.toContain('Roll out');
   });
 
-  it('discord: content plus one embed, mentions disabled, links as markdown', async () => {
+  it('discord: content plus one embed, mentions disabled, links as markdown, request text escaped everywhere', async () => {
     await setup({ format: 'discord', decision_links: true, include_content: true });
-    const r = await createRequest(t!.api, { ...COMMAND, title: 'Ping @everyone **now**' });
+    const agent = '[Approve here](https://evil.example/phish)';
+    const r = await createRequest(t!.api, { ...COMMAND, title: 'Ping @everyone **now**', source: { agent } });
     const { body } = await oneMessage();
     expect(Object.keys(body).sort()).toEqual(['allowed_mentions', 'content', 'embeds']);
     expect(body.allowed_mentions).toEqual({ parse: [] });
     expect(body.content).toBe('Approval needed: Ping @everyone \\*\\*now\\*\\*');
     expect(body.embeds).toHaveLength(1);
     const e = body.embeds[0];
-    expect(e).toMatchObject({ title: 'Ping @everyone **now**', url: `https://approvals.example.com/#/requests/${r.id}`, color: expect.any(Number) });
+    expect(e).toMatchObject({ title: 'Ping @everyone \\*\\*now\\*\\*', url: `https://approvals.example.com/#/requests/${r.id}`, color: expect.any(Number) });
     expect(e.fields).toEqual([
-      { name: 'Agent', value: 'codex', inline: true },
+      { name: 'Agent', value: '\\[Approve here\\](https://evil.example/phish)', inline: true },
       { name: 'Risk', value: 'high', inline: true },
       { name: 'Kind', value: 'command', inline: true },
     ]);

@@ -7,7 +7,7 @@ const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)
 
 /**
  * A Discord execute-webhook body: `content` (the line), one embed (title linked to the inbox,
- * agent and risk fields, the summary line and decision links as markdown links) and
+ * agent and risk fields (embed titles and field values render markdown too, masked links included), the summary line and decision links as markdown links) and
  * `allowed_mentions: {parse: []}` so no text in a request can mention @everyone or a role.
  */
 export function renderDiscord(n: NoticeText): unknown {
@@ -17,12 +17,12 @@ export function renderDiscord(n: NoticeText): unknown {
   if (n.links.length) lines.push(n.links.map((l) => `[${esc(l.label)}](${l.url})`).join('  ·  '));
   lines.push(`[Open in countersign](${n.url})`);
   const embed: Record<string, unknown> = {
-    title: cut(n.title, 256),
+    title: cut(esc(n.title), 256),
     url: n.url,
     description: cut(lines.join('\n\n'), 4096),
     color: RISK_COLOUR[n.risk],
     fields: [
-      { name: 'Agent', value: cut(n.agent, 1024), inline: true },
+      { name: 'Agent', value: cut(esc(n.agent), 1024), inline: true },
       { name: 'Risk', value: n.risk, inline: true },
       { name: 'Kind', value: n.kind, inline: true },
     ],
