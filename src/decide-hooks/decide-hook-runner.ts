@@ -37,7 +37,8 @@ interface Hook {
 
 /**
  * Decide hooks. For each request this daemon created that is still pending after
- * rules and auto mode, the matching hooks run one after another, in config order, off the request
+ * rules and auto mode (and not held for a person by a deny rule that could not decide it), the
+ * matching hooks run one after another, in config order, off the request
  * path, until one decides (through the normal decision path, bound to the record's content_hash,
  * as `hook:<name>`) or one fails. A failure (a timeout, a crash, a non-zero exit, bad JSON, an
  * unknown option, a refused decision) is logged and audited as `hook.failed` and ends the chain:
@@ -128,7 +129,7 @@ export function createDecideHookRunner({ hooks, requests, events, log, env, user
       ? () => {}
       : events.on((e) => {
           // Only requests created here: each daemon runs the hooks of its own creates, once.
-          if (e.type !== 'request.created' || e.remote || e.request.status !== 'pending' || shutdown.signal.aborted) return;
+          if (e.type !== 'request.created' || e.remote || e.forPerson || e.request.status !== 'pending' || shutdown.signal.aborted) return;
           const p = run(e.request, e.format).catch((err: unknown) => log.error({ err, id: e.request.id }, 'decide hooks failed'));
           running.add(p);
           void p.finally(() => running.delete(p));

@@ -59,9 +59,10 @@ export type RulePlan = Exclude<RuleOutcome, { type: 'decide' }> | { type: 'decid
 /**
  * Which option a matched rule would pick, or why it cannot
  * decide: approve takes the first option with outcome approve, deny the first with outcome
- * deny, dismiss the option `dismiss`; questions, requests without such an option, approvals
- * that would need `fields` and denials that need feedback the rule does not give are left to a
- * person. The one place these reasons live: creation and the simulation both use it.
+ * deny, dismiss the option `dismiss`; questions, requests without such an option and approvals
+ * that would need `fields` are left to a person. A deny the request wants feedback for and the
+ * rule gives none says which rule denied it. The one place these reasons live: creation and the
+ * simulation both use it.
  */
 export function rulePlan(rule: Rule, s: DecidableShape): RulePlan {
   if (rule.action === 'ask') {
@@ -76,10 +77,9 @@ export function rulePlan(rule: Rule, s: DecidableShape): RulePlan {
   if (option.outcome === 'approve' && s.needs_fields) {
     return { type: 'skip', reason: 'approving this request needs fields (input.fields) a rule cannot fill' };
   }
-  const feedback = rule.action === 'deny' ? (rule.feedback ?? null) : null;
-  if (option.outcome === 'deny' && s.feedback_required && !feedback?.trim()) {
-    return { type: 'skip', reason: 'feedback: this request requires feedback when denied, and the rule gives none' };
-  }
+  let feedback = rule.action === 'deny' ? (rule.feedback ?? null) : null;
+  // The request's own `required_on_deny` must not switch a deny rule off: the agent sets it.
+  if (option.outcome === 'deny' && s.feedback_required && !feedback?.trim()) feedback = `Denied by rule ${rule.id}.`;
   return { type: 'decide', option: option.id, feedback };
 }
 

@@ -8,6 +8,11 @@ export interface RequestEvent {
   format: string;
   /** Set when another daemon on the same store made the change (heard through the store). */
   remote?: true;
+  /**
+   * On `request.created`: a deny rule matched but could not decide it (a question, no deny
+   * option), so it waits for a person: no decide hook may approve what the operator refused.
+   */
+  forPerson?: true;
 }
 
 export type RequestEventListener = (event: RequestEvent) => void;

@@ -236,7 +236,8 @@ export function createRequestService({
         // heard before the decision event.
         let final = stored;
         tx.announce({ type: 'request.created', requestId: record.id });
-        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format }));
+        const forPerson = verdict.type === 'rule' && verdict.outcome.type === 'skip' && verdict.rule.action === 'deny' ? { forPerson: true as const } : {};
+        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format, ...forPerson }));
         if (verdict.type === 'rule' && verdict.outcome.type === 'skip') {
           await tx.requests.appendAudit(record.id, 'rule.skipped', `rule:${verdict.rule.id}`, now, {
             rule_id: verdict.rule.id,

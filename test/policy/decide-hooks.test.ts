@@ -116,6 +116,24 @@ describe('exec decide hooks', () => {
     expect(seen('never')).toBeNull();
   });
 
+  it('never approve what a deny rule matched: a required-feedback request is denied by the rule, one it cannot decide waits for a person', async () => {
+    t = await startTestServer({
+      rules: [{ id: 'no-deploys', match: { title: '^Deploy' }, action: 'deny' }] as never,
+      decide_hooks: [{ name: 'never', exec: answering('never', '{"option":"approve"}') }] as never,
+    });
+    // The agent asks for feedback on a deny, which the rule does not give: it still denies.
+    const required = await createRequest(t.api, { title: 'Deploy now', input: { feedback: 'required_on_deny' } });
+    expect(required).toMatchObject({ status: 'denied', decision: { decided_by: 'rule', rule_id: 'no-deploys', feedback: 'Denied by rule no-deploys.' } });
+    // No deny option for the rule to pick: pending, for a person, not for the approving hook.
+    const { now } = await createAndSettle({ title: 'Deploy later', options: [{ id: 'go', label: 'Go', outcome: 'approve' }] });
+    expect(now.status).toBe('pending');
+    expect(seen('never')).toBeNull();
+    expect((await audit(now.id)).map((a) => [a.event, a.actor])).toEqual([
+      ['created', 'admin'],
+      ['rule.skipped', 'rule:no-deploys'],
+    ]);
+  });
+
   const approveAfter = () => ({ name: 'never', exec: answering('never', '{"option":"approve"}') });
   it.each([
     ['bad JSON', () => script('bad.mjs', "process.stdout.write('yes please')"), 'bad_answer'],

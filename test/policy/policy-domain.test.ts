@@ -259,16 +259,22 @@ describe('evaluation', () => {
     ['no approve option', { options: [{ id: 'no', label: 'No', outcome: 'deny' }] }, 'approve', /no approve option/],
     ['no deny option', { options: [{ id: 'yes', label: 'Yes', outcome: 'approve' }] }, 'deny', /no deny option/],
     ['a form to fill', { input: { fields: [{ name: 'x', type: 'boolean' }] } }, 'approve', /fields/],
-    ['a deny that needs feedback', { input: { feedback: 'required_on_deny' } }, 'deny', /feedback/],
   ])('never decides %s: skipped with the reason', (_name, body, action, reason) => {
     const out = ruleOutcome(rule({ action }), record(body), AT);
     expect(out.type).toBe('skip');
     expect((out as { reason: string }).reason).toMatch(reason);
   });
 
-  it('denies a form (a deny needs no fields) and a required-feedback request when the rule gives feedback', () => {
+  it('denies a form (a deny needs no fields) and a required-feedback request, with its own feedback or one naming the rule', () => {
     expect(ruleOutcome(rule({ action: 'deny' }), record({ input: { fields: [{ name: 'x' }] } }), AT).type).toBe('decide');
-    expect(ruleOutcome(rule({ action: 'deny', feedback: 'because' }), record({ input: { feedback: 'required_on_deny' } }), AT).type).toBe('decide');
+    const required = record({ input: { feedback: 'required_on_deny' } });
+    expect(ruleOutcome(rule({ action: 'deny', feedback: 'because' }), required, AT)).toMatchObject({ type: 'decide', decision: { feedback: 'because' } });
+    // The agent sets required_on_deny itself: it must not switch the operator's deny rule off.
+    expect(ruleOutcome(rule({ action: 'deny' }), required, AT)).toMatchObject({
+      type: 'decide',
+      status: 'denied',
+      decision: { outcome: 'deny', feedback: 'Denied by rule r.' },
+    });
   });
 });
 
