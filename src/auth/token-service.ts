@@ -87,6 +87,15 @@ export function createTokenService({ store, clock, adminToken }: { store: Store;
       }
       return { kind: 'submit', tokenId: row.id, name: row.name, grants: grantsOf(row) };
     },
+
+    /**
+     * A secret that was a submit token, since revoked or expired: presenting it is an agent that
+     * missed the news, not a guess, so it is answered 401 and never throttled.
+     */
+    async isRetired(secret: string): Promise<boolean> {
+      const row = await store.tokens.byDigest(sha256Hex(secret));
+      return row !== undefined && row !== null && (row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= clock.now()));
+    },
   };
 }
 

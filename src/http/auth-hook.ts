@@ -16,7 +16,7 @@ export const bearerToken = (request: FastifyRequest): string | undefined => {
 };
 
 export interface SecretCheck {
-  tokens: Pick<TokenService, 'authenticate'>;
+  tokens: Pick<TokenService, 'authenticate' | 'isRetired'>;
   /** The reviewer page's sessions; null where a session may not be used (signing in). */
   sessions: Pick<WebSessionService, 'authenticate'> | null;
   throttle: AuthThrottle;
@@ -24,9 +24,10 @@ export interface SecretCheck {
 
 /**
  * Checks a presented secret under the failed-authentication throttle: 429 (with Retry-After)
- * while the client's address is throttled, else who it is, or 401 counted as a failure. Every
- * place that takes a secret (the auth hook, the page's sign-in, the events socket's first
- * message) goes through here.
+ * while the client's address is throttled, else who it is, or 401 counted as a failure. A
+ * revoked or expired submit token is no guess: always 401, never counted, so an agent retrying
+ * with one cannot lock the others at its address out. Every place that takes a secret (the auth
+ * hook, the page's sign-in, the events socket's first message) goes through here.
  */
 export async function authenticateThrottled(
   { tokens, sessions, throttle }: SecretCheck,
@@ -34,14 +35,20 @@ export async function authenticateThrottled(
   address: string,
   reply?: FastifyReply,
 ): Promise<Authenticated> {
-  refuseThrottled(throttle, address, reply);
+  if (throttle.retryAfter(address) > 0) {
+    if (await tokens.isRetired(secret)) throw retired();
+    refuseThrottled(throttle, address, reply);
+  }
   const found = await authenticateSecret(tokens, sessions, secret);
   if (!found) {
+    if (await tokens.isRetired(secret)) throw retired();
     throttle.fail(address);
     throw new AppError('unauthorized', 'the token is invalid, revoked or expired');
   }
   return found;
 }
+
+const retired = () => new AppError('unauthorized', 'the token has been revoked or has expired');
 
 function refuseThrottled(throttle: AuthThrottle, address: string, reply?: FastifyReply) {
   const wait = throttle.retryAfter(address);

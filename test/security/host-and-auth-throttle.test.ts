@@ -143,6 +143,26 @@ describe('failed authentication is throttled per client address', () => {
     expect((await t.api.get('/v1/requests')).status).toBe(200);
   });
 
+  it('a revoked or expired token is always 401 and never counts: an agent retrying with one locks nobody out', async () => {
+    const clock = createFakeClock();
+    t = await startTestServer({}, { clock });
+    const revoked = await t.submitClient('old-agent');
+    expect((await t.api.delete('/v1/tokens/old-agent')).status).toBe(200);
+    const expiring = await t.api.post('/v1/tokens', { name: 'short-lived', expires: '1m' });
+    expect(expiring.status, expiring.text).toBe(201);
+    clock.advance(60_001);
+    for (let i = 0; i < 15; i++) {
+      expectError(await t.api.get('/v1/requests', { token: revoked.token }), 401, 'unauthorized', 'revoked');
+      expectError(await t.api.post('/v1/requests', { title: 'x' }, { token: expiring.body.token }), 401, 'unauthorized', 'expired');
+    }
+    expect((await t.api.get('/v1/requests')).status).toBe(200);
+    // Guesses still count, and once the address is throttled a retired token still reads 401.
+    for (let i = 0; i < 10; i++) expectError(await t.api.get('/v1/requests', { token: `guess-${i}` }), 401, 'unauthorized');
+    expectError(await t.api.get('/v1/requests'), 429, 'rate_limited');
+    expectError(await t.api.get('/v1/requests', { token: revoked.token }), 401, 'unauthorized', 'revoked');
+    expect(await t.count('requests')).toBe(0);
+  });
+
   it('failed sign-ins on the page count too', async () => {
     const clock = createFakeClock();
     t = await startTestServer({}, { clock });
