@@ -54,7 +54,8 @@ export function encodeHistoryFacts(f: HistoryFacts): string {
     f.tool,
     f.cwd,
     f.repo,
-    f.command,
+    // One command as a string (the common case, and what layout 1 always held), several as a list.
+    f.commands.length === 0 ? null : f.commands.length === 1 ? f.commands[0] : f.commands,
     f.options.map((o) => [o.id, o.outcome === 'approve' ? 1 : 0]),
     (f.needs_fields ? 1 : 0) | (f.feedback_required ? 2 : 0),
   ]);
@@ -79,7 +80,7 @@ export function decodeHistoryFacts(text: string): HistoryFacts {
     tool: a[12] as string | null,
     cwd: a[13] as string | null,
     repo: a[14] as string | null,
-    command: a[15] as string | null,
+    commands: a[15] === null ? [] : typeof a[15] === 'string' ? [a[15]] : (a[15] as string[]),
     options: (a[16] as Array<[string, number]>).map(([id, approve]) => ({ id, outcome: approve ? 'approve' : 'deny' })),
     needs_fields: (flags & 1) === 1,
     feedback_required: (flags & 2) === 2,

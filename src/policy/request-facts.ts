@@ -11,22 +11,26 @@ export interface RequestFacts {
   tool: string | null;
   cwd: string | null;
   repo: string | null;
-  command: string | null;
+  /** Every command the request shows (commandLines); empty when it shows none. */
+  commands: string[];
   title: string;
 }
 
 /**
- * The command preview as one line of text: the first command preview's `shell` string, else its
- * `argv` joined by single spaces; trimmed. Null when the request shows no command.
+ * Every command the request shows, each as one line of text: a command preview's `shell`
+ * string, else its `argv` joined by single spaces; trimmed, in preview order, without repeats.
+ * A preview whose `shell` and `argv` say different things counts as both: the reviewer (or a
+ * rule) must not pass one while the agent runs the other.
  */
-export function commandPreview(record: Pick<HandupRequest, 'previews'>): string | null {
+export function commandLines(record: Pick<HandupRequest, 'previews'>): string[] {
+  const lines: string[] = [];
   for (const p of record.previews ?? []) {
     if (p.type !== 'command' || !p.command) continue;
-    const text = typeof p.command.shell === 'string' ? p.command.shell : Array.isArray(p.command.argv) ? p.command.argv.join(' ') : null;
-    const trimmed = text?.trim();
-    if (trimmed) return trimmed;
+    const shell = typeof p.command.shell === 'string' ? p.command.shell.trim() : '';
+    const argv = Array.isArray(p.command.argv) ? p.command.argv.join(' ').trim() : '';
+    for (const text of [shell, argv]) if (text && !lines.includes(text)) lines.push(text);
   }
-  return null;
+  return lines;
 }
 
 /** The record's `tool`, else `input.tool`, else `input.tool_name` (agents name it either way). */
@@ -52,7 +56,7 @@ export function requestFacts(record: HandupRequest, format: string): RequestFact
     tool: requestTool(record),
     cwd: s?.cwd ?? null,
     repo: s?.repo ?? null,
-    command: commandPreview(record),
+    commands: commandLines(record),
     title: record.title,
   };
 }

@@ -17,9 +17,13 @@ export interface CompiledRule {
   test: FactsTest;
 }
 
-/** Compiles each rule's matcher once; the list keeps its order. */
+/**
+ * Compiles each rule's matcher once; the list keeps its order. A rule that lets a request
+ * through without a person (approve, dismiss) matches a `command` only when every command the
+ * request shows does; deny and ask when any one does.
+ */
 export function compileRules(rules: readonly PolicyRule[]): CompiledRule[] {
-  return rules.map((rule) => ({ rule, test: compileMatch(rule.match) }));
+  return rules.map((rule) => ({ rule, test: compileMatch(rule.match, { everyCommand: rule.action === 'approve' || rule.action === 'dismiss' }) }));
 }
 
 /**

@@ -6,19 +6,20 @@ export type FactsTest = (facts: RequestFacts) => boolean;
 
 type ExactKey = 'agent' | 'session' | 'integration' | 'format' | 'kind' | 'risk';
 type GlobKey = 'tool' | 'cwd' | 'repo';
-type RegexKey = 'command' | 'title';
+
 
 const EXACT: readonly ExactKey[] = ['agent', 'session', 'integration', 'format', 'kind', 'risk'];
 const GLOBS: readonly GlobKey[] = ['tool', 'cwd', 'repo'];
-const REGEXES: readonly RegexKey[] = ['command', 'title'];
 
 /**
  * Compiles a rule's `match` once into one test: every key given must match, and a field the
  * request lacks never matches. Exact keys take a value or a list; `tool`, `cwd`, `repo` are
  * globs (one or a list); `command` and `title` are regular expressions searched anywhere in the text.
+ * A request may show several commands: `command` matches when any of them does, or, with
+ * `everyCommand` (rules that let a request through without a person), only when every one does.
  * The match must already be valid (RuleMatchSchema); a bad pattern throws here.
  */
-export function compileMatch(match: RuleMatch): FactsTest {
+export function compileMatch(match: RuleMatch, { everyCommand = false }: { everyCommand?: boolean } = {}): FactsTest {
   const tests: FactsTest[] = [];
   for (const key of EXACT) {
     const want = match[key];
@@ -35,11 +36,14 @@ export function compileMatch(match: RuleMatch): FactsTest {
     const res = (typeof glob === 'string' ? [glob] : glob).map(compileGlob);
     tests.push((f) => f[key] !== null && res.some((re) => re.test(f[key]!)));
   }
-  for (const key of REGEXES) {
-    const pattern = match[key];
-    if (pattern === undefined) continue;
-    const re = new RegExp(pattern, 'u');
-    tests.push((f) => f[key] !== null && re.test(f[key]!));
+  if (match.command !== undefined) {
+    const re = new RegExp(match.command, 'u');
+    if (everyCommand) tests.push((f) => f.commands.length > 0 && f.commands.every((c) => re.test(c)));
+    else tests.push((f) => f.commands.some((c) => re.test(c)));
+  }
+  if (match.title !== undefined) {
+    const re = new RegExp(match.title, 'u');
+    tests.push((f) => re.test(f.title));
   }
   if (tests.length === 1) return tests[0]!;
   return (f) => {

@@ -1,7 +1,7 @@
 import { AppError } from '../lib/errors.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { escapeGlob, escapeRegExp } from './glob.js';
-import { commandPreview, requestTool } from './request-facts.js';
+import { commandLines, requestTool } from './request-facts.js';
 import { MAX_PATTERN, type RuleMatch } from './rule-schema.js';
 
 export type Scope = 'session' | 'project' | 'always';
@@ -46,13 +46,18 @@ export function commandScopePattern(scope: CommandScope): string {
 
 /**
  * The `match` of the approve rule a scoped approval stores: the same action (the command
- * prefix, else the tool, else the title) from the same agent, widened by the scope. A scope
- * whose source field is missing is refused (400 naming the field).
+ * prefix, else the tool, else the title) from the same agent, widened by the scope. The agent
+ * is what the request says; `integration`, the submit token's verified name, keeps the rule to
+ * that token's requests, so another token claiming the same agent gets nothing from it. Several
+ * commands approve each of them: the rule (an approve rule, matched against every command a
+ * later request shows) lets a request through only if each of its commands is one of them. A
+ * scope whose source field is missing is refused (400 naming the field).
  */
 export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
   const agent = record.source.agent;
   if (!agent) throw new AppError('invalid_decision', 'scope: needs a request with source.agent');
   const match: RuleMatch = { agent };
+  if (record.source.integration) match.integration = record.source.integration;
   if (scope === 'session') {
     if (!record.source.session) throw new AppError('invalid_decision', 'scope: "session" needs a request with source.session');
     match.session = record.source.session;
@@ -60,10 +65,10 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
     if (!record.source.repo) throw new AppError('invalid_decision', 'scope: "project" needs a request with source.repo');
     match.repo = escapeGlob(record.source.repo);
   }
-  const command = commandPreview(record);
+  const commands = commandLines(record);
   const tool = requestTool(record);
-  if (command !== null) {
-    match.command = commandScopePattern(commandScope(command));
+  if (commands.length > 0) {
+    match.command = commands.map((c) => commandScopePattern(commandScope(c))).join('|');
     if (match.command.length > MAX_PATTERN)
       throw new AppError('invalid_decision', 'scope: this command is too long to remember as a rule; approve it without a scope');
   } else if (tool !== null) match.tool = escapeGlob(tool);
