@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { z } from 'zod';
 import type { WireAdapter } from './adapters/adapter.js';
 import { adapters as registeredAdapters } from './adapters/registry.js';
@@ -100,6 +101,8 @@ export function configSchema(adapters: Adapters) {
         url: z
           .string()
           .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+          // Read as the driver reads it, so a URL it cannot use is refused here, naming the key.
+          .refine(parsesAsConnectionString, 'not a URL the PostgreSQL driver can read (a bad port or host?)')
           .nullable(),
         pool_size: positiveInt,
       }),
@@ -248,9 +251,30 @@ function whatWasWritten(
   return source ? `got ${shown} from ${source}` : `got ${shown}`;
 }
 
-/** A URL's password (storage.url: `postgres://user:pass@host/db`) never reaches an error message. */
+function parsesAsConnectionString(url: string): boolean {
+  try {
+    parseConnectionString(url);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A URL's password (storage.url: `postgres://user:pass@host/db`) never reaches an error message,
+ * however mistyped the URL (`postgres:/user:pass@…`, `user:pass@…`): everything between the
+ * user name's `:` and the last `@` is masked.
+ */
 export function withoutPassword(text: string): string {
-  return text.replace(/(\/\/[^:/@\s]*):[^@/\s]*@/, '$1:***@');
+  const at = text.lastIndexOf('@');
+  if (at < 0) return text;
+  const before = text.slice(0, at);
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/*/.exec(before)?.[0] ?? '';
+  const userinfo = before.slice(scheme.length);
+  // `scheme://user@host`: no password to hide.
+  if (scheme.endsWith('//') && !userinfo.includes(':')) return text;
+  const start = before.indexOf(':', userinfo.includes(':') ? scheme.length : 0);
+  return start < 0 ? text : `${before.slice(0, start)}:***${text.slice(at)}`;
 }
 
 function truncate(text: string): string {

@@ -240,6 +240,25 @@ describe('config', () => {
     expect(message).toContain('(got "mysql://cs:***@db/cs" from COUNTERSIGN_STORAGE_URL)');
     expect(message).not.toContain('hunter2');
     expect(configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_POOL_SIZE: '0' } }))).toContain('storage.pool_size');
+    // Mistyped URLs keep the password hidden too.
+    for (const [typed, shown] of [
+      ['postgres:/cs:hunter2-secret@db/cs', 'postgres:/cs:***@db/cs'],
+      ['cs:hunter2-secret@db:5432/cs', 'cs:***@db:5432/cs'],
+      ['postgres//cs:hunter2-secret@db/cs', 'postgres//cs:***@db/cs'],
+    ]) {
+      const typo = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: typed } }));
+      expect(typo).toContain(`(got "${shown}" from COUNTERSIGN_STORAGE_URL)`);
+      expect(typo).not.toContain('hunter2');
+    }
+    // A URL the driver cannot read is refused here, naming the key, not at connect time.
+    for (const typed of ['postgres://cs:hunter2-secret@db:abc/cs', 'postgres://cs:hunter2-secret@db:99999/cs', 'postgres://cs:hunter2-secret@[bad']) {
+      const bad = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: typed } }));
+      expect(bad).toContain('storage.url: not a URL the PostgreSQL driver can read');
+      expect(bad).not.toContain('hunter2');
+    }
+    expect(loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgresql://cs@/var/run/postgresql/cs' } }).storage.url).toBe(
+      'postgresql://cs@/var/run/postgresql/cs',
+    );
   });
 
   it('an unknown key in the file names the closest key, or the section it belongs to', () => {
