@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config, DeepPartial } from '../../src/config.js';
 import { runCli } from '../helpers/cli-process.js';
+import { createFakeClock } from '../helpers/fake-clock.js';
 import { loadFixtures } from '../helpers/fixtures.js';
 import { createRequest, decide, expectError } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -338,11 +339,23 @@ describe('POST /v1/rules/test', () => {
     expect(await t.count('requests')).toBe(0);
   });
 
-  it('refuses a bad request body (400 naming the field) and an unknown format (404)', async () => {
+  it('refuses a bad request body and an unknown format with 400 naming the field', async () => {
     t = await start();
     expectError(await t.api.post('/v1/rules/test', { title: '' }), 400, 'invalid_request', 'title');
     expectError(await t.api.post('/v1/rules/test', { format: 'paperclip', frame: { nope: 1 } }), 400, 'invalid_frame');
-    expectError(await t.api.post('/v1/rules/test', { format: 'smtp', frame: {} }), 404, 'unknown_format');
+    expectError(await t.api.post('/v1/rules/test', { format: 'smtp', frame: {} }), 400, 'invalid_request', 'format: unknown format "smtp"');
+  });
+
+  it('evaluates a native frame already stored and past its deadline as its stored request', async () => {
+    const clock = createFakeClock(Date.parse('2026-08-04T00:04:00.000Z'));
+    t = await startTestServer({ rules: CONFIG_RULES as never }, { clock });
+    const frame = Object.fromEntries(loadFixtures('roll'))['interaction-approval-candidate.json'].frame;
+    expect((await t.api.post('/v1/formats/roll/requests', frame)).status).toBe(201);
+    clock.advance(2 * 60_000);
+    const res = await t.api.post('/v1/rules/test', { format: 'roll', frame });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ rule: null, action: 'no_match', would_decide: null });
+    expect(await t.count('requests')).toBe(1);
   });
 });
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { GRANTS } from '../../auth/grants.js';
 import { actorName, ADMIN, type Principal } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
-import { validationError } from '../../lib/errors.js';
+import { AppError, validationError } from '../../lib/errors.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { newId } from '../../lib/ids.js';
 import { ruleMatchSchema, ruleSchemas, type StoredRuleInput } from '../../policy/rule-schema.js';
@@ -46,6 +46,18 @@ const simulateSchema = (rule: z.ZodType<StoredRuleInput>) =>
 
 const RuleIdParams = z.strictObject({ id: z.string().min(1).max(64) });
 
+/** The adapter a dry run's `format` names: a field of the body, so an unknown one is a 400 naming it. */
+function nativeAdapterOf(formats: Deps['formats']) {
+  return (format: string) => {
+    try {
+      return formats.native(format);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'unknown_format') throw new AppError('invalid_request', `format: ${err.message}`);
+      throw err;
+    }
+  };
+}
+
 /** The record a draft would become, never stored: what `POST /v1/rules/test` evaluates. */
 function previewRecord(draft: RequestDraft, now: number): HandupRequest {
   const { timeoutMs, ...fields } = draft;
@@ -64,6 +76,7 @@ function previewRecord(draft: RequestDraft, now: number): HandupRequest {
 export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { rules, intake } = deps;
+  const nativeAdapter = nativeAdapterOf(deps.formats);
   // A rule's `format` matcher names one of the formats this daemon serves.
   const StoredRuleInputSchema = ruleSchemas(ruleMatchSchema(deps.formats.requestFormats())).storedInput;
   const SimulateSchema = simulateSchema(StoredRuleInputSchema);
@@ -122,9 +135,8 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
       const pretend = (integration: string | null): Principal =>
         integration ? { kind: 'submit', tokenId: 'rules-test', name: integration, grants: [...GRANTS] } : ADMIN;
       // The create path of every request, stopping short of the store: the record it would create.
-      let record: HandupRequest | undefined;
       const create: RequestService['create'] = async (draft, { format = HANDUP_FORMAT }) => {
-        record = previewRecord(draft, now);
+        const record = previewRecord(draft, now);
         return {
           stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeContext: null, nativeReply: null, resolvedAt: null },
           created: true,
@@ -138,18 +150,29 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
         const { format, frame, query } = parsed.data;
         integration = parsed.data.integration;
         if (format !== HANDUP_FORMAT) {
-          const adapter = deps.formats.native(format);
+          const adapter = nativeAdapter(format);
           const q = parseFormatQuery(query ?? {}, 'request');
-          await intake.submit(adapter, frame, { principal: pretend(integration ?? null), overrides: q.overrides, context: q.context, create });
-          return rules.test(record!, adapter.format);
+          // A frame already stored under its native key (one past its deadline is not created
+          // again) comes back as that record, without passing through `create`.
+          const { stored } = await intake.submit(adapter, frame, {
+            principal: pretend(integration ?? null),
+            overrides: q.overrides,
+            context: q.context,
+            create,
+          });
+          return rules.test(stored.record, adapter.format);
         }
         raw = frame;
       }
       const parsed = CreateRequestSchema.safeParse(raw);
       if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
       // Without a token name to assume, the request's own source.integration is taken as given.
-      await intake.create(parsed.data, { principal: pretend(integration ?? parsed.data.source?.integration ?? null), format: HANDUP_FORMAT, create });
-      return rules.test(record!, HANDUP_FORMAT);
+      const { stored } = await intake.create(parsed.data, {
+        principal: pretend(integration ?? parsed.data.source?.integration ?? null),
+        format: HANDUP_FORMAT,
+        create,
+      });
+      return rules.test(stored.record, HANDUP_FORMAT);
     },
   );
 
