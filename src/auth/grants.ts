@@ -30,9 +30,10 @@ export function missingGrant(principal: Principal, grant: Grant): string {
 
 /**
  * `on_timeout: approve` lets the clock approve a request with no person deciding, so a submit
- * token needs the `timeout_approve` grant for it (issue 10). `field` is named in the 400.
+ * token needs the `timeout_approve` grant for it (issue 10): without it 403, as for an
+ * upstream resolution without `resolve_upstream` (formats.md §1), naming `field`.
  */
-export function requireTimeoutApprove(principal: Principal, code: 'invalid_request' | 'invalid_query' | 'invalid_frame', field: string): void {
+export function requireTimeoutApprove(principal: Principal, field: string): void {
   if (hasGrant(principal, 'timeout_approve')) return;
-  throw new AppError(code, `${field}: "approve" ${missingGrant(principal, 'timeout_approve')}`);
+  throw new AppError('forbidden', `${field}: "approve" ${missingGrant(principal, 'timeout_approve')}`);
 }

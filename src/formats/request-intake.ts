@@ -24,7 +24,8 @@ export interface CreateOptions {
    * Where `on_timeout: approve` came from, for the refusal when the principal may not ask for
    * it: the body (`invalid_request`, or `invalid_frame` for a native frame) or the URL query.
    */
-  onTimeoutFrom?: { code: 'invalid_request' | 'invalid_frame' | 'invalid_query'; field: string };
+  /** Where `on_timeout` came from, named when it is refused. */
+  onTimeoutFrom?: { field: string };
   native?: NativeOrigin;
   supersede?: Supersede;
   /** Runs once the request is known to be well-formed, just before it is stored (e.g. a rate limit). */
@@ -103,14 +104,14 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       {
         principal,
         format,
-        onTimeoutFrom = { code: 'invalid_request', field: 'on_timeout' },
+        onTimeoutFrom = { field: 'on_timeout' },
         native,
         supersede,
         admit,
         create = requests.create,
       }: CreateOptions,
     ): Promise<{ stored: StoredRequest; created: boolean }> {
-      if (body.on_timeout === 'approve') requireTimeoutApprove(principal, onTimeoutFrom.code, onTimeoutFrom.field);
+      if (body.on_timeout === 'approve') requireTimeoutApprove(principal, onTimeoutFrom.field);
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
       const draft = draftFromBody(body, {
         defaultTimeout: config.formats[format]?.default_timeout ?? config.requests.default_timeout,
@@ -153,10 +154,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
         throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);
       }
       const body: CreateRequestBody = { ...checked.data, ...deadline(normalized.expiresAt, overrides), ...overrides };
-      const onTimeoutFrom =
-        overrides.on_timeout === 'approve'
-          ? { code: 'invalid_query' as const, field: 'query.on_timeout' }
-          : { code: 'invalid_frame' as const, field: 'on_timeout' };
+      const onTimeoutFrom = { field: overrides.on_timeout === 'approve' ? 'query.on_timeout' : 'on_timeout' };
       const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
       const newer = normalized.context;
       const supersedes = adapter.supersedes?.bind(adapter);
@@ -204,14 +202,16 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
     async applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): Promise<FollowUpResult> {
       if (asked.kind === 'ignored') return { ignored: true };
       if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
-      // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
-      // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
-      if (isUpstreamDecision(asked.status) && !hasGrant(principal, 'resolve_upstream')) {
-        throw new AppError('forbidden', `a follow-up that ends a request ${asked.status} ${missingGrant(principal, 'resolve_upstream')}`);
-      }
       const stored = await findTarget(adapter, asked, principal);
       if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
       if (stored.record.status !== 'pending') return { ignored: true };
+      // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
+      // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
+      // Asked only of a frame that would change something: one naming no request is 404, one
+      // for a request that already ended 202, whoever sends it.
+      if (isUpstreamDecision(asked.status) && !hasGrant(principal, 'resolve_upstream')) {
+        throw new AppError('forbidden', `a follow-up that ends a request ${asked.status} ${missingGrant(principal, 'resolve_upstream')}`);
+      }
       const details: Record<string, unknown> = { format: adapter.format };
       if (asked.option !== undefined) details.option = asked.option;
       if (asked.feedback) details.feedback = asked.feedback;

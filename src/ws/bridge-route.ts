@@ -25,7 +25,7 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
         formats.native(format);
         const query = parseFormatQuery(request.query, 'socket');
         // Every frame on the socket would be refused: say so before the upgrade.
-        if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'invalid_query', 'query.on_timeout');
+        if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'query.on_timeout');
       },
       schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
     },

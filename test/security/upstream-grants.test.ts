@@ -151,6 +151,42 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
     expect(expired.body.request).toMatchObject({ id: alp.body.request.id, status: 'expired', decision: null });
   });
 
+  it('without the grant, a follow-up naming no request is 404 and one for a request that ended is 202, not 403', async () => {
+    t = await startTestServer();
+    const agent = await tokenWith('agent');
+    const approved = APPROVALS[0]!.approve;
+    expectError(await agent.api.post('/v1/formats/ask/events', approved), 404, 'not_found');
+    const created = await agent.api.post('/v1/formats/ask/requests', fixture('ask', 'e2e-request.json').frame);
+    expect((await agent.api.post(`/v1/requests/${created.body.request.id}/cancel`)).status).toBe(200);
+    const ended = await agent.api.post('/v1/formats/ask/events', approved);
+    expect(ended.status, ended.text).toBe(202);
+    expect(ended.body).toEqual({ ignored: true });
+    // On the bridge socket a frame that changes nothing gets no answer at all.
+    const bridge = await ws('/v1/formats/ask/ws', agent.token);
+    bridge.send(approved);
+    bridge.send({ not: 'a frame' });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame' });
+  });
+
+  it('PaperClip runtime_request.resolved is read against the request: an action it could not have taken is 400, nothing changes', async () => {
+    t = await startTestServer();
+    const relay = await tokenWith('relay', ['resolve_upstream']);
+    const created = await relay.api.post('/v1/formats/paperclip/requests', fixture('paperclip', 'e2e-request.json').frame);
+    expect(created.status, created.text).toBe(201);
+    const resolved = (action: string) => {
+      const f = structuredClone(APPROVALS[3]!.approve);
+      f.payload.action = action;
+      return f;
+    };
+    for (const action of ['bogus_approve', 'ok', 'submit']) {
+      expectError(await relay.api.post('/v1/formats/paperclip/events', resolved(action)), 400, 'invalid_frame', 'payload.action');
+    }
+    expect((await show(t.api, created.body.request.id)).status).toBe('pending');
+    const declined = await relay.api.post('/v1/formats/paperclip/events', resolved('decline'));
+    expect(declined.status, declined.text).toBe(200);
+    expect(declined.body.request).toMatchObject({ status: 'denied', decision: { option: 'decline', outcome: 'deny', decided_by: 'upstream' } });
+  });
+
   it('a denial from upstream needs the grant too (it is a decision the agent makes about itself)', async () => {
     t = await startTestServer();
     const agent = await tokenWith('agent');
@@ -174,18 +210,18 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
     ]);
   });
 
-  it('on_timeout approve from a submit token without timeout_approve: 400 naming the grant, on handup bodies, the native query and the socket query', async () => {
+  it('on_timeout approve from a submit token without timeout_approve: 403 naming the field and the grant, on handup bodies, the native query and the socket query', async () => {
     t = await startTestServer();
     const agent = await tokenWith('agent');
     const handup = await agent.api.post('/v1/requests', { title: 'rm -rf ~', timeout: '1ms', on_timeout: 'approve' });
-    expectError(handup, 400, 'invalid_request', 'on_timeout');
+    expectError(handup, 403, 'forbidden', 'on_timeout');
     expect(handup.body.error).toContain('timeout_approve');
 
     const ask = fixture('ask', 'e2e-request.json').frame;
     const native = await agent.api.post('/v1/formats/ask/requests?timeout=1ms&on_timeout=approve', ask);
-    expectError(native, 400, 'invalid_query', 'query.on_timeout');
+    expectError(native, 403, 'forbidden', 'query.on_timeout');
     expect(native.body.error).toContain('timeout_approve');
-    await expect(connectWs(`${t.wsUrl}/v1/formats/ask/ws?timeout=1ms&on_timeout=approve`, agent.token)).rejects.toMatchObject({ status: 400 });
+    await expect(connectWs(`${t.wsUrl}/v1/formats/ask/ws?timeout=1ms&on_timeout=approve`, agent.token)).rejects.toMatchObject({ status: 403 });
     expect(await requestCount(t.api)).toBe(0);
 
     // deny and expire need nothing.

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { FollowUp } from '../adapter.js';
+import { AppError } from '../../lib/errors.js';
+import type { HandupRequest } from '../../requests/request-schema.js';
+import type { FollowUp, FollowUpTarget, FrameContext } from '../adapter.js';
 import { EVENT, flag, keyOf, requestId } from './common.js';
 import { outcomeOfKey } from './legacy.js';
 
@@ -21,7 +23,11 @@ export const FollowUpSchema = z
   });
 export type PaperclipFollowUp = z.infer<typeof FollowUpSchema>;
 
-export function followUp(frame: PaperclipFollowUp): FollowUp {
+/** PRP's resolution actions (`request.resolve`): what `runtime_request.resolved` reports. */
+const APPROVING = new Set(['accept', 'accept_for_session']);
+const REFUSING = new Set(['decline', 'cancel']);
+
+export function followUp(frame: PaperclipFollowUp, _ctx?: FrameContext, stored?: FollowUpTarget): FollowUp {
   if (!TERMINAL_EVENTS.includes(frame.eventType)) {
     return { kind: 'ignored', reason: `eventType "${frame.eventType}" does not settle a runtime request` };
   }
@@ -32,6 +38,23 @@ export function followUp(frame: PaperclipFollowUp): FollowUp {
   if (frame.eventType === 'runtime_request.expired') return { kind: 'resolve', ...key, status: 'expired' };
   const action = frame.payload.action;
   if (!action) return { kind: 'ignored', reason: 'runtime_request.resolved without an action does not say how it was settled' };
-  if (action === 'submit') return { kind: 'resolve', ...key, status: 'answered', option: 'submit' };
-  return { kind: 'resolve', ...key, status: outcomeOfKey(action) === 'approve' ? 'approved' : 'denied', option: action };
+  if (!stored) return { kind: 'resolve', ...key, status: action === 'submit' ? 'answered' : outcomeOfKey(action) === 'approve' ? 'approved' : 'denied', option: action };
+  return { kind: 'resolve', ...key, ...settledBy(action, stored.record) };
+}
+
+/**
+ * What `action` did to the pending request, read against its options: one of them (a v2
+ * choice key, a question set's submit/decline/cancel, a v1 key), else PRP's own accept/decline
+ * words. An action the request could not have taken (`submit` on a permission, `accept` on a
+ * question set, a word PRP does not have) says nothing trustworthy: 400, nothing changes.
+ */
+function settledBy(action: string, record: HandupRequest): { status: 'approved' | 'denied' | 'answered'; option: string } {
+  const question = record.kind === 'question';
+  const option = record.options.find((o) => o.id === action);
+  const approves = option ? option.outcome === 'approve' : !question && APPROVING.has(action) ? true : REFUSING.has(action) ? false : undefined;
+  if (approves === undefined) {
+    const offered = record.options.map((o) => `"${o.id}"`).join(', ');
+    throw new AppError('invalid_frame', `payload.action: "${action}" cannot settle this ${question ? 'question set' : 'request'} (it offers ${offered})`);
+  }
+  return { status: approves ? (question ? 'answered' : 'approved') : 'denied', option: action };
 }
