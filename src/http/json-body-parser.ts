@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError, formatIssuePath } from '../lib/errors.js';
 import './route-config.js';
@@ -100,17 +101,30 @@ export function parseJson(text: string): ParsedJson {
  */
 export function registerJsonBodyParser(app: FastifyInstance) {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
     const code = request.routeOptions.config?.validationCode ?? 'invalid_request';
+    // JSON is UTF-8 (RFC 8259): decoding bad bytes to U+FFFD would store, hash and show the
+    // reviewer text the agent never sent.
+    if (!isUtf8(bytes)) return done(new AppError(code, 'the body is not valid UTF-8'), undefined);
+    const text = bytes.toString('utf8');
+    const config = request.routeOptions.config;
     if (text.trim() === '') {
       // handup's cancel takes no body; a client that still says `content-type: application/json`
       // must not get "the body is empty" for it. Routes that do read a body keep that 400.
-      if (request.routeOptions.config?.noBody) return done(null, undefined);
+      if (config?.noBody || config?.optionalBody) return done(null, undefined);
       return done(new AppError(code, 'the body is empty: send a JSON object'), undefined);
     }
     const parsed = parseJson(text);
     if (!parsed.ok) return done(new AppError(code, parsed.message), undefined);
+    // A route that reads no body takes none, or `{}`: anything else would be silently ignored.
+    if (config?.noBody) {
+      const value = parsed.value;
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return done(new AppError(code, 'this route takes no body (or {})'), undefined);
+      const [field] = Object.keys(value);
+      if (field !== undefined) return done(new AppError(code, `${field}: unknown field (this route takes no body)`), undefined);
+      return done(null, undefined);
+    }
     done(null, parsed.value);
   });
 }

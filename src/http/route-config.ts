@@ -9,7 +9,9 @@ import type { RouteDocs } from './openapi.js';
  *   `metrics` (the admin token or `metrics.token`).
  * - `validationCode`: the error code a schema failure on this route is reported with.
  * - `noBody`: the route reads no body, so an empty one sent as `application/json` (many HTTP
- *   clients add that header to every call) is no body rather than a 400.
+ *   clients add that header to every call) is no body rather than a 400, as is `{}`; any other
+ *   body is a 400 naming its first field.
+ * - `optionalBody`: the body may be left out (empty or absent), else it is parsed as usual.
  * - `firstMessageAuth`: a WebSocket route whose browser clients (which cannot set headers on
  *   the upgrade) authenticate with their first message: an upgrade from this daemon's own page
  *   without a token is let through with no `principal`, and the route authenticates it.
@@ -22,6 +24,7 @@ export interface RouteConfig {
   auth?: 'public' | 'submit' | 'admin' | 'metrics';
   validationCode?: ErrorCode;
   noBody?: boolean;
+  optionalBody?: boolean;
   firstMessageAuth?: boolean;
   openapi?: RouteDocs;
   secretPath?: boolean;

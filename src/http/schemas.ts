@@ -42,6 +42,9 @@ export const limitParam = (def: number, max: number) =>
     .pipe(z.number().int().min(1).max(max))
     .default(def);
 
+/** The query of a route that takes none: any parameter is a 400 naming it, never silently ignored. */
+export const NoQuery = z.strictObject({});
+
 export const IdParams = z.strictObject({ id: z.string().min(1).max(64) });
 
 export const durationParam = z.string().refine((s) => parseDuration(s).ok, {

@@ -235,8 +235,9 @@ export const CreateRequestSchema = z
     content_hash: z.string().optional(),
     created_at: z.number().optional(),
     expires_at: z.number().nullable().optional(),
-    decision: z.unknown().optional(),
-    run: z.unknown().optional(),
+    // Echoed values are overwritten, but must still be of the Request's types (an object or null).
+    decision: z.looseObject({}).nullable().optional(),
+    run: z.looseObject({}).nullable().optional(),
     run_interrupted: z.number().nullable().optional(),
   })
   .superRefine((r, ctx) => {

@@ -13,7 +13,7 @@ interface Case {
   /** Default POST /v1/requests. `{id}` is replaced by a pending request's id, `{hash}` by its hash. */
   path?: string;
   body?: unknown;
-  raw?: string;
+  raw?: string | Buffer;
   contentType?: string;
   status: number;
   code: string;
@@ -34,6 +34,13 @@ const CASES: Case[] = [
   { name: 'wrong content type', raw: 'title=x', contentType: 'text/plain', status: 415, code: 'unsupported_media_type' },
   { name: 'form content type', raw: 'title=x', contentType: 'application/x-www-form-urlencoded', status: 415, code: 'unsupported_media_type' },
   { name: 'prototype poisoning', raw: '{"title": "x", "__proto__": {"admin": true}}', status: 400, code: 'invalid_request' },
+  {
+    name: 'bytes that are not UTF-8',
+    raw: Buffer.from([0x7b, 0x22, 0x74, 0x69, 0x74, 0x6c, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+    status: 400,
+    code: 'invalid_request',
+    names: 'UTF-8',
+  },
   { name: 'a lone surrogate in the title', raw: '{"title": "x\\ud800"}', status: 400, code: 'invalid_request', names: 'title: must be valid Unicode' },
   { name: 'a lone surrogate in a nested key', raw: '{"title": "x", "input": {"a": {"\\udc00": 1}}}', status: 400, code: 'invalid_request', names: 'input.a' },
   {
@@ -309,6 +316,24 @@ const CASES: Case[] = [
   },
   { name: 'a bad percent-encoding in the path', method: 'GET', path: '/v1/requests/%ZZ', status: 400, code: 'invalid_request', names: 'URL' },
 
+  // Query parameters a route does not take, and bodies a route does not read
+  { name: 'create with a query parameter', path: '/v1/requests?foo=1', body: { title: 'x' }, status: 400, code: 'invalid_request', names: 'query.foo' },
+  { name: 'show with a query parameter', method: 'GET', path: '/v1/requests/{id}?x=1', status: 400, code: 'invalid_request', names: 'query.x' },
+  { name: 'audit with a query parameter', method: 'GET', path: '/v1/requests/{id}/audit?x=1', status: 400, code: 'invalid_request', names: 'query.x' },
+  { name: 'cancel with a query parameter', path: '/v1/requests/{id}/cancel?reason=x', status: 400, code: 'invalid_request', names: 'query.reason' },
+  { name: 'cancel with a body', path: '/v1/requests/{id}/cancel', body: { reason: 'no longer needed' }, status: 400, code: 'invalid_request', names: 'reason' },
+  { name: 'cancel with an array body', path: '/v1/requests/{id}/cancel', body: [1, 2, 3], status: 400, code: 'invalid_request', names: 'no body' },
+  {
+    name: 'decision with a query parameter',
+    path: '/v1/requests/{id}/decision?x=1',
+    body: { option: 'approve', content_hash: '{hash}' },
+    status: 400,
+    code: 'invalid_decision',
+    names: 'query.x',
+  },
+  { name: 'an echoed decision that is not an object', body: { title: 'x', decision: 'lol' }, status: 400, code: 'invalid_request', names: 'decision' },
+  { name: 'an echoed run that is not an object', body: { title: 'x', run: 5 }, status: 400, code: 'invalid_request', names: 'run' },
+
   // Decision bodies (on a pending request, which must stay pending)
   {
     name: 'decision unknown field',
@@ -432,7 +457,7 @@ describe('bad input', () => {
       const headers = c.contentType ? { 'content-type': c.contentType } : undefined;
       const method = c.method ?? 'POST';
       const res = await t.api.request(method, path, body, {
-        ...(c.raw !== undefined ? { raw: c.raw.replaceAll('{hash}', pending.content_hash) } : {}),
+        ...(c.raw !== undefined ? { raw: typeof c.raw === 'string' ? c.raw.replaceAll('{hash}', pending.content_hash) : c.raw } : {}),
         ...(headers ? { headers } : {}),
         ...(method === 'POST' && c.raw === undefined && body === undefined ? { raw: '' } : {}),
       });

@@ -272,6 +272,20 @@ describe('request lifecycle', () => {
   });
 
   describe('cancel', () => {
+    it('takes no body, an empty one sent as JSON, or {}', async () => {
+      t = await startTestServer();
+      const bodies = [
+        { raw: '' },
+        { raw: '', headers: { 'content-type': 'application/json' } },
+        { raw: '{}', headers: { 'content-type': 'application/json' } },
+      ];
+      for (const opts of bodies) {
+        const r = await createRequest(t.api, { title: 'x' });
+        const res = await t.api.request('POST', `/v1/requests/${r.id}/cancel`, undefined, opts);
+        expect(res.status, `${JSON.stringify(opts)}: ${res.text}`).toBe(200);
+      }
+    });
+
     it('cancels a pending request; later decisions and cancels are 409', async () => {
       t = await startTestServer();
       const r = await createRequest(t.api, { title: 'x' });

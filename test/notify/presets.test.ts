@@ -281,6 +281,12 @@ describe('hook presets (loopback receivers)', () => {
     const again = await t!.api.get('/v1/hooks');
     expect(again.body[0].last_delivery).toMatchObject({ type: 'request.created', state: 'delivered' });
 
+    // The body is optional: none at all, or an empty one, sends a created event.
+    for (const opts of [{ raw: '' }, { raw: '', headers: { 'content-type': 'application/json' } }]) {
+      const bare = await t!.api.request('POST', '/v1/hooks/team/test', undefined, opts);
+      expect(bare.status, bare.text).toBe(200);
+      expect(bare.body).toMatchObject({ type: 'request.created', ok: true });
+    }
     expect((await t!.api.post('/v1/hooks/nope/test', {})).status).toBe(404);
     expect((await t!.api.get('/v1/hooks/nope/deliveries')).status).toBe(404);
     const bad = await t!.api.post('/v1/hooks/team/test', { event: 'request.exploded' });

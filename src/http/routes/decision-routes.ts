@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../deps.js';
 import { DecisionBodySchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
-import { IdParams, RequestDoc } from '../schemas.js';
+import { IdParams, NoQuery, RequestDoc } from '../schemas.js';
 
 export function registerDecisionRoutes(app: FastifyInstance, deps: Deps) {
   app.withTypeProvider<ZodTypeProvider>().post(
@@ -13,6 +13,7 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: Deps) {
       schema: {
         summary: 'Decide a pending request: {option, content_hash, feedback?, fields?, scope?}',
         params: IdParams,
+        querystring: NoQuery,
         body: DecisionBodySchema,
         response: { 200: RequestDoc, ...errors('not_found', 'not_pending', 'content_hash_mismatch') },
       },

@@ -81,10 +81,12 @@ export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
   r.post(
     '/v1/hooks/:name/test',
     {
+      config: { optionalBody: true },
       schema: {
         summary: 'Send a sample event to a hook now (one attempt, not queued) and answer with its result',
         params: HookParams,
-        body: z.strictObject({ event: z.enum(HOOK_EVENTS).optional() }).optional(),
+        // Absent (no body at all reads as null), empty or `{}`: a created event.
+        body: z.strictObject({ event: z.enum(HOOK_EVENTS).optional() }).nullish(),
         response: { 200: TestResultDoc, 400: ErrorDoc, 404: ErrorDoc },
       },
     },

@@ -6,7 +6,7 @@ import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { CreateRequestSchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
 import { rateLimitCreates } from '../rate-limit-hook.js';
-import { AuditEntryDoc, IdParams, listQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
+import { AuditEntryDoc, IdParams, listQuery, NoQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
 
 export const WAIT_DEFAULT_MS = 25_000;
 
@@ -21,6 +21,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       preValidation: rateLimitCreates(deps.rateLimit),
       schema: {
         summary: 'Create a request (handup Request JSON); 200 with the existing request on a dedupe hit',
+        querystring: NoQuery,
         body: CreateRequestSchema,
         response: { 200: RequestDoc, 201: RequestDoc, ...errors('callback_not_allowed', 'dedupe_conflict', 'rate_limited') },
       },
@@ -46,7 +47,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     '/v1/requests/:id',
     {
       config: { auth: 'submit' },
-      schema: { summary: 'Show one request', params: IdParams, response: { 200: RequestDoc, ...errors('not_found') } },
+      schema: { summary: 'Show one request', params: IdParams, querystring: NoQuery, response: { 200: RequestDoc, ...errors('not_found') } },
     },
     async (request) => (await requests.get(request.params.id, request.principal)).record,
   );
@@ -76,7 +77,12 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     '/v1/requests/:id/cancel',
     {
       config: { auth: 'submit', noBody: true },
-      schema: { summary: 'Cancel a pending request', params: IdParams, response: { 200: RequestDoc, ...errors('not_found', 'not_pending') } },
+      schema: {
+        summary: 'Cancel a pending request',
+        params: IdParams,
+        querystring: NoQuery,
+        response: { 200: RequestDoc, ...errors('not_found', 'not_pending') },
+      },
     },
     async (request) => (await requests.cancel(request.params.id, request.principal)).record,
   );
@@ -87,6 +93,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       schema: {
         summary: 'Audit rows of a request, oldest first',
         params: IdParams,
+        querystring: NoQuery,
         response: {
           200: z.array(AuditEntryDoc),
           ...errors('not_found'),
