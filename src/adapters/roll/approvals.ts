@@ -3,7 +3,7 @@ import { AppError } from '../../lib/errors.js';
 import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, Normalized, ReplyEnv } from '../adapter.js';
 import { asTitle, toolKind } from '../adapter-kit.js';
-import { APPROVE_DENY, nativeKey, relayRequest, sequence, unsupported, uuid } from './common.js';
+import { APPROVE_DENY, dateTime, nativeKey, relayRequest, sequence, unsupported, uuid } from './common.js';
 
 /**
  * Runtime approvals inside `runtime.event` frames (Relay 1.0, docs/formats/roll.md): `approval.required`
@@ -82,7 +82,7 @@ export const RuntimeEventFrame = z.strictObject({
     protocolVersion: z.enum(['1.1', '1.0']),
     runtimeInstanceId: uuid,
     sequence,
-    timestamp: z.string(),
+    timestamp: dateTime,
     threadId: uuid,
     turnId: uuid.optional(),
     event: z.discriminatedUnion('type', [ApprovalRequired, ApprovalResolved, QuietEvent]),

@@ -1,5 +1,5 @@
 import { compileCheck, textOf } from '../../lib/compile-check.js';
-import { UUID } from './common.js';
+import { DATE_TIME, UUID } from './common.js';
 
 /**
  * The Roll frame a Companion relays for each approval, checked by a compiled validator before
@@ -51,7 +51,7 @@ const APPROVAL_EVENT = {
         protocolVersion: { enum: ['1.1', '1.0'] },
         runtimeInstanceId: uuid,
         sequence,
-        timestamp: { type: 'string' },
+        timestamp: { type: 'string', pattern: DATE_TIME.source },
         threadId: uuid,
         turnId: uuid,
         event: {

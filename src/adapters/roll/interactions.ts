@@ -353,11 +353,11 @@ export function interactionReply(record: HandupRequest, ctx: InteractionContext,
 /**
  * The settlement frames carry no result. A request still pending was not settled by this
  * broker's candidate (that would have ended it), so it ends `cancelled`, or `expired` when
- * the cancel came after the interaction's `expiresAt`.
+ * the frame (either one) came after the interaction's `expiresAt` (formats.md §4).
  */
 export function interactionFollowUp(frame: InteractionTerminalFrame, stored?: FollowUpTarget<InteractionContext>): FollowUp {
   const key = nativeKey(frame.workspaceId, frame.interactionId);
-  const expired = frame.type === 'interaction.cancelled' && stored !== undefined && stored.now >= stored.context.expiresAt;
+  const expired = stored !== undefined && stored.now >= stored.context.expiresAt;
   if (expired) return { kind: 'resolve', nativeKey: key, status: 'expired' };
   const feedback = frame.type === 'interaction.resolved' ? 'resolved at the Companion; Relay 1.1 does not say how' : undefined;
   return { kind: 'resolve', nativeKey: key, status: 'cancelled', ...(feedback ? { feedback } : {}) };
