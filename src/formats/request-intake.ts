@@ -6,7 +6,7 @@ import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
 import { formatDuration, ONE_YEAR_MS } from '../lib/durations.js';
-import { AppError, validationError } from '../lib/errors.js';
+import { AppError, RequestNotTaken, validationError } from '../lib/errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../storage/request-records.js';
 import { parseCreateBody } from '../requests/create-body-fast-path.js';
@@ -101,15 +101,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
      */
     async create(
       body: CreateRequestBody,
-      {
-        principal,
-        format,
-        onTimeoutFrom = { field: 'on_timeout' },
-        native,
-        supersede,
-        admit,
-        create = requests.create,
-      }: CreateOptions,
+      { principal, format, onTimeoutFrom = { field: 'on_timeout' }, native, supersede, admit, create = requests.create }: CreateOptions,
     ): Promise<{ stored: StoredRequest; created: boolean }> {
       if (body.on_timeout === 'approve') requireTimeoutApprove(principal, onTimeoutFrom.field);
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
@@ -141,10 +133,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
         // A replay still finds its record; a new frame whose deadline passed asks nobody anything.
         const seen = await requests.findByNativeKey(adapter.format, principal, key);
         if (seen) return { stored: seen, created: false };
-        throw new AppError(
-          'unsupported_frame',
-          `expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`,
-        );
+        throw new RequestNotTaken(`expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
       }
 
       // The record's dedupe_key holds the native key (docs/formats/README.md), so its limit is checked too.

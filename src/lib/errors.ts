@@ -50,6 +50,17 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * `unsupported_frame` for a frame that did carry a request countersign cannot take (an
+ * encrypted payload, a deadline already past): unlike event noise, which a bridge socket answers
+ * with silence, the bridge must hear of it.
+ */
+export class RequestNotTaken extends AppError {
+  constructor(message: string) {
+    super('unsupported_frame', message);
+  }
+}
+
 export interface ErrorBody {
   error: string;
   code: ErrorCode;

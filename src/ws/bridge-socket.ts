@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { RateLimit } from '../auth/rate-limit.js';
 import type { Clock } from '../lib/clock.js';
-import { AppError, toErrorBody, validationError } from '../lib/errors.js';
+import { AppError, RequestNotTaken, toErrorBody, validationError } from '../lib/errors.js';
 import type { RequestIntake } from '../formats/request-intake.js';
 import { isControllerSeq, requireSequencedFormat, sequencedReply } from '../formats/sequenced-reply.js';
 import { parseFollowUp, parseFrame } from '../formats/parse-frame.js';
@@ -116,7 +116,8 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
       try {
         await submit(frame);
       } catch (err) {
-        if (!(err instanceof AppError && err.code === 'unsupported_frame')) throw err;
+        // Event noise gets no answer; a request that cannot be taken does.
+        if (!(err instanceof AppError && err.code === 'unsupported_frame') || err instanceof RequestNotTaken) throw err;
       }
       return;
     }

@@ -486,6 +486,12 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
     // An interaction whose expiresAt has passed asks nothing of anyone.
     const late = interaction('approval.request', { approvalId: randomUUID(), agentName: 'workspace-agent', toolName: 'deploy' }, '2026-08-03T23:59:59.000Z');
     expectError(await t.api.post('/v1/formats/roll/requests', late), 422, 'unsupported_frame', 'expiresAt');
+    // On the socket the bridge hears of it (and of an encrypted approval), while event noise gets no answer.
+    bridge.send({ type: 'runtime.ack', workspaceId: WS, throughRelaySequence: 3 });
+    bridge.send(late);
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unsupported_frame', error: expect.stringContaining('expiresAt') });
+    bridge.send({ type: 'runtime.encrypted', workspaceId: WS, relaySequence: 5, envelopeId: randomUUID(), payloadKind: 'event', ciphertext: 'AAAA' });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unsupported_frame', error: expect.stringContaining('encrypted') });
   });
 
   it('maps userInput.request controls to questions and answers with their values; limits are enforced at decision time', async () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RequestNotTaken } from '../../lib/errors.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from '../adapter.js';
 import { RuntimeEventFrame, type ApprovalContext, approvalFollowUp, approvalReply, approvalRequest } from './approvals.js';
@@ -48,7 +49,7 @@ function normalize(frame: RollFrame): Normalized<RollContext> {
     case 'interaction.request':
       return interactionRequest(frame);
     case 'runtime.encrypted':
-      return unsupported('runtime.encrypted hides its payload: decrypt it at the bridge and send the runtime.event');
+      throw new RequestNotTaken('runtime.encrypted hides its payload: decrypt it at the bridge and send the runtime.event');
     default:
       return unsupported(`relay frame "${frame.type}" asks nothing of a reviewer`);
   }
