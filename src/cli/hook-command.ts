@@ -18,8 +18,10 @@ type OnError = (typeof ON_ERROR)[number];
  * all work; `deny` refuses; `allow` lets the call through (the operator's explicit choice).
  */
 export function fallbackOutput(event: string | undefined, mode: OnError, reason: string): Record<string, unknown> {
-  if (event === 'PreToolUse') {
-    return { hookSpecificOutput: { hookEventName: event, permissionDecision: mode, permissionDecisionReason: reason } };
+  // Input that names no event is answered as the tool call it most likely was (agents.md §1):
+  // `{}` would let Claude Code's own rules run the call whatever --on-error says.
+  if (event === 'PreToolUse' || event === undefined) {
+    return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: mode, permissionDecisionReason: reason } };
   }
   if (event === 'PermissionRequest') {
     if (mode === 'ask') return {};
@@ -29,28 +31,49 @@ export function fallbackOutput(event: string | undefined, mode: OnError, reason:
   return {};
 }
 
-/**
- * `hook claude-code [--wait 55s] [--on-wait ask|deny] [--on-error ask|deny|allow]`: Claude Code's
- * command hook. Reads the hook JSON on stdin, sends it to the daemon's hook endpoint (adding the
- * repo and branch of the git work tree at `cwd`, read here on the agent's machine), prints the
- * hook output, and exits 0 whatever happened.
- */
-export async function hookCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('hook', args, {
-    ...COMMON_OPTIONS,
-    wait: { type: 'string' },
-    'on-wait': { type: 'string' },
-    'on-error': { type: 'string' },
-  });
+const HOOK_OPTIONS = { ...COMMON_OPTIONS, wait: { type: 'string' }, 'on-wait': { type: 'string' }, 'on-error': { type: 'string' } } as const;
+
+/** The command line, checked; a mistake is a message, answered like any other error. */
+function hookSettings(args: string[]) {
+  const { values, positionals } = parseCommandArgs('hook', args, HOOK_OPTIONS);
   const [agent] = expectPositionals('hook', positionals, ['agent']);
   if (agent !== 'claude-code') throw usageError(`hook: unknown agent "${agent}" (only claude-code)`);
-  const onError = (values['on-error'] ?? 'ask') as OnError;
-  if (!ON_ERROR.includes(onError)) throw usageError(`hook: --on-error must be one of ${ON_ERROR.join(', ')}`);
   const onWait = values['on-wait'];
   if (onWait !== undefined && onWait !== 'ask' && onWait !== 'deny') throw usageError('hook: --on-wait must be ask or deny');
   const wait = values.wait ?? '55s';
   const waited = parseDuration(wait);
   if (!waited.ok) throw usageError(`hook: --wait: ${waited.message}`);
+  return { values, onWait, wait, waitMs: waited.ms };
+}
+
+/** `--on-error` read on its own, so a mistake elsewhere on the line is still answered as asked. */
+function onErrorOf(args: string[]): { mode: OnError; problem?: string } {
+  const i = args.findIndex((a) => a === '--on-error' || a.startsWith('--on-error='));
+  if (i < 0) return { mode: 'ask' };
+  const value = args[i]!.includes('=') ? args[i]!.slice(args[i]!.indexOf('=') + 1) : args[i + 1];
+  if (ON_ERROR.includes(value as OnError)) return { mode: value as OnError };
+  // Unreadable: the spec's default, never an allow the operator did not write.
+  return { mode: 'ask', problem: `hook: --on-error must be one of ${ON_ERROR.join(', ')}` };
+}
+
+/**
+ * `hook claude-code [--wait 55s] [--on-wait ask|deny] [--on-error ask|deny|allow]`: Claude Code's
+ * command hook. Reads the hook JSON on stdin, sends it to the daemon's hook endpoint (adding the
+ * repo and branch of the git work tree at `cwd`, read here on the agent's machine), prints the
+ * hook output, and exits 0 whatever happened: Claude Code takes any other exit code as a hook
+ * that failed and carries on without it, so even a mistyped command line answers as
+ * `--on-error` says.
+ */
+export async function hookCommand(ctx: CliContext, args: string[]): Promise<number> {
+  const { mode: onError, problem } = onErrorOf(args);
+  let settings: ReturnType<typeof hookSettings> | undefined;
+  let usage = problem;
+  try {
+    settings = hookSettings(args);
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    usage ??= err.message;
+  }
 
   const input = await ctx.readStdin();
   let frame: Record<string, unknown> | undefined;
@@ -66,7 +89,10 @@ export async function hookCommand(ctx: CliContext, args: string[]): Promise<numb
     ctx.out(`${JSON.stringify(fallbackOutput(event, onError, `countersign could not decide: ${why}`))}\n`);
     return EXIT_OK;
   };
+  if (usage !== undefined || settings === undefined) return fallBack(usage ?? 'hook: bad command line');
   if (!frame) return fallBack('the hook input on stdin is not a JSON object');
+  if (event === undefined) return fallBack('the hook input on stdin has no hook_event_name');
+  const { values, onWait, wait, waitMs } = settings;
 
   try {
     const { url, token } = resolveClientSettings(values, ctx.env, { cwd: ctx.cwd, readFile: ctx.readFile });
@@ -76,7 +102,7 @@ export async function hookCommand(ctx: CliContext, args: string[]): Promise<numb
     if (git?.repo) query.set('repo', git.repo);
     if (git?.branch) query.set('branch', git.branch);
     // The daemon holds the call up to --wait: the client must not give up first (undici's default is 5 minutes).
-    const holdMs = Math.min(waited.ms, 10 * 60_000) + 60_000;
+    const holdMs = Math.min(waitMs, 10 * 60_000) + 60_000;
     const fetchFn = ctx.fetch ?? longFetch(holdMs);
     const output = await createApiClient({ baseUrl: url, token, fetch: fetchFn }).post<unknown>(`${HOOK_PATH}?${query}`, frame);
     ctx.out(`${JSON.stringify(output)}\n`);

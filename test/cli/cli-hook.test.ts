@@ -95,13 +95,34 @@ describe('countersign hook claude-code', { timeout: 120_000 }, () => {
     const allowed = await hook(env, JSON.stringify(frame()), ['--on-error', 'allow']);
     expect(JSON.parse(allowed.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
 
+    // Input that names no event is answered as a tool call, per --on-error, never with {} (which
+    // would leave the call to Claude Code's own rules).
     const garbage = await hook(env, 'not json');
-    expect([garbage.code, garbage.stdout.trim()]).toEqual([0, '{}']);
+    expect(garbage.code).toBe(0);
+    expect(JSON.parse(garbage.stdout).hookSpecificOutput).toMatchObject({ hookEventName: 'PreToolUse', permissionDecision: 'ask' });
     expect(garbage.stderr).toContain('not a JSON object');
+    const nameless = await hook(env, JSON.stringify({ session_id: 'x' }), ['--on-error', 'deny']);
+    expect(JSON.parse(nameless.stdout).hookSpecificOutput).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringContaining('hook_event_name'),
+    });
 
-    const usage = await hook(env, JSON.stringify(frame()), ['--on-error', 'maybe']);
-    expect(usage.code).toBe(4);
-    expect(usage.stderr).toContain('--on-error');
+    // A mistyped command line is answered too, exit 0 (any other exit code and Claude Code goes
+    // on without the hook): as --on-error says when that is readable, else ask.
+    for (const [args, decision] of [
+      [['--on-error', 'deny', '--wait', '5'], 'deny'],
+      [['--on-error=deny', '--wait', '0s'], 'deny'],
+      [['--on-error', 'deny', '--bogus'], 'deny'],
+      [['--on-error', 'maybe'], 'ask'],
+      [['--on-error', 'allow', '--on-wait', 'later'], 'allow'],
+    ] as const) {
+      const usage = await hook(env, JSON.stringify(frame()), [...args]);
+      expect(usage.code, args.join(' ')).toBe(0);
+      expect(JSON.parse(usage.stdout).hookSpecificOutput, args.join(' ')).toMatchObject({
+        permissionDecision: decision,
+        permissionDecisionReason: expect.stringContaining('hook:'),
+      });
+    }
   });
 
   it('a refused call (revoked token, malformed hook) falls back too, naming the reason; nothing is stored', async () => {
