@@ -367,7 +367,7 @@ function followUp(frame: AlpFrame, _ctx: FrameContext, stored?: FollowUpTarget<A
     case 'answered':
       return stored ? answeredAgainst(key, event.answer ?? '', stored) : answeredUpstream(key, event.questionId, event.answer ?? '');
     // A dismissal carries no answer to read a verdict from: the question was withdrawn from
-    // the reviewer, as a cancel is (formats.md §5), and needs no grant.
+    // the reviewer, as a cancel is, and needs no grant (docs/formats/alp.md).
     case 'dismissed':
     case 'canceled':
       return { kind: 'resolve', nativeKey: key, status: 'cancelled' };

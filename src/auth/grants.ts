@@ -31,7 +31,7 @@ export function missingGrant(principal: Principal, grant: Grant): string {
 /**
  * `on_timeout: approve` lets the clock approve a request with no person deciding, so a submit
  * token needs the `timeout_approve` grant for it (issue 10): without it 403, as for an
- * upstream resolution without `resolve_upstream` (formats.md §1), naming `field`.
+ * upstream resolution without `resolve_upstream` (docs/api.md, Grants), naming `field`.
  */
 export function requireTimeoutApprove(principal: Principal, field: string): void {
   if (hasGrant(principal, 'timeout_approve')) return;

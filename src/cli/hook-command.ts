@@ -18,7 +18,7 @@ type OnError = (typeof ON_ERROR)[number];
  * all work; `deny` refuses; `allow` lets the call through (the operator's explicit choice).
  */
 export function fallbackOutput(event: string | undefined, mode: OnError, reason: string): Record<string, unknown> {
-  // Input that names no event is answered as the tool call it most likely was (agents.md §1):
+  // Input that names no event is answered as the tool call it most likely was (docs/cli.md):
   // `{}` would let Claude Code's own rules run the call whatever --on-error says.
   if (event === 'PreToolUse' || event === undefined) {
     return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: mode, permissionDecisionReason: reason } };

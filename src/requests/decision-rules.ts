@@ -45,7 +45,12 @@ export function decide(
 
   let fields = (body.fields ?? null) as Decision['fields'];
   if (record.kind === 'question') {
-    if (option.outcome === 'approve') fields = { ...fields, answers: checkAnswers(record, fields?.answers ?? null) };
+    // Question requests carry only answers (handup's DecisionFields). A decline may keep what was
+    // filled in so far, but only answers the questions could have had.
+    const other = Object.keys(fields ?? {}).find((k) => k !== 'answers');
+    if (other !== undefined) throw new AppError('invalid_decision', `fields.${other}: a question's decision carries only answers`);
+    const complete = option.outcome === 'approve';
+    if (complete || fields?.answers != null) fields = { answers: checkAnswers(record, fields?.answers ?? null, complete) };
   } else if (fields?.answers != null) {
     throw new AppError('invalid_decision', 'fields.answers: only question requests take answers');
   }
@@ -68,11 +73,13 @@ export function decide(
 /**
  * Every question answered as it allows, except that a question the record lists in
  * `input.optional_questions` may be left out (an empty answer to one counts as none); the
- * answers in handup's Answer shape (`selected` always present).
+ * answers in handup's Answer shape (`selected` always present). Not `complete` (a decline):
+ * any question may be left out, and what is given is checked all the same.
  */
 function checkAnswers(
   record: HandupRequest,
   answers: Record<string, { selected?: string[] | undefined; text?: string | null | undefined }> | null,
+  complete = true,
 ): Record<string, Answer> {
   const questions = record.input?.questions ?? [];
   const optional = new Set(record.input?.optional_questions ?? []);
@@ -86,7 +93,7 @@ function checkAnswers(
     const a = Object.hasOwn(given, q.id) ? given[q.id] : undefined;
     const where = `fields.answers.${q.id}`;
     const empty = !a || ((a.selected ?? []).length === 0 && !a.text?.trim());
-    if (empty && optional.has(q.id)) continue;
+    if (empty && (optional.has(q.id) || !complete)) continue;
     if (!a) throw new AppError('invalid_decision', `${where}: every question must be answered`);
     const selected = a.selected ?? [];
     const labels = new Set((q.options ?? []).map((o) => o.label));

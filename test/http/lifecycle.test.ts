@@ -238,6 +238,22 @@ describe('request lifecycle', () => {
       expect(res.body).toMatchObject({ status: 'denied', decision: { option: 'decline', outcome: 'deny', feedback: 'not now' } });
     });
 
+    it('a decline keeps answers given so far, checked as a submit checks them; nothing but answers', async () => {
+      t = await startTestServer();
+      const r = await createRequest(t.api, { title: 'Setup', kind: 'question', input: { questions: QUESTIONS } });
+      for (const [fields, field] of [
+        [{ answers: { nope: { selected: ['zzz'] } } }, 'fields.answers.nope'],
+        [{ answers: { db: { selected: ['MySQL'] } } }, 'fields.answers.db.selected'],
+        [{ answers: {}, extra: { a: 1 } }, 'fields.extra'],
+      ] as const) {
+        expectError(await decide(t.api, r, 'decline', { fields }), 400, 'invalid_decision', field);
+      }
+      expect((await show(t.api, r.id)).status).toBe('pending');
+      const res = await decide(t.api, r, 'decline', { fields: { answers: { db: { selected: ['SQLite'] } } } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.decision.fields).toEqual({ answers: { db: { selected: ['SQLite'] } } });
+    });
+
     it('refuses answers on a request that is not a question', async () => {
       t = await startTestServer();
       const r = await createRequest(t.api, { title: 'x' });

@@ -353,7 +353,7 @@ export function interactionReply(record: HandupRequest, ctx: InteractionContext,
 /**
  * The settlement frames carry no result. A request still pending was not settled by this
  * broker's candidate (that would have ended it), so it ends `cancelled`, or `expired` when
- * the frame (either one) came after the interaction's `expiresAt` (formats.md §4).
+ * the frame (either one) came after the interaction's `expiresAt` (docs/formats/README.md).
  */
 export function interactionFollowUp(frame: InteractionTerminalFrame, stored?: FollowUpTarget<InteractionContext>): FollowUp {
   const key = nativeKey(frame.workspaceId, frame.interactionId);
