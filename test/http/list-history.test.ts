@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createFakeClock, type FakeClock } from '../helpers/fake-clock.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError } from '../helpers/request-api.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, TEST_STORE, type TestServer } from '../helpers/test-server.js';
 
 const ids = (list: Array<{ id: string }>) => list.map((r) => r.id);
 
@@ -121,13 +121,14 @@ describe('GET /v1/history', () => {
     const migrate = await mk({ title: 'Run migration', summary: 'alters the staging db', kind: 'command', source: { agent: 'claude' } }, 'deny');
     const edit = await mk({ title: 'Edit file', kind: 'edit', source: { agent: 'claude', cwd: '/srv/Staging-app' } }, null);
     const pct = await mk({ title: 'Raise limit to 50%', source: { agent: 'codex' } }, 'approve');
+    const accents = await mk({ title: 'Étape Über', source: { agent: 'codex' } }, 'deny');
 
     const got = async (q: string) => ids((await history(q)).items.map((i) => i.request));
     expect(await got('?outcome=approved')).toEqual([pct.id, deploy.id]);
-    expect(await got('?outcome=denied,cancelled')).toEqual([edit.id, migrate.id]);
+    expect(await got('?outcome=denied,cancelled')).toEqual([accents.id, edit.id, migrate.id]);
     expect(await got('?outcome=expired')).toEqual([]);
     expect(await got('?kind=command')).toEqual([migrate.id, deploy.id]);
-    expect(await got('?kind=edit,custom')).toEqual([pct.id, edit.id]);
+    expect(await got('?kind=edit,custom')).toEqual([accents.id, pct.id, edit.id]);
     expect(await got('?agent=claude')).toEqual([edit.id, migrate.id]);
     expect(await got('?agent=codex&outcome=approved&kind=command')).toEqual([deploy.id]);
     expect(await got('?q=staging')).toEqual([edit.id, migrate.id, deploy.id]);
@@ -137,6 +138,10 @@ describe('GET /v1/history', () => {
     expect(await got(`?q=${encodeURIComponent('%')}`)).toEqual([pct.id]);
     expect(await got(`?q=${encodeURIComponent('_')}`)).toEqual([]);
     expect(await got('?q=nothing-matches')).toEqual([]);
+    // The exact text always finds itself; SQLite folds case beyond ASCII too (PostgreSQL as far
+    // as the database's locale does).
+    const folded = TEST_STORE === 'sqlite' ? ['Étape', 'étape', 'ÉTAPE', 'über', 'ÜBER'] : ['Étape', 'Über', 'TAPE'];
+    for (const q of folded) expect(await got(`?q=${encodeURIComponent(q)}`), q).toEqual([accents.id]);
   });
 
   it('pages with the cursor: every resolved request exactly once, newest first, ties included', async () => {

@@ -175,9 +175,14 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
       inList('kind', f.kind, where, args);
       inList('agent', f.agent, where, args);
       if (f.q) {
-        const fields = [['title'], ['summary'], ['source', 'cwd']].map((p) => `lower(coalesce(${dialect.jsonText('record', p)}, '')) LIKE ? ESCAPE '\\'`);
+        // The pattern is folded by the same lower() as the text, so the exact text always finds
+        // itself, whatever the store folds (SQLite: all of Unicode, sqlite-store.ts; PostgreSQL:
+        // what the database's locale folds).
+        const fields = [['title'], ['summary'], ['source', 'cwd']].map(
+          (p) => `lower(coalesce(${dialect.jsonText('record', p)}, '')) LIKE lower(?) ESCAPE '\\'`,
+        );
         where.push(`(${fields.join(' OR ')})`);
-        const pattern = containsPattern(f.q.toLowerCase());
+        const pattern = containsPattern(f.q);
         args.push(pattern, pattern, pattern);
       }
       if (f.before) {

@@ -49,6 +49,9 @@ function openConnection(path: string, readonly: boolean): Database.Database {
   // Each write of a group commit runs in a savepoint, whose statement journal would otherwise
   // spill to a temporary file past 64 KiB: file writes on every batch that nothing reads back.
   db.pragma('temp_store = MEMORY');
+  // SQLite's own lower() folds ASCII only: history's `q` would miss "Étape" even typed exactly.
+  // JavaScript's folds the whole of Unicode, as the pattern is folded.
+  db.function('lower', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? text.toLowerCase() : text) as string | null);
   return db;
 }
 
