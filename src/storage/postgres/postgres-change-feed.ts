@@ -5,9 +5,15 @@ import type { Change } from '../store.js';
 export const CHANGES_CHANNEL = 'countersign_changes';
 
 // A seq missing below ones already read belongs to a transaction still committing, or to one
-// that rolled back (a permanent hole). Wait this long for it before giving up on it.
-const GAP_TIMEOUT_MS = 10_000;
+// that rolled back (a permanent hole). It is given up on only once every transaction that was
+// running when the gap was seen has ended (so the seq can no longer commit), and not before this.
+const GAP_MIN_MS = 1000;
+// The oldest transaction still running, and the first xid not yet assigned (txid_* for every
+// supported PostgreSQL; epoch-extended, so they only grow).
+const XMIN = 'SELECT txid_snapshot_xmin(txid_current_snapshot())::text AS xid';
+const XMAX = 'SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xid';
 const BATCH = 500;
+const MAX_GAP = 10_000;
 
 export interface ChangeFeedOptions {
   pool: pg.Pool;
@@ -17,6 +23,8 @@ export interface ChangeFeedOptions {
   log: Logger;
   /** How often the change log is read even without a notification. */
   pollMs: number;
+  /** The least time a missing seq is waited for (tests shorten it). */
+  gapMinMs?: number;
 }
 
 /**
@@ -24,15 +32,17 @@ export interface ChangeFeedOptions {
  * commits changes) wakes the feed at once; a poll every `pollMs` catches anything a notification
  * missed (a dropped LISTEN connection, a restart of PostgreSQL), so a wake-up is at worst late.
  * Changes are read by seq from the `changes` table; seqs taken by transactions that commit out
- * of order are waited for (GAP_TIMEOUT_MS), never skipped early.
+ * of order are waited for as long as their transaction runs, never skipped early.
  */
-export function createPostgresChangeFeed({ pool, connect, node, log, pollMs }: ChangeFeedOptions) {
+export function createPostgresChangeFeed({ pool, connect, node, log, pollMs, gapMinMs = GAP_MIN_MS }: ChangeFeedOptions) {
   const listeners = new Set<(change: Change) => void>();
-  /** Every seq at or below this has been handled (or given up on). */
+  /** The highest seq read. */
   let cursor = 0;
-  /** Seqs above the cursor already handled. */
-  const seen = new Set<number>();
-  let gapSince: number | null = null;
+  /**
+   * Seqs below the cursor not read yet, each with when it was first missed and, once missed
+   * twice, the first xid assigned after that (`horizon`): its transaction has an xid below it.
+   */
+  const missing = new Map<number, { since: number; horizon: bigint | null }>();
   let reading: Promise<void> | null = null;
   let again = false;
   let listener: pg.Client | null = null;
@@ -51,26 +61,38 @@ export function createPostgresChangeFeed({ pool, connect, node, log, pollMs }: C
     }
   }
 
+  const xid = async (sql: string) => BigInt((await pool.query<{ xid: string }>(sql)).rows[0]!.xid);
+
   async function readOnce() {
+    const now = Date.now();
+    // Asked before the read below, so a seq whose transaction has ended by now is either in that
+    // read (it committed, however long its COMMIT took) or never will be (it rolled back).
+    const waited = [...missing.values()].some((m) => m.horizon !== null && now - m.since > gapMinMs);
+    const xmin = waited ? await xid(XMIN) : null;
+    const gaps = [...missing.keys()];
     const { rows } = await pool.query<{ seq: number; type: string; request_id: string | null; node: string }>(
-      'SELECT seq, type, request_id, node FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2',
-      [cursor, BATCH],
+      'SELECT seq, type, request_id, node FROM changes WHERE seq > $1 OR seq = ANY($2::bigint[]) ORDER BY seq LIMIT $3',
+      [cursor, gaps, BATCH],
     );
     for (const row of rows) {
-      if (seen.has(row.seq)) continue;
-      seen.add(row.seq);
+      if (row.seq > cursor) {
+        // In-flight transactions hold a few seqs each; a jump wider than that (the sequence set
+        // by hand) is no gap to wait for.
+        if (row.seq - cursor <= MAX_GAP) for (let s = cursor + 1; s < row.seq; s++) missing.set(s, { since: now, horizon: null });
+        cursor = row.seq;
+      } else if (!missing.delete(row.seq)) continue;
       if (row.node !== node) deliver({ type: row.type, requestId: row.request_id ?? undefined });
     }
-    while (seen.has(cursor + 1)) seen.delete(++cursor);
-    if (seen.size === 0) {
-      gapSince = null;
-    } else if (gapSince === null) {
-      gapSince = Date.now();
-    } else if (Date.now() - gapSince > GAP_TIMEOUT_MS) {
-      // The missing seq never committed: move past it to the next one read.
-      cursor = Math.min(...seen) - 1;
-      while (seen.has(cursor + 1)) seen.delete(++cursor);
-      gapSince = seen.size ? Date.now() : null;
+    let xmax: bigint | null = null;
+    for (const [seq, m] of missing) {
+      if (m.horizon === null) {
+        if (m.since === now) continue;
+        // Missed twice: whoever holds the seq has written its row, so it has an xid by now.
+        m.horizon = xmax ??= await xid(XMAX);
+      } else if (xmin !== null && xmin >= m.horizon && now - m.since > gapMinMs) {
+        // Its transaction has ended and the seq was not in the read: it never committed.
+        missing.delete(seq);
+      }
     }
     if (rows.length === BATCH) again = true;
   }
