@@ -147,10 +147,13 @@ function show(f: ToolHook): Shown {
     if (file !== undefined) {
       const relative = insideCwd(file, cwd);
       const shownPath = relative ?? file;
+      // A notebook cell edit is no text edit a diff could show (a cell inserted, replaced or
+      // deleted): "anything else", its input as JSON.
+      const notebook = tool === 'NotebookEdit';
       return {
         title: truncateBytes(`Edit ${shownPath}`),
-        kind: 'edit',
-        previews: editPreviews(tool, input, shownPath),
+        kind: notebook ? 'custom' : 'edit',
+        previews: notebook ? [jsonPreview(input)] : editPreviews(tool, input, shownPath),
         // Edits inside the project are routine; a write outside it is worth a closer look.
         risk: relative === null ? 'medium' : 'low',
       };
@@ -163,9 +166,6 @@ function show(f: ToolHook): Shown {
   if (tool === 'WebSearch' && str(input.query)) {
     return { title: tool, kind: 'custom', previews: [{ type: 'text', title: 'Query', inline: str(input.query)! }], risk: 'low' };
   }
-  if (tool === 'ExitPlanMode' && str(input.plan)) {
-    return { title: tool, kind: 'review', previews: [{ type: 'markdown', title: 'Plan', inline: str(input.plan)! }], risk: 'low' };
-  }
   const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
   const title = mcp ? `${mcp[1]}: ${mcp[2]}` : tool;
   return { title: truncateBytes(title), kind: 'custom', previews: [jsonPreview(input)], risk: 'low' };
@@ -174,7 +174,9 @@ function show(f: ToolHook): Shown {
 /** Edit/MultiEdit: a unified diff of the replaced strings; Write: the new content; else the input. */
 function editPreviews(tool: string, input: Record<string, unknown>, path: string): Shown['previews'] {
   if (tool === 'Edit' && typeof input.old_string === 'string' && typeof input.new_string === 'string') {
-    return [{ type: 'diff', title: path, inline: unifiedDiff(path, [{ oldText: input.old_string, newText: input.new_string }]) }];
+    // The diff shows one replacement; with replace_all every occurrence in the file changes.
+    const title = input.replace_all === true ? `${path} (every occurrence: replace_all)` : path;
+    return [{ type: 'diff', title, inline: unifiedDiff(path, [{ oldText: input.old_string, newText: input.new_string }]) }];
   }
   if (tool === 'MultiEdit' && Array.isArray(input.edits)) {
     const edits = input.edits.filter(
@@ -195,9 +197,6 @@ function editPreviews(tool: string, input: Record<string, unknown>, path: string
   }
   if (tool === 'Write' && typeof input.content === 'string') {
     return [{ type: 'code', title: path, lang: codeLanguage(path), inline: input.content }];
-  }
-  if (tool === 'NotebookEdit' && typeof input.new_source === 'string') {
-    return [{ type: 'code', title: path, lang: input.cell_type === 'markdown' ? 'markdown' : 'python', inline: input.new_source }];
   }
   return [jsonPreview(input)];
 }

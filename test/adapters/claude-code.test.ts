@@ -40,13 +40,17 @@ describe('claude-code mapping', () => {
     expect(normalize(hook('Edit', { file_path: '/home/dev/web/../../etc/hosts', old_string: 'a', new_string: 'b' })).request.risk).toBe('medium');
   });
 
-  it('shows NotebookEdit cells and ExitPlanMode plans readably; an unknown tool as JSON', () => {
-    const nb = normalize(hook('NotebookEdit', { notebook_path: '/home/dev/web/a.ipynb', new_source: 'print(1)', cell_type: 'code' })).request;
-    expect(nb).toMatchObject({ title: 'Edit a.ipynb', kind: 'edit', previews: [{ type: 'code', lang: 'python', inline: 'print(1)' }] });
+  it('shows NotebookEdit and ExitPlanMode like any other tool (custom, the input as JSON); an Edit with replace_all says so', () => {
+    const input = { notebook_path: '/home/dev/web/a.ipynb', cell_id: 'c7', new_source: '', edit_mode: 'delete' };
+    const nb = normalize(hook('NotebookEdit', input)).request;
+    expect(nb).toMatchObject({ title: 'Edit a.ipynb', kind: 'custom', previews: [{ type: 'json', inline: JSON.stringify(input, null, 2) }] });
+    expect(nb.previews![0]!.inline).toContain('"edit_mode": "delete"');
     const plan = normalize(hook('ExitPlanMode', { plan: '## Plan\n1. Do it' })).request;
-    expect(plan).toMatchObject({ kind: 'review', previews: [{ type: 'markdown', inline: '## Plan\n1. Do it' }] });
+    expect(plan).toMatchObject({ title: 'ExitPlanMode', kind: 'custom', previews: [{ type: 'json' }] });
     const other = normalize(hook('Agent', { prompt: 'Find endpoints', description: 'Explore' })).request;
     expect(other).toMatchObject({ title: 'Agent', kind: 'custom', summary: 'Explore', previews: [{ type: 'json' }] });
+    const all = normalize(hook('Edit', { file_path: '/home/dev/web/a.py', old_string: 'debug=False', new_string: 'debug=True', replace_all: true })).request;
+    expect(all).toMatchObject({ kind: 'edit', previews: [{ type: 'diff', title: 'a.py (every occurrence: replace_all)' }] });
   });
 
   it('takes repo and branch from the caller, never from the frame', () => {
