@@ -156,7 +156,7 @@ describe('paperclip adapter quirks', () => {
     const lookahead = normalize({ answerMode: 'text', textValidation: { pattern: '^(?=.*\\d).+$' } });
     expect(lookahead.request.input).not.toHaveProperty('optional_questions');
     expect(lookahead.notes).toEqual([
-      'paperclip.runtime_request.v2 input: question "q": textValidation.pattern needs a backtracking engine, so only the runner checks it',
+      'paperclip.runtime_request.v2 input: question "q": textValidation.pattern needs a backtracking engine: an answer it cannot test within 50 ms is left to the runner',
     ]);
   });
 
@@ -264,8 +264,21 @@ describe('paperclip decision checks (textValidation)', () => {
     expect(problem(select('multi_select'), { selected: ['Europe'], text: 'Frankfurt' })).toContain('at most 4');
   });
 
-  it("runs an agent's pattern in linear time, so a backtracking pattern cannot stall a decision", () => {
+  it("runs an agent's pattern under a time limit, so a backtracking pattern cannot stall a decision", () => {
     expect(problem(text({ pattern: '^(a+)+$' }), { text: `${'a'.repeat(5000)}!` })).toContain('does not match');
+    expect(problem(text({ pattern: '^(a+)+$' }), { text: 'a'.repeat(5000) })).toBeNull();
+  });
+
+  it("reads a pattern as the runner's engine does (JavaScript, no flags), not as RE2 would", () => {
+    // Without the u flag \p is a plain p: "abc" does not match, "p{L}}" does.
+    expect(problem(text({ pattern: '^\\p{L}+$' }), { text: 'abc' })).toContain('does not match');
+    expect(problem(text({ pattern: '^\\p{L}+$' }), { text: 'p{L}}' })).toBeNull();
+    // [[:digit:]] is a class of "[", ":", "d", ... followed by "]" to JavaScript.
+    expect(problem(text({ pattern: '^[[:digit:]]$' }), { text: '7' })).toContain('does not match');
+    expect(problem(text({ pattern: '^[[:digit:]]$' }), { text: 'd]' })).toBeNull();
+    // A lookahead is checked too.
+    expect(problem(text({ pattern: '^(?=.*\\d).+$' }), { text: 'no digits' })).toContain('does not match');
+    expect(problem(text({ pattern: '^(?=.*\\d).+$' }), { text: 'one 1' })).toBeNull();
   });
 });
 

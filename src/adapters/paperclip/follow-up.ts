@@ -38,7 +38,8 @@ export function followUp(frame: PaperclipFollowUp, _ctx?: FrameContext, stored?:
   if (frame.eventType === 'runtime_request.expired') return { kind: 'resolve', ...key, status: 'expired' };
   const action = frame.payload.action;
   if (!action) return { kind: 'ignored', reason: 'runtime_request.resolved without an action does not say how it was settled' };
-  if (!stored) return { kind: 'resolve', ...key, status: action === 'submit' ? 'answered' : outcomeOfKey(action) === 'approve' ? 'approved' : 'denied', option: action };
+  if (!stored)
+    return { kind: 'resolve', ...key, status: action === 'submit' ? 'answered' : outcomeOfKey(action) === 'approve' ? 'approved' : 'denied', option: action };
   return { kind: 'resolve', ...key, ...settledBy(action, stored.record) };
 }
 

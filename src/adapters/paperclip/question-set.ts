@@ -3,7 +3,7 @@ import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTIONS, MAX_QUESTION_BYTES, MAX_QUESTION_OPTIONS, type Question } from '../../requests/request-schema.js';
 import { distinctLabels } from '../adapter-kit.js';
 import { QUESTION_SET, flag, unique, type Answers, type Preview } from './common.js';
-import { TextValidationSchema, checksPattern, textValidationProblem, type TextValidation } from './text-validation.js';
+import { RUNNER_TEST_MS, TextValidationSchema, checksPattern, textValidationProblem, type TextValidation } from './text-validation.js';
 
 /**
  * PaperClip question sets (`paperclip.question_set.v1`, test/schemas/paperclip-question-set.schema.json) and their
@@ -146,7 +146,9 @@ function questionNotes(q: QuestionSetQuestion, labels: string[]): string[] {
   const notes: string[] = [];
   const pattern = q.textValidation?.pattern;
   if (pattern !== undefined && !checksPattern(pattern)) {
-    notes.push(`question "${q.id}": textValidation.pattern needs a backtracking engine, so only the runner checks it`);
+    notes.push(
+      `question "${q.id}": textValidation.pattern needs a backtracking engine: an answer it cannot test within ${RUNNER_TEST_MS} ms is left to the runner`,
+    );
   }
   if (q.helpText && withHelp(q.prompt, q.helpText) === q.prompt) {
     notes.push(`question "${q.id}": helpText left out (over ${MAX_QUESTION_BYTES} bytes)`);

@@ -1,3 +1,4 @@
+import { createContext, Script } from 'node:vm';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { flag } from './common.js';
@@ -36,9 +37,8 @@ function jsPattern(pattern: string): RegExp | null {
 }
 
 /**
- * The pattern compiled for a linear-time engine (RE2): a pattern comes from the agent, and a
- * backtracking engine would let one freeze the daemon on a reviewer's answer. Null when the
- * pattern needs backtracking (lookarounds, backreferences); it is then left to the runner.
+ * The pattern compiled for a linear-time engine (RE2), or null when it needs backtracking
+ * (lookarounds, backreferences).
  */
 function linearPattern(pattern: string): RE2JS | null {
   try {
@@ -48,14 +48,36 @@ function linearPattern(pattern: string): RE2JS | null {
   }
 }
 
-/** Whether countersign can check this pattern itself (see linearPattern). */
+// The runner's own test, `new RegExp(pattern).test(text)`: V8's engine, no flags, so `\p{L}`,
+// `[[:alpha:]]` or `.` against `\r` mean what they mean to the runner (RE2 reads them otherwise).
+// The pattern comes from the agent and a backtracking engine can be made to run for ever, so the
+// test runs under a time limit, in a context of its own that holds nothing but the two strings.
+export const RUNNER_TEST_MS = 50;
+const runnerTest = new Script('new RegExp(pattern).test(text)');
+const sandbox = createContext({ pattern: '', text: '' });
+
+/** Whether PaperClip's runner would find `pattern` in `text`; null when that cannot be told in time. */
+function runnerMatches(pattern: string, text: string): boolean | null {
+  Object.assign(sandbox, { pattern, text });
+  try {
+    return runnerTest.runInContext(sandbox, { timeout: RUNNER_TEST_MS }) === true;
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw err;
+    // Too slow for the runner's engine: RE2 answers in linear time where it can read the pattern.
+    return linearPattern(pattern)?.test(text) ?? null;
+  } finally {
+    Object.assign(sandbox, { pattern: '', text: '' });
+  }
+}
+
+/** Whether countersign can always tell this pattern's answer (RE2 can read it, should V8 take too long). */
 export const checksPattern = (pattern: string) => linearPattern(pattern) !== null;
 
 /** Why PaperClip would refuse `text` under `v`, in its own words; null when it would take it. */
 export function textValidationProblem(text: string, v: TextValidation): string | null {
   if (v.minLength !== undefined && text.length < v.minLength) return `must contain at least ${v.minLength} characters`;
   if (v.maxLength !== undefined && text.length > v.maxLength) return `must contain at most ${v.maxLength} characters`;
-  if (v.pattern !== undefined && linearPattern(v.pattern)?.test(text) === false) return `does not match the required format ${v.pattern}`;
+  if (v.pattern !== undefined && runnerMatches(v.pattern, text) === false) return `does not match the required format ${v.pattern}`;
   if (v.inputType === 'number' || v.inputType === 'integer') {
     const n = Number(text);
     if (!Number.isFinite(n) || (v.inputType === 'integer' && !Number.isInteger(n))) return `must be a valid ${v.inputType}`;
