@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { paperclipAdapter } from '../../src/adapters/paperclip/index.js';
 import { isCredentialKey, redactCredentials } from '../../src/adapters/paperclip/redact-credentials.js';
 import { contentHash } from '../../src/requests/content-hash.js';
-import { decide } from '../../src/requests/decision-rules.js';
+import { decide, timeoutDecision } from '../../src/requests/decision-rules.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { CreateRequestSchema, type DecisionBody, type HandupRequest } from '../../src/requests/request-schema.js';
 import { compileSchema, loadSchema, newAjv } from '../helpers/upstream-schemas.js';
@@ -84,6 +84,29 @@ describe('paperclip adapter quirks', () => {
       input: { schema: 'paperclip.question_set.v1', questions: [{ id: 'q', prompt: 'Where?', required: true, ...question }] },
       turnId: 'turn-1',
     });
+
+  it('answers a question set that on_timeout approve ended with cancel, unless no question is required (a submit without them is refused)', () => {
+    const expired = (required: boolean) => {
+      const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(questionSet({ answerMode: 'text', required })), { query: {} });
+      const { timeoutMs: _t, ...draft } = draftFromBody(CreateRequestSchema.parse({ ...normalized.request, on_timeout: 'approve' }), {
+        defaultTimeout: 'none',
+        integration: null,
+      });
+      const pending: HandupRequest = {
+        id: 'r',
+        ...draft,
+        status: 'pending',
+        content_hash: contentHash(draft),
+        created_at: 0,
+        expires_at: null,
+        decision: null,
+      };
+      const terminal: HandupRequest = { ...pending, status: 'expired', decision: timeoutDecision(pending, 0) };
+      return paperclipAdapter.renderReply(terminal, normalized.context, env()) as any;
+    };
+    expect(expired(true).payload.resolution).toEqual({ action: 'cancel' });
+    expect(expired(false).payload.resolution).toMatchObject({ action: 'submit', response: { answers: {} } });
+  });
 
   it('sends only the selection when a single-select answer also has custom text, which PaperClip would refuse', () => {
     const frame = questionSet({

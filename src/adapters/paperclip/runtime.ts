@@ -280,10 +280,21 @@ export function runtimeReply(record: HandupRequest, ctx: RuntimeContext, env: Re
 function runtimeResolution(record: HandupRequest, ctx: RuntimeContext): Record<string, unknown> | null {
   const d = record.decision;
   // Cancelled here, or expired with on_timeout "expire": PRP's own way to abandon a request is `cancel`.
-  if (!d) return ctx.cancel ? { action: 'cancel' } : null;
+  if (!d || unansweredByTimeout(record)) return ctx.cancel ? { action: 'cancel' } : null;
   if (d.outcome === 'approve' && ctx.form.type !== 'none') return submission(ctx.form, (d.fields?.answers ?? {}) as Answers);
   if (d.outcome === 'approve' && d.scope === 'session' && ctx.sessionChoice) return { action: 'accept_for_session' };
   return { action: d.option };
+}
+
+/**
+ * A question set with a required question that `on_timeout: approve` "submitted": the clock
+ * answers nothing, and the runner refuses a submit without the required answers, so it gets what
+ * a request that ended undecided gets.
+ */
+function unansweredByTimeout(record: HandupRequest): boolean {
+  if (record.decision?.decided_by !== 'timeout' || record.decision.outcome !== 'approve' || record.kind !== 'question') return false;
+  const optional = new Set(record.input?.optional_questions ?? []);
+  return (record.input?.questions ?? []).some((q) => !optional.has(q.id));
 }
 
 function submission(form: Exclude<RuntimeForm, { type: 'none' }>, answers: Answers): Record<string, unknown> {
