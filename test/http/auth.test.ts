@@ -180,4 +180,16 @@ describe('auth', () => {
     clock.advance(60_000);
     expect((await bot.api.post('/v1/requests', { title: 'later' })).status).toBe(201);
   });
+
+  it('rate limit: counted after validation and before dedupe (invalid bodies cost nothing, dedupe hits count)', async () => {
+    t = await startTestServer({ requests: { max_per_minute: 3 } }, { clock: createFakeClock() });
+    const bot = await t.submitClient('bot');
+    for (let i = 0; i < 5; i++) expectError(await bot.api.post('/v1/requests', { bogus: i }), 400, 'invalid_request', 'title');
+    for (let i = 0; i < 5; i++) expectError(await bot.api.post('/v1/formats/ask/requests', { nope: i }), 400, 'invalid_frame');
+    expect((await bot.api.post('/v1/requests', { title: 'r', dedupe_key: 'k' })).status).toBe(201);
+    expect((await bot.api.post('/v1/requests', { title: 'r', dedupe_key: 'k' })).status).toBe(200);
+    expect((await bot.api.post('/v1/requests', { title: 'r', dedupe_key: 'k' })).status).toBe(200);
+    expectError(await bot.api.post('/v1/requests', { title: 'r', dedupe_key: 'k' }), 429, 'rate_limited');
+    expect(await requestCount(t.api)).toBe(1);
+  });
 });

@@ -6,7 +6,7 @@ import { submitterKey } from '../../auth/principal.js';
 import type { BlobUpload } from '../../blobs/blob-store.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../lib/errors.js';
-import { rateLimitCreates } from '../rate-limit-hook.js';
+import { rateLimitUploads } from '../rate-limit-hook.js';
 import { setBlobResponseHeaders } from '../blob-response-headers.js';
 import { errors } from '../openapi.js';
 
@@ -41,7 +41,7 @@ export function registerBlobRoutes(app: FastifyInstance, deps: Deps) {
       {
         config: { auth: 'submit', openapi: { body: Bytes, consumes: ['application/octet-stream', '*/*'] } },
         // Counted before a byte of the body is read.
-        onRequest: rateLimitCreates(deps.rateLimit),
+        onRequest: rateLimitUploads(deps.rateLimit),
         schema: {
           summary: 'Upload bytes (any content type, at most 16 MiB; submit tokens within blobs.quota_per_token); answers the hash as text/plain sha256:<hex>',
           response: {

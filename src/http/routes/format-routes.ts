@@ -8,7 +8,7 @@ import { requireSequencedFormat, sequencedReply } from '../../formats/sequenced-
 import type { StoredRequest } from '../../storage/request-records.js';
 import { FormatQuerySchema, parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
 import { errors } from '../openapi.js';
-import { rateLimitCreates } from '../rate-limit-hook.js';
+import { admitCreate } from '../rate-limit-hook.js';
 import { RequestDoc } from '../schemas.js';
 
 const FormatParams = z.strictObject({ format: z.string() });
@@ -60,7 +60,6 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
         validationCode: 'invalid_frame',
         openapi: { params: z.strictObject(formatParam), querystring: FormatQuerySchema, body: NativeFrameDoc },
       },
-      preValidation: rateLimitCreates(deps.rateLimit),
       schema: {
         summary: 'Submit one native frame; 200 with the same record when its native key was seen before',
         description: 'Query: timeout, on_timeout, callback_url, wait (long-poll, max 60s) and per-format context keys (e.g. session for Ask).',
@@ -76,7 +75,8 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
       const adapter = formats.native(request.params.format);
       const query = parseFormatQuery(request.query, 'request');
       const principal = request.principal;
-      const { stored, created } = await intake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context });
+      const admit = admitCreate(deps.rateLimit, principal);
+      const { stored, created } = await intake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context, admit });
       const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
       return reply.code(created ? 201 : 200).send(withReply(answer));
     },

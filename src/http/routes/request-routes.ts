@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { CreateRequestSchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
-import { rateLimitCreates } from '../rate-limit-hook.js';
+import { admitCreate } from '../rate-limit-hook.js';
 import { AuditEntryDoc, IdParams, listQuery, NoQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
 
 export const WAIT_DEFAULT_MS = 25_000;
@@ -18,7 +18,6 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     '/v1/requests',
     {
       config: { auth: 'submit', validationCode: 'invalid_request' },
-      preValidation: rateLimitCreates(deps.rateLimit),
       schema: {
         summary: 'Create a request (handup Request JSON); 200 with the existing request on a dedupe hit',
         querystring: NoQuery,
@@ -27,7 +26,8 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
       },
     },
     async (request, reply) => {
-      const { stored, created } = await intake.create(request.body, { principal: request.principal, format: HANDUP_FORMAT });
+      const principal = request.principal;
+      const { stored, created } = await intake.create(request.body, { principal, format: HANDUP_FORMAT, admit: admitCreate(deps.rateLimit, principal) });
       return reply.code(created ? 201 : 200).send(stored.record);
     },
   );
