@@ -1,16 +1,19 @@
 import { AppError } from '../../lib/errors.js';
 import { RequestKeyTaken } from '../request-records.js';
 
-// Node's socket errors, and PostgreSQL's classes 08 (connection exception) and 57P (operator
-// intervention: the server is shutting down or starting up).
+// Node's socket errors, and PostgreSQL's classes 08 (connection exception), 57P (operator
+// intervention: the server is shutting down or starting up) and 53 (insufficient resources: too
+// many connections, out of memory or disk), and 25006: a read-only transaction, what a standby
+// answers a write with while a failover is under way. Each passes; none is the request's fault.
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const READ_ONLY = '25006';
 
 /** Whether `err` means the database could not be reached (rather than that a statement failed). */
 export function isConnectionError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err instanceof AppError) return err.code === 'storage_unavailable';
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && (SOCKET_CODES.has(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || code === READ_ONLY || ['08', '53', '57P'].some((c) => code.startsWith(c)))) return true;
   // pg reports a connection that died mid-query without a code.
   return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(err.message);
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { AppError } from '../../lib/errors.js';
 import { createSqlRecords, type SqlRecords } from '../sql/sql-records.js';
 import { postgresDialect } from '../sql/sql-runner.js';
 import type { Change, Store, WriteTx } from '../store.js';
@@ -212,7 +213,9 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     onRemoteChange: (listener) => feed.subscribe(listener),
     info: { kind: 'postgres', location: describeLocation(url) },
     async ping() {
-      await onPool.get('SELECT 1 AS ok');
+      // A server that takes no writes (a standby, mid-failover) serves nothing this daemon does.
+      const row = await onPool.get<{ read_only: string }>("SELECT current_setting('transaction_read_only') AS read_only");
+      if (row?.read_only === 'on') throw new AppError('storage_unavailable', 'the database is unavailable; try again shortly');
     },
     async close() {
       closing = true;

@@ -1,0 +1,81 @@
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isConnectionError } from '../../src/storage/postgres/postgres-errors.js';
+import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import type { Store } from '../../src/storage/store.js';
+import { freshPostgresDatabase, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
+
+/**
+ * A server that is there but cannot serve (a standby taking no writes while a failover is under
+ * way, too many connections, out of memory or disk) is unavailable, as a stopped one is: 503
+ * `storage_unavailable` and an unhealthy `/v1/health`, never a 500.
+ */
+describe('PostgreSQL errors that mean the database is unavailable', () => {
+  it('counts a read-only transaction and class 53 with the connection errors, and nothing a statement did wrong', () => {
+    for (const code of ['25006', '53300', '53100', '53200', '57P01', '08006', 'ECONNREFUSED'])
+      expect(isConnectionError(Object.assign(new Error('x'), { code })), code).toBe(true);
+    for (const code of ['23505', '22021', '42P01', '25P02', 'CS001']) expect(isConnectionError(Object.assign(new Error('x'), { code })), code).toBe(false);
+  });
+});
+
+describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that takes no writes', () => {
+  let db: FreshPostgres;
+  let store: Store;
+  const log = pino({ level: 'silent' });
+  const name = () => new URL(db.url).pathname.slice(1);
+
+  /** Makes the database take writes or not, as a standby does, and ends its connections so the store opens new ones. */
+  async function readOnly(on: boolean) {
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE ${name()} SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name()]);
+    } finally {
+      await admin.end();
+    }
+  }
+
+  beforeAll(async () => {
+    db = await freshPostgresDatabase();
+    store = await openPostgresStore({ url: db.url, poolSize: 2, node: 'n', log });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('is unhealthy while it takes no writes, and a write is 503 storage_unavailable; then both recover', async () => {
+    await store.ping();
+    await readOnly(true);
+    await expect
+      .poll(() =>
+        store.ping().then(
+          () => 'ok',
+          (err: { code?: string }) => err.code,
+        ),
+      )
+      .toBe('storage_unavailable');
+    await expect(store.write((tx) => tx.keys.ensure('k', 'v', 0))).rejects.toMatchObject({ code: 'storage_unavailable', status: 503 });
+    await readOnly(false);
+    await expect
+      .poll(() =>
+        store.ping().then(
+          () => 'ok',
+          (err: { code?: string }) => err.code,
+        ),
+      )
+      .toBe('ok');
+    await expect
+      .poll(() =>
+        store
+          .write((tx) => tx.keys.ensure('k', 'v', 0))
+          .then(
+            () => 'ok',
+            (err: { code?: string }) => err.code,
+          ),
+      )
+      .toBe('ok');
+  });
+});
