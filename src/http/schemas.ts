@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from '../lib/durations.js';
+import { NO_NUL, noNul } from '../lib/no-nul.js';
 import {
   CreateRequestSchema,
   DecisionBodySchema,
@@ -31,7 +32,7 @@ const commaSeparated = z.string().transform((s) =>
 export const csvOf = <T extends readonly [string, ...string[]]>(values: T) =>
   commaSeparated.pipe(z.array(z.enum(values)).min(1, `must list at least one of ${values.join(', ')}`));
 
-export const csv = commaSeparated.pipe(z.array(z.string().max(512)).min(1));
+export const csv = commaSeparated.pipe(z.array(z.string().max(512).refine(noNul, NO_NUL)).min(1));
 
 /** Decimal digits only: Number() would also read "0x10", "1e1", "+5" and " 16". */
 export const limitParam = (def: number, max: number) =>
@@ -78,7 +79,7 @@ export const HistoryQuery = z.strictObject({
   outcome: csvOf([...TERMINAL_STATUSES, 'auto'] as unknown as readonly [string, ...string[]]).optional(),
   kind: csvOf(KINDS).optional(),
   agent: csv.optional(),
-  q: z.string().min(1).max(256).optional(),
+  q: z.string().min(1).max(256).refine(noNul, NO_NUL).optional(),
 });
 
 export const WaitQuery = z.strictObject({ timeout: durationParam.optional() });

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { compileCheck } from '../lib/compile-check.js';
+import { NO_NUL_PATTERN } from '../lib/no-nul.js';
 import { CreateRequestSchema, KINDS, MAX_TITLE_BYTES, ON_TIMEOUT, OUTCOMES, PREVIEW_TYPES, RISKS, SAFE_ID, type CreateRequestBody } from './request-schema.js';
 
 /** Strings of at most `maxBytes` of UTF-8, and of at most `max` characters whether counted in code points or UTF-16 units. */
@@ -48,8 +49,8 @@ const COMMON_CREATE_BODY = {
       additionalProperties: false,
       properties: {
         integration: text(256),
-        agent: text(256),
-        session: text(512),
+        agent: { ...text(256), pattern: NO_NUL_PATTERN },
+        session: { ...text(512), pattern: NO_NUL_PATTERN },
         session_title: text(1024),
         cwd: text(4 * 1024),
         repo: text(4 * 1024),
@@ -106,7 +107,7 @@ const COMMON_CREATE_BODY = {
     input: { type: 'null' },
     timeout: { type: ['string', 'null'], pattern: '^(none|[1-9][0-9]{0,2}(ms|s|m|h)|[1-9][0-9]?d)$' },
     on_timeout: { enum: [...ON_TIMEOUT] },
-    dedupe_key: { type: ['string', 'null'], minLength: 1, maxLength: units(512) },
+    dedupe_key: { type: ['string', 'null'], minLength: 1, maxLength: units(512), pattern: NO_NUL_PATTERN },
   },
 };
 

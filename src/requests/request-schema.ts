@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseDuration, ONE_YEAR_MS } from '../lib/durations.js';
+import { NO_NUL, noNul } from '../lib/no-nul.js';
 
 /**
  * The handup Request as clients send it (POST /v1/requests) and as countersign stores and
@@ -11,6 +12,8 @@ const KiB = 1024;
 const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
 const text = (maxBytes: number) => z.string().refine((s) => byteLength(s) <= maxBytes, { message: `must be at most ${maxBytes} bytes` });
 const nullableText = (maxBytes: number) => text(maxBytes).nullable();
+/** Text the stores also keep in a column (lib/no-nul.ts). */
+const columnText = (maxBytes: number) => text(maxBytes).refine(noNul, NO_NUL).nullable();
 const jsonBytes = (v: unknown) => byteLength(JSON.stringify(v) ?? '');
 
 /** handup's limits a wire adapter checks before a frame becomes a request (refused, never truncated). */
@@ -60,8 +63,8 @@ const blobRef = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be a blob hash s
 
 export const SourceSchema = z.strictObject({
   integration: nullableText(256).optional(),
-  agent: nullableText(256).optional(),
-  session: nullableText(512).optional(),
+  agent: columnText(256).optional(),
+  session: columnText(512).optional(),
   session_title: nullableText(1024).optional(),
   cwd: nullableText(4 * KiB).optional(),
   repo: nullableText(4 * KiB).optional(),
@@ -228,7 +231,7 @@ export const CreateRequestSchema = z
       .refine((s) => s === null || parseDuration(s, { max: ONE_YEAR_MS }).ok, { message: 'must be a duration between 1ms and one year' })
       .optional(),
     on_timeout: OnTimeoutSchema.optional(),
-    dedupe_key: z.string().min(1).max(512).nullable().optional(),
+    dedupe_key: z.string().min(1).max(512).refine(noNul, NO_NUL).nullable().optional(),
     // Server-managed: accepted so a served Request can be posted back, then overwritten.
     id: z.string().optional(),
     status: StatusSchema.optional(),

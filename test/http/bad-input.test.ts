@@ -316,6 +316,20 @@ const CASES: Case[] = [
   },
   { name: 'a bad percent-encoding in the path', method: 'GET', path: '/v1/requests/%ZZ', status: 400, code: 'invalid_request', names: 'URL' },
 
+  // U+0000 where a store keeps the text in a column of its own (PostgreSQL's text cannot hold it)
+  {
+    name: 'a NUL in dedupe_key',
+    body: { title: 'x', dedupe_key: 'a\u0000b' },
+    status: 400,
+    code: 'invalid_request',
+    names: 'dedupe_key: must not contain U+0000',
+  },
+  { name: 'a NUL in source.agent', body: { title: 'x', source: { agent: 'a\u0000b' } }, status: 400, code: 'invalid_request', names: 'source.agent' },
+  { name: 'a NUL in source.session', body: { title: 'x', source: { session: 's\u0000' } }, status: 400, code: 'invalid_request', names: 'source.session' },
+  { name: 'list agent with a NUL', method: 'GET', path: '/v1/requests?agent=a%00b', status: 400, code: 'invalid_request', names: 'query.agent' },
+  { name: 'history q with a NUL', method: 'GET', path: '/v1/history?q=%00', status: 400, code: 'invalid_request', names: 'query.q' },
+  { name: 'a mute of an agent with a NUL', path: '/v1/mutes', body: { agent: 't\u0000x', for: '1m' }, status: 400, code: 'invalid_request', names: 'agent' },
+
   // Query parameters a route does not take, and bodies a route does not read
   { name: 'create with a query parameter', path: '/v1/requests?foo=1', body: { title: 'x' }, status: 400, code: 'invalid_request', names: 'query.foo' },
   { name: 'show with a query parameter', method: 'GET', path: '/v1/requests/{id}?x=1', status: 400, code: 'invalid_request', names: 'query.x' },

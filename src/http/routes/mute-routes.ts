@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { parseDuration } from '../../lib/durations.js';
+import { NO_NUL, noNul } from '../../lib/no-nul.js';
 import { ErrorDoc } from '../schemas.js';
 
 const MuteDoc = z.object({
@@ -15,8 +16,8 @@ const MuteDoc = z.object({
 });
 
 const MuteBody = z.strictObject({
-  agent: z.string().min(1).max(256).nullable().optional(),
-  session: z.string().min(1).max(512).nullable().optional(),
+  agent: z.string().min(1).max(256).refine(noNul, NO_NUL).nullable().optional(),
+  session: z.string().min(1).max(512).refine(noNul, NO_NUL).nullable().optional(),
   for: z
     .string()
     .refine((s) => parseDuration(s).ok, { message: 'must be a duration of at most one year, e.g. 1h' })
