@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -117,7 +118,11 @@ export function configSchema(adapters: Adapters) {
         retention: duration,
       }),
       callbacks: z.strictObject({
-        allowlist: z.array(z.string().min(1)),
+        // Hosts only (docs/callbacks.md): an entry with a scheme, a port or a path would start
+        // cleanly and then never match, refusing every callback.
+        allowlist: z.array(
+          z.string().min(1).max(253).refine(isAllowlistHost, { message: 'must be a host: a name, *.name or an IP literal, without scheme, port or path' }),
+        ),
         secret: z.string().min(1).nullable(),
         retry_schedule: z.array(duration),
         max_age: duration,
@@ -249,6 +254,12 @@ function whatWasWritten(
   const value = envEntry && envEntry[0] === key ? envEntry[1].raw : getPath(merged, keyPath);
   const shown = value === undefined ? 'nothing' : truncate(JSON.stringify(typeof value === 'string' ? withoutPassword(value) : value) ?? String(value));
   return source ? `got ${shown} from ${source}` : `got ${shown}`;
+}
+
+function isAllowlistHost(entry: string): boolean {
+  if (/[\s/@?#]/.test(entry)) return false;
+  if (entry.includes(':')) return isIPv6(entry.replace(/^\[(.*)\]$/, '$1'));
+  return !entry.slice(entry.startsWith('*.') ? 2 : 0).includes('*');
 }
 
 function parsesAsConnectionString(url: string): boolean {
