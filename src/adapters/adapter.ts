@@ -54,6 +54,12 @@ export type FollowUp =
        * PaperClip request is `paperclip:-:{requestId}`, its follow-up events name the run).
        */
       fallbackKeys?: string[];
+      /**
+       * For a frame that names no request but its session (Ask's `plan.approved` without an id):
+       * the one pending request of this submitter's session whose native context has these
+       * values. `nativeKey` then only names it in messages. None pending: the frame changes nothing.
+       */
+      inSession?: { session: string; context: Record<string, unknown> };
       status: Exclude<Status, 'pending'>;
       /** For approved/denied/answered: the option chosen upstream (an id of the record's options). */
       option?: string;

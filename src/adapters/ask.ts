@@ -350,7 +350,7 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
       ['the session query parameter', ctx.query.session],
     ]);
   // Another client approved or rejected it: the record takes the matching option.
-  const resolvedUpstream = (id: string, approved: boolean): FollowUp => ({
+  const resolvedUpstream = (id: string, approved: boolean): Extract<FollowUp, { kind: 'resolve' }> => ({
     kind: 'resolve',
     nativeKey: nativeKey(session(), id),
     status: approved ? 'approved' : 'denied',
@@ -361,9 +361,14 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
     case 'approval.updated':
       return resolvedUpstream(event.payload.id, event.payload.status === 'approved');
     case 'plan.approved':
-    case 'plan.rejected':
-      if (event.payload.id === undefined) return { kind: 'ignored', reason: `${event.type} without payload.id names no plan` };
-      return resolvedUpstream(event.payload.id, event.type === 'plan.approved');
+    case 'plan.rejected': {
+      const approved = event.type === 'plan.approved';
+      if (event.payload.id !== undefined) return resolvedUpstream(event.payload.id, approved);
+      // The host's plan/approve acts on the session's pending plan, and a session has at most one
+      // here (a newer plan supersedes the older): without an id, that one.
+      const s = session();
+      return { ...resolvedUpstream('(its pending plan)', approved), inSession: { session: s, context: { interaction: 'plan', sessionId: s } } };
+    }
     case 'turn.aborted':
     case 'session.ended': {
       const named = params?.interactionId ?? (ctx.query.interaction || undefined);

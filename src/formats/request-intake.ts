@@ -86,6 +86,15 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
 
   /** This submitter's request a `resolve` follow-up names: by its native key, else by its fallback keys in order. */
   async function findTarget(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve' }>, principal: Principal): Promise<StoredRequest | undefined> {
+    if (asked.inSession) {
+      const { session, context } = asked.inSession;
+      const pending = (await requests.findPendingBySession(adapter.format, principal, session)).filter((s) =>
+        Object.entries(context).every(([k, v]) => (s.nativeContext as Record<string, unknown> | null)?.[k] === v),
+      );
+      // Two would leave the frame ambiguous: it resolves neither.
+      if (pending.length > 1) throw new AppError('invalid_frame', `the frame names no request, and session "${session}" has ${pending.length} pending: name one`);
+      return pending[0];
+    }
     for (const key of [asked.nativeKey, ...(asked.fallbackKeys ?? [])]) {
       const stored = await requests.findByNativeKey(adapter.format, principal, key);
       if (stored) return stored;
@@ -192,6 +201,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       if (asked.kind === 'ignored') return { ignored: true };
       if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
       const stored = await findTarget(adapter, asked, principal);
+      if (!stored && asked.inSession) return { ignored: true };
       if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
       if (stored.record.status !== 'pending') return { ignored: true };
       // An agent must never end its own request approved (issue 10): a decision "made elsewhere"

@@ -393,6 +393,32 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
   });
 });
 
+describe('Ask: plan.approved and plan.rejected without an id', () => {
+  const event = (session: string, type: string, seq: number, payload: Record<string, unknown>) => ({
+    method: 'session/event',
+    params: { sessionId: session, event: { type, seq, payload } },
+  });
+
+  it("resolve the session's one pending plan, as the host's plan/approve does; nothing else, and nothing twice", async () => {
+    t = await startTestServer();
+    const plan = await post('ask', event('s-1', 'plan.proposed', 3, { id: 'plan_3', plan: '1. Migrate' }));
+    const other = await post('ask', event('s-2', 'plan.proposed', 3, { id: 'plan_3', plan: 'Another session' }));
+    const approval = await post('ask', event('s-1', 'approval.required', 4, { id: 'act_1', toolName: 'bash' }));
+
+    const approved = await t.api.post('/v1/formats/ask/events', event('s-1', 'plan.approved', 5, { plan: '1. Migrate' }));
+    expect(approved.status, approved.text).toBe(200);
+    expect(approved.body.request).toMatchObject({ id: plan.id, status: 'approved', decision: { option: 'approve', decided_by: 'upstream' } });
+    expect((await show(t.api, other.id)).status).toBe('pending');
+    expect((await show(t.api, approval.id)).status).toBe('pending');
+    // The plan has ended: the same frame again changes nothing.
+    const again = await t.api.post('/v1/formats/ask/events', event('s-1', 'plan.approved', 6, { plan: '1. Migrate' }));
+    expect([again.status, again.body]).toEqual([202, { ignored: true }]);
+
+    const rejected = await t.api.post('/v1/formats/ask/events', event('s-2', 'plan.rejected', 7, { plan: 'Another session' }));
+    expect(rejected.body.request).toMatchObject({ id: other.id, status: 'denied' });
+  });
+});
+
 describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
   const WS = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
   const THREAD = '6fa459ea-ee8a-4ca4-894e-db77e160355e';
