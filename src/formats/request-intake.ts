@@ -92,7 +92,8 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
         Object.entries(context).every(([k, v]) => (s.nativeContext as Record<string, unknown> | null)?.[k] === v),
       );
       // Two would leave the frame ambiguous: it resolves neither.
-      if (pending.length > 1) throw new AppError('invalid_frame', `the frame names no request, and session "${session}" has ${pending.length} pending: name one`);
+      if (pending.length > 1)
+        throw new AppError('invalid_frame', `the frame names no request, and session "${session}" has ${pending.length} pending: name one`);
       return pending[0];
     }
     for (const key of [asked.nativeKey, ...(asked.fallbackKeys ?? [])]) {

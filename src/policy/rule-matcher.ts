@@ -7,7 +7,6 @@ export type FactsTest = (facts: RequestFacts) => boolean;
 type ExactKey = 'agent' | 'session' | 'integration' | 'format' | 'kind' | 'risk';
 type GlobKey = 'tool' | 'cwd' | 'repo';
 
-
 const EXACT: readonly ExactKey[] = ['agent', 'session', 'integration', 'format', 'kind', 'risk'];
 const GLOBS: readonly GlobKey[] = ['tool', 'cwd', 'repo'];
 
