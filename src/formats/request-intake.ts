@@ -20,11 +20,7 @@ export interface CreateOptions {
   principal: Principal;
   /** `handup`, `mcp`, or the wire format whose adapter normalised the frame. */
   format: string;
-  /**
-   * Where `on_timeout: approve` came from, for the refusal when the principal may not ask for
-   * it: the body (`invalid_request`, or `invalid_frame` for a native frame) or the URL query.
-   */
-  /** Where `on_timeout` came from, named when it is refused. */
+  /** Where `on_timeout: approve` came from (a body field or the URL query), named when the principal may not ask for it. */
   onTimeoutFrom?: { field: string };
   native?: NativeOrigin;
   supersede?: Supersede;
