@@ -234,9 +234,9 @@ describe('config', () => {
 
   it('callbacks.allowlist takes hosts only: a URL or a host:port would start and never match', () => {
     const hosts = ['hooks.example.com', '*.ci.example.org', '127.0.0.1', '[::1]', '::1', 'LOCALHOST', 'bücher.example'];
-    expect(loadConfig({ overrides: { callbacks: { allowlist: hosts } } as never }).callbacks.allowlist).toEqual(hosts);
+    expect(loadConfig({ env: {}, overrides: { callbacks: { allowlist: hosts } } as never }).callbacks.allowlist).toEqual(hosts);
     for (const entry of ['http://127.0.0.1:8080', '127.0.0.1:8080', 'hooks.example.com/path', 'user@hooks.example.com', 'a*.example.com', ' example.com']) {
-      const message = configError(() => loadConfig({ overrides: { callbacks: { allowlist: ['ok.example', entry] } } as never }));
+      const message = configError(() => loadConfig({ env: {}, overrides: { callbacks: { allowlist: ['ok.example', entry] } } as never }));
       expect(message, entry).toContain('callbacks.allowlist.1: must be a host');
     }
   });
