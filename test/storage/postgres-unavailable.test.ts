@@ -46,36 +46,22 @@ describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that takes no writes', 
     await db?.drop();
   });
 
+  /** 'ok', or the error code a call failed with. */
+  const outcome = (call: Promise<unknown>) =>
+    call.then(
+      () => 'ok',
+      (err: { code?: string }) => err.code,
+    );
+  const ping = () => outcome(store.ping());
+  const write = () => outcome(store.write((tx) => tx.keys.ensure('k', 'v', 0)));
+
   it('is unhealthy while it takes no writes, and a write is 503 storage_unavailable; then both recover', async () => {
-    await store.ping();
+    expect(await ping()).toBe('ok');
     await readOnly(true);
-    await expect
-      .poll(() =>
-        store.ping().then(
-          () => 'ok',
-          (err: { code?: string }) => err.code,
-        ),
-      )
-      .toBe('storage_unavailable');
+    await expect.poll(ping).toBe('storage_unavailable');
     await expect(store.write((tx) => tx.keys.ensure('k', 'v', 0))).rejects.toMatchObject({ code: 'storage_unavailable', status: 503 });
     await readOnly(false);
-    await expect
-      .poll(() =>
-        store.ping().then(
-          () => 'ok',
-          (err: { code?: string }) => err.code,
-        ),
-      )
-      .toBe('ok');
-    await expect
-      .poll(() =>
-        store
-          .write((tx) => tx.keys.ensure('k', 'v', 0))
-          .then(
-            () => 'ok',
-            (err: { code?: string }) => err.code,
-          ),
-      )
-      .toBe('ok');
+    await expect.poll(ping).toBe('ok');
+    await expect.poll(write).toBe('ok');
   });
 });
