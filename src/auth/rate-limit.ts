@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.js';
+import type { Principal } from './principal.js';
 import { AppError } from '../lib/errors.js';
 import type { RateCounters } from '../storage/rate-counters.js';
 
@@ -20,3 +21,13 @@ export function createRateLimit({ rates, clock, perMinute }: { rates: RateCounte
 }
 
 export type RateLimit = ReturnType<typeof createRateLimit>;
+
+/**
+ * Takes one of `principal`'s budget: what a create's `admit` (request-intake.ts) and an upload
+ * run. The admin token is not rate limited.
+ */
+export function admitter(limit: RateLimit, principal: Principal): () => Promise<void> {
+  return async () => {
+    if (principal.kind === 'submit') await limit(principal.tokenId, principal.name);
+  };
+}

@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
-import type { RateLimit } from '../auth/rate-limit.js';
+import { admitter, type RateLimit } from '../auth/rate-limit.js';
 import { submitterKey, type Principal } from '../auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError, validationError } from '../lib/errors.js';
@@ -145,10 +145,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   async function create(body: CreateRequestBody, waitFor: number, extra: Extra): Promise<CallToolResult> {
     const checked = parseCreateBody(body);
     if (!checked.success) throw validationError('invalid_request', checked.error.issues);
-    const admit = async () => {
-      if (principal.kind === 'submit') await rateLimit(principal.tokenId, principal.name);
-    };
-    const { stored } = await intake.create(checked.data, { principal, format: MCP_FORMAT, admit });
+    const { stored } = await intake.create(checked.data, { principal, format: MCP_FORMAT, admit: admitter(rateLimit, principal) });
     const [record] = await settle([stored.record.id], waitFor, extra);
     return one(record!);
   }

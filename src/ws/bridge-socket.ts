@@ -3,7 +3,7 @@ import type WebSocket from 'ws';
 import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
-import type { RateLimit } from '../auth/rate-limit.js';
+import { admitter, type RateLimit } from '../auth/rate-limit.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError, RequestNotTaken, toErrorBody, validationError } from '../lib/errors.js';
 import type { RequestIntake } from '../formats/request-intake.js';
@@ -140,9 +140,7 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   }
 
   // Counted once a frame is known to be a request, so event noise a bridge forwards costs nothing.
-  async function takeRate() {
-    if (principal.kind === 'submit') await o.rateLimit(principal.tokenId, principal.name);
-  }
+  const takeRate = admitter(o.rateLimit, principal);
 
   async function submit(frame: unknown) {
     const { stored } = await intake.submit(adapter, frame, { principal, overrides: o.query.overrides, context: o.query.context, admit: takeRate });

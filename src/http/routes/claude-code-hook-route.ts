@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ClaudeCodeHookSchema, FORMAT, hookOutput, isAskingEvent } from '../../adapters/claude-code.js';
+import { admitter } from '../../auth/rate-limit.js';
 import type { Deps } from '../../deps.js';
 import { durationMs, parseDuration } from '../../lib/durations.js';
 import { AppError, validationError } from '../../lib/errors.js';
@@ -83,9 +84,7 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
         principal,
         overrides,
         context,
-        admit: async () => {
-          if (principal.kind === 'submit') await rateLimit(principal.tokenId, principal.name);
-        },
+        admit: admitter(rateLimit, principal),
       });
       const id = stored.record.id;
       const waitMs = wait === undefined ? HOOK_WAIT_DEFAULT_MS : Math.min(durationMs(wait), HOOK_WAIT_MAX_MS);

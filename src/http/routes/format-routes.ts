@@ -8,7 +8,7 @@ import { requireSequencedFormat, sequencedReply } from '../../formats/sequenced-
 import type { StoredRequest } from '../../storage/request-records.js';
 import { FormatQuerySchema, parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
 import { errors } from '../openapi.js';
-import { admitCreate } from '../rate-limit-hook.js';
+import { admitter } from '../../auth/rate-limit.js';
 import { RequestDoc } from '../schemas.js';
 
 const FormatParams = z.strictObject({ format: z.string() });
@@ -75,7 +75,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
       const adapter = formats.native(request.params.format);
       const query = parseFormatQuery(request.query, 'request');
       const principal = request.principal;
-      const admit = admitCreate(deps.rateLimit, principal);
+      const admit = admitter(deps.rateLimit, principal);
       const { stored, created } = await intake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context, admit });
       const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
       return reply.code(created ? 201 : 200).send(withReply(answer));

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { CreateRequestSchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
-import { admitCreate } from '../rate-limit-hook.js';
+import { admitter } from '../../auth/rate-limit.js';
 import { AuditEntryDoc, IdParams, listQuery, NoQuery, RequestDoc, WaitQuery, waitBudget } from '../schemas.js';
 
 export const WAIT_DEFAULT_MS = 25_000;
@@ -27,7 +27,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     },
     async (request, reply) => {
       const principal = request.principal;
-      const { stored, created } = await intake.create(request.body, { principal, format: HANDUP_FORMAT, admit: admitCreate(deps.rateLimit, principal) });
+      const { stored, created } = await intake.create(request.body, { principal, format: HANDUP_FORMAT, admit: admitter(deps.rateLimit, principal) });
       return reply.code(created ? 201 : 200).send(stored.record);
     },
   );
