@@ -10,6 +10,18 @@ export type HookEvent = (typeof HOOK_EVENTS)[number];
 /** Sent when a burst window closes with notifications held back, whatever a hook's `events`. */
 export const SUMMARY_EVENT = 'notifications.summary';
 
+/**
+ * Whether `hook` sends decision links: on for the hook, on for the daemon, and a public address
+ * to link to. One rule for making links and for honouring them (a link of a hook that no longer
+ * sends any decides nothing).
+ */
+export function issuesLinks(
+  config: { notifications: { decision_links: boolean }; public_url: string | null },
+  hook: { decision_links?: boolean | undefined },
+): boolean {
+  return config.notifications.decision_links && config.public_url !== null && hook.decision_links === true;
+}
+
 export const HOOK_FORMATS = ['json', 'slack', 'discord', 'teams', 'google-chat', 'ntfy', 'template'] as const;
 export type HookFormat = (typeof HOOK_FORMATS)[number];
 

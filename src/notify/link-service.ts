@@ -6,6 +6,7 @@ import type { RequestService } from '../requests/request-service.js';
 import type { StoredRequest } from '../storage/request-records.js';
 import type { Store } from '../storage/store.js';
 import { verifyLink, type LinkClaims } from './decision-links.js';
+import { issuesLinks } from './hook-config.js';
 import { LINK_KEY } from './notifier.js';
 
 /** What a decision link leads to, for the page. */
@@ -28,9 +29,7 @@ export function createLinkService({ store, requests, clock, config }: { store: S
   const perMinute = config.notifications.links_per_minute;
   // Turning links off (globally, on a hook, or removing the hook) also stops the links already
   // sent: the operator's switch would mean little while week-old links still decided.
-  const linkHooks = new Set(
-    config.notifications.decision_links && config.public_url !== null ? config.hooks.filter((h) => h.decision_links === true).map((h) => h.name) : [],
-  );
+  const linkHooks = new Set(config.hooks.filter((h) => issuesLinks(config, h)).map((h) => h.name));
 
   async function look(token: string, ip: string): Promise<LinkOutcome> {
     const now = clock.now();

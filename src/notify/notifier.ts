@@ -11,7 +11,7 @@ import type { BurstWindow } from '../storage/notify-bursts.js';
 import type { StoredRequest } from '../storage/request-records.js';
 import type { WriteTx } from '../storage/store.js';
 import { signLink } from './decision-links.js';
-import { HOOK_EVENTS, type HookConfig, type HookEvent } from './hook-config.js';
+import { HOOK_EVENTS, issuesLinks, type HookConfig, type HookEvent } from './hook-config.js';
 import { describeHookTarget, renderHookBody } from './hook-render.js';
 import { mutedBy } from './mute-match.js';
 import { noticeText } from './notice-text.js';
@@ -62,7 +62,6 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
   const expiringMs = config.notifications.expiring_before === 'none' ? null : durationMs(config.notifications.expiring_before);
   const burstMax = config.notifications.burst.max;
   const burstMs = durationMs(config.notifications.burst.window);
-  const linksOn = config.notifications.decision_links && config.public_url !== null;
   const wantsReminders = remindMs !== null && hooks.some((h) => h.events.has('request.reminder'));
   const wantsExpiring = expiringMs !== null && hooks.some((h) => h.events.has('request.expiring'));
   let localUrl = `http://${config.host}:${config.port}`;
@@ -81,7 +80,7 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
   }
 
   const wantsLinks = (hook: CompiledHook, stored: StoredRequest) =>
-    linksOn && hook.config.decision_links === true && stored.record.status === 'pending' && stored.record.kind !== 'question';
+    issuesLinks(config, hook.config) && stored.record.status === 'pending' && stored.record.kind !== 'question';
 
   async function linksFor(tx: WriteTx, hook: CompiledHook, stored: StoredRequest, at: number): Promise<DecisionLink[] | undefined> {
     return wantsLinks(hook, stored) ? makeLinks(await linkKey(tx, at), hook, stored, at) : undefined;
