@@ -24,7 +24,12 @@ export function isConnectionError(err: unknown): boolean {
  */
 export function storageError(err: unknown): unknown {
   if (!isConnectionError(err) || err instanceof AppError) return err;
-  return new AppError('storage_unavailable', 'the database is unavailable; try again shortly', undefined, { cause: err });
+  return unavailable(err);
+}
+
+/** 503 `storage_unavailable`, in the one wording every caller gets. */
+export function unavailable(cause?: unknown): AppError {
+  return new AppError('storage_unavailable', 'the database is unavailable; try again shortly', undefined, cause === undefined ? undefined : { cause });
 }
 
 // The unique indexes on a request's keys (migrations/postgres/0001_init.sql, 0002).

@@ -1,12 +1,11 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { AppError } from '../../lib/errors.js';
 import { createSqlRecords, type SqlRecords } from '../sql/sql-records.js';
 import { postgresDialect } from '../sql/sql-runner.js';
 import type { Change, Store, WriteTx } from '../store.js';
 import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-feed.js';
 import { createPostgresRateCounters } from './postgres-rate-counters.js';
-import { isConnectionError, isPolicyStateChanged, requestKeyError, storageError } from './postgres-errors.js';
+import { isConnectionError, isPolicyStateChanged, requestKeyError, storageError, unavailable } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner, createTransactionRunner, sqlLiteral, type TransactionRunner } from './postgres-runner.js';
 import { batchKeyLookups } from './batched-key-lookups.js';
@@ -215,7 +214,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     async ping() {
       // A server that takes no writes (a standby, mid-failover) serves nothing this daemon does.
       const row = await onPool.get<{ read_only: string }>("SELECT current_setting('transaction_read_only') AS read_only");
-      if (row?.read_only === 'on') throw new AppError('storage_unavailable', 'the database is unavailable; try again shortly');
+      if (row?.read_only === 'on') throw unavailable();
     },
     async close() {
       closing = true;
