@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
 import { admitter, type RateLimit } from '../auth/rate-limit.js';
@@ -166,7 +166,19 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       }
     };
 
-  server.registerTool(
+  /** Each tool's input schema and handler, for the tools/call handler below. */
+  const tools = new Map<string, { input: z.ZodType; run: (args: unknown, extra: Extra) => Promise<CallToolResult> }>();
+  const tool = <S extends z.ZodObject>(
+    name: string,
+    config: { title: string; description: string; inputSchema: S; outputSchema: z.ZodObject },
+    run: (args: z.infer<S>, extra: Extra) => Promise<CallToolResult>,
+  ) => {
+    const guarded = guard(run);
+    server.registerTool(name, config, guarded as never);
+    tools.set(name, { input: config.inputSchema, run: guarded as (args: unknown, extra: Extra) => Promise<CallToolResult> });
+  };
+
+  tool(
     'request_approval',
     {
       title: 'Ask a person to approve an action',
@@ -187,7 +199,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       }),
       outputSchema: OneRequest,
     },
-    guard(async (a, extra) => {
+    async (a, extra) => {
       const commandPreview = a.command ? [{ type: 'command' as const, command: { shell: a.command, ...(a.source?.cwd ? { cwd: a.source.cwd } : {}) } }] : [];
       const body: CreateRequestBody = {
         title: a.title,
@@ -201,10 +213,10 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
         source: withAgent(a.source),
       };
       return create(body, a.wait_seconds ?? 0, extra);
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
     'ask_question',
     {
       title: 'Ask a person one or more questions',
@@ -222,7 +234,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       }),
       outputSchema: OneRequest,
     },
-    guard(async (a, extra) => {
+    async (a, extra) => {
       const body: CreateRequestBody = {
         title: a.title,
         kind: 'question',
@@ -231,16 +243,16 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
         source: withAgent(undefined),
       };
       return create(body, a.wait_seconds ?? 0, extra);
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
     'get_request',
     { title: 'Read a request', description: 'The request as it stands now.', inputSchema: z.strictObject({ id: RequestId }), outputSchema: OneRequest },
-    guard(async (a) => one(await get(a.id))),
+    async (a) => one(await get(a.id)),
   );
 
-  server.registerTool(
+  tool(
     'wait_for_decision',
     {
       title: 'Wait for decisions',
@@ -251,10 +263,10 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       }),
       outputSchema: ManyRequests,
     },
-    guard(async (a, extra) => many(await settle([...new Set(a.ids)], a.max_wait_seconds ?? 25, extra))),
+    async (a, extra) => many(await settle([...new Set(a.ids)], a.max_wait_seconds ?? 25, extra)),
   );
 
-  server.registerTool(
+  tool(
     'cancel_request',
     {
       title: 'Withdraw a request',
@@ -262,10 +274,10 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       inputSchema: z.strictObject({ id: RequestId }),
       outputSchema: OneRequest,
     },
-    guard(async (a) => one((await requests.cancel(a.id, principal)).record)),
+    async (a) => one((await requests.cancel(a.id, principal)).record),
   );
 
-  server.registerTool(
+  tool(
     'list_requests',
     {
       title: 'List requests',
@@ -273,7 +285,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       inputSchema: z.strictObject({ status: z.enum(STATUSES).optional(), limit: z.number().int().min(1).max(200).optional().describe('default 20') }),
       outputSchema: ManyRequests,
     },
-    guard(async (a) => {
+    async (a) => {
       const listed = await requests.list({
         ...(a.status ? { status: [a.status] } : {}),
         // A submit token lists its own requests, as over REST; the admin token sees all.
@@ -281,8 +293,19 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
         limit: a.limit ?? 20,
       });
       return many(listed.map((s) => s.record));
-    }),
+    },
   );
+
+  // tools/list stays the SDK's; tools/call is ours, so that a tool's input is checked as the HTTP
+  // API checks a body and a bad one reads as the HTTP API's error ("title: ..."), not the SDK's.
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    const found = tools.get(name);
+    if (!found) return failure(new AppError('not_found', `tool ${name} not found`));
+    const parsed = found.input.safeParse(args ?? {});
+    if (!parsed.success) return failure(validationError('invalid_request', parsed.error.issues));
+    return found.run(parsed.data, extra);
+  });
 
   return server;
 }

@@ -215,6 +215,17 @@ describe('MCP server at /mcp', () => {
     }
     expect(await requestCount(t.api)).toBe(0);
 
+    // Word for word what the HTTP API answers for the same body, not the MCP SDK's own wording.
+    for (const body of [{ title: 'ok', colour: 'red' }, { title: 7 }, { summary: 'no title' }, { title: 'ok', risk: 'extreme' }]) {
+      const res = await call(client, 'request_approval', body);
+      const rest = await t.api.post('/v1/requests', body);
+      expect(rest.status).toBe(400);
+      expect(res.isError).toBe(true);
+      expect(res.content[0].text).toBe(rest.body.error);
+    }
+    expect((await call(client, 'list_requests', { limit: 0 })).content[0].text).toBe('limit: Too small: expected number to be >=1');
+    expect(await requestCount(t.api)).toBe(0);
+
     const first = (await call(client, 'request_approval', { title: 'Rotate keys', dedupe_key: 'rotate' })).structuredContent.request;
     const second = (await call(client, 'request_approval', { title: 'Rotate keys', dedupe_key: 'rotate' })).structuredContent.request;
     expect(second.id).toBe(first.id);
