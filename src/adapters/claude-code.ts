@@ -130,7 +130,10 @@ const jsonPreview = (input: Record<string, unknown>): Shown['previews'][number] 
 function show(f: ToolHook): Shown {
   const { tool_name: tool, tool_input: input, cwd } = f;
   if (tool === 'Bash') {
-    const command = str(input.command) ?? '';
+    const command = str(input.command);
+    // A Bash call shows its command: one that is missing or not text would show the reviewer an empty one.
+    if (command === undefined || command.trim() === '')
+      throw new AppError('invalid_frame', 'tool_input.command: a Bash hook needs the command, a non-empty string');
     const firstLine = command
       .split(/\r?\n/)
       .find((l) => l.trim() !== '')

@@ -3,6 +3,7 @@ import { decide } from '../requests/decision-rules.js';
 import type { Decision, HandupRequest, Outcome, Risk, Status } from '../requests/request-schema.js';
 import type { RequestFacts } from './request-facts.js';
 import { compileMatch, type FactsTest } from './rule-matcher.js';
+import { sameActionTest } from './scope-rule.js';
 import type { Rule } from './rule-schema.js';
 
 /** A rule in the evaluation list, with where it came from (config file or the store). */
@@ -20,10 +21,15 @@ export interface CompiledRule {
 /**
  * Compiles each rule's matcher once; the list keeps its order. A rule that lets a request
  * through without a person (approve, dismiss) matches a `command` only when every command the
- * request shows does; deny and ask when any one does.
+ * request shows does; deny and ask when any one does. A scoped approval's rule matches only the
+ * same action (scope-rule.ts).
  */
 export function compileRules(rules: readonly PolicyRule[]): CompiledRule[] {
-  return rules.map((rule) => ({ rule, test: compileMatch(rule.match, { everyCommand: rule.action === 'approve' || rule.action === 'dismiss' }) }));
+  return rules.map((rule) => {
+    const test = compileMatch(rule.match, { everyCommand: rule.action === 'approve' || rule.action === 'dismiss' });
+    const sameAction = sameActionTest(rule);
+    return { rule, test: sameAction ? (f) => sameAction(f) && test(f) : test };
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { AppError } from '../lib/errors.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { escapeGlob, escapeRegExp } from './glob.js';
-import { commandLines, requestTool } from './request-facts.js';
+import { commandLines, requestTool, type RequestFacts } from './request-facts.js';
 import { MAX_PATTERN, type RuleMatch } from './rule-schema.js';
 
 export type Scope = 'session' | 'project' | 'always';
@@ -74,4 +74,20 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
   } else if (tool !== null) match.tool = escapeGlob(tool);
   else match.title = `^${escapeRegExp(record.title)}$`;
   return match;
+}
+
+/** The id prefix of the rules scoped approvals store. */
+export const SCOPE_RULE_PREFIX = 'scope-';
+
+/**
+ * What a scoped approval's rule needs besides its `match` to match only "the same action": the
+ * action is the command when a request shows one, else its tool, else its title. So a rule that
+ * remembers a tool matches only requests that show no command, and one that remembers a title
+ * only requests with neither a command nor a tool: otherwise the agent could put any command
+ * behind a title or tool a person once approved for good. Null for other rules.
+ */
+export function sameActionTest(rule: { id: string; match: RuleMatch }): ((facts: RequestFacts) => boolean) | null {
+  if (!rule.id.startsWith(SCOPE_RULE_PREFIX) || rule.match.command !== undefined) return null;
+  if (rule.match.tool !== undefined) return (f) => f.commands.length === 0;
+  return (f) => f.commands.length === 0 && f.tool === null;
 }

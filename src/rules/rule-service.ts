@@ -5,7 +5,7 @@ import { decodeHistoryFacts, encodeHistoryFacts, historyFacts } from '../policy/
 import { requestFacts } from '../policy/request-facts.js';
 import { compileRules, firstMatch, ruleOutcome, type CompiledRule, type PolicyRule } from '../policy/rule-evaluation.js';
 import type { Rule, StoredRuleInput } from '../policy/rule-schema.js';
-import { scopeRuleMatch, type Scope } from '../policy/scope-rule.js';
+import { SCOPE_RULE_PREFIX, scopeRuleMatch, type Scope } from '../policy/scope-rule.js';
 import { createSimulation, type SimulationResult } from '../policy/simulate-rules.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import type { StoredRuleRow } from '../storage/policy-records.js';
@@ -198,7 +198,7 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
      * transaction; its id. Session scope expires after `policy.session_scope_ttl`.
      */
     async addScopeRule(tx: WriteTx, record: HandupRequest, scope: Scope, actor: string, at: number): Promise<string> {
-      const rule: Rule = { id: `scope-${newId(at).toLowerCase()}`, match: scopeRuleMatch(record, scope), action: 'approve' };
+      const rule: Rule = { id: `${SCOPE_RULE_PREFIX}${newId(at).toLowerCase()}`, match: scopeRuleMatch(record, scope), action: 'approve' };
       await insert(tx, rule, scope === 'session' ? at + sessionScopeTtlMs : null, actor, at, { scope, request_id: record.id });
       return rule.id;
     },

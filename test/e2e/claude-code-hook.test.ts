@@ -198,6 +198,10 @@ describe('POST /v1/formats/claude-code/hook', () => {
     expectError(await t.api.post(HOOK, { ...bashFrame('toolu_1'), tool_input: undefined }), 400, 'invalid_frame', 'tool_input');
     expectError(await t.api.post(HOOK, { ...bashFrame('toolu_1'), session_id: 42 }), 400, 'invalid_frame', 'session_id');
     expectError(await t.api.post(HOOK, { ...bashFrame('toolu_1'), tool_use_id: 'x'.repeat(300) }), 400, 'invalid_frame', 'tool_use_id');
+    // A Bash call with no command as text would show the reviewer an empty one.
+    for (const command of [['ls'], undefined, '  ']) {
+      expectError(await t.api.post(HOOK, { ...bashFrame('toolu_1'), tool_input: { command } }), 400, 'invalid_frame', 'tool_input.command');
+    }
     expectError(await t.api.post(`${HOOK}?on_wait=allow`, bashFrame('toolu_1')), 400, 'invalid_query', 'on_wait');
     expectError(await t.api.post(`${HOOK}?wait=soon`, bashFrame('toolu_1')), 400, 'invalid_query', 'wait');
     expectError(await t.api.post(`${HOOK}?colour=red`, bashFrame('toolu_1')), 400, 'invalid_query', 'colour');
