@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, type CreateRequestBody, type HandupRequest, type Kind, type Option, type Risk } from '../requests/request-schema.js';
-import type { FollowUp, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
+import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
 import { answerText, toolKind } from './adapter-kit.js';
 
 /**
@@ -340,7 +340,7 @@ function renderReply(record: HandupRequest, context: AskContext, env: ReplyEnv):
 
 // ---- Follow-ups ----
 
-function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
+function followUp(frame: AskFollowUp, ctx: FrameContext, stored?: FollowUpTarget<AskContext>): FollowUp {
   const params = 'method' in frame ? frame.params : undefined;
   const event = 'method' in frame ? frame.params.event : frame;
   const session = (fromPayload?: string) =>
@@ -357,13 +357,32 @@ function followUp(frame: AskFollowUp, ctx: FrameContext): FollowUp {
     option: approved ? 'approve' : 'deny',
   });
 
+  /**
+   * What the event may settle, read against the stored request: a plan event settles plans only,
+   * and a user_input question is never approved (a submitted question ends answered, with its
+   * response, which no event carries); rejected, it ends denied.
+   */
+  const settles = (id: string, approved: boolean, planEvent: boolean) => {
+    const interaction = stored?.context.interaction;
+    if (planEvent && interaction !== undefined && interaction !== 'plan') {
+      throw new AppError(
+        'invalid_frame',
+        `payload.id: "${id}" is ${interaction === 'approval' ? 'a tool approval' : 'a user_input question'}, not a plan; plan events settle plans only`,
+      );
+    }
+    if (approved && interaction === 'user_input') {
+      throw new AppError('invalid_frame', `payload.status: "${id}" is a user_input question: it is answered (interaction/respond), not approved`);
+    }
+    return resolvedUpstream(id, approved);
+  };
+
   switch (event.type) {
     case 'approval.updated':
-      return resolvedUpstream(event.payload.id, event.payload.status === 'approved');
+      return settles(event.payload.id, event.payload.status === 'approved', false);
     case 'plan.approved':
     case 'plan.rejected': {
       const approved = event.type === 'plan.approved';
-      if (event.payload.id !== undefined) return resolvedUpstream(event.payload.id, approved);
+      if (event.payload.id !== undefined) return settles(event.payload.id, approved, true);
       // The host's plan/approve acts on the session's pending plan, and a session has at most one
       // here (a newer plan supersedes the older): without an id, that one.
       const s = session();

@@ -300,6 +300,11 @@ describe('native-format endpoints: options and error paths', () => {
       'query.timeout',
     );
     await expect(ws(`${base}/ws?wait=5s`, t.adminToken)).rejects.toMatchObject({ status: 400 });
+    // controller_seq is the reply route's (PaperClip): where it would change nothing it is refused, not ignored.
+    expectError(await post('controller_seq=3'), 400, 'invalid_query', 'query.controller_seq');
+    expectError(await t.api.post(`/v1/formats/paperclip/requests?controller_seq=3`, {}), 400, 'invalid_query', 'query.controller_seq');
+    expectError(await t.api.post(`/v1/formats/paperclip/events?controller_seq=3`, {}), 400, 'invalid_query', 'query.controller_seq');
+    await expect(ws(`/v1/formats/paperclip/ws?controller_seq=7`, t.adminToken)).rejects.toMatchObject({ status: 400 });
     expect(await requestCount(t.api)).toBe(0);
 
     const ok = await post('timeout=10m&on_timeout=approve&callback_url=https://hooks.example.com/cs');
@@ -538,6 +543,40 @@ describe('follow-ups that need more than one native key', () => {
   const askApproval = (session: string, id: string) => ({
     method: 'session/event',
     params: { sessionId: session, event: { type: 'approval.required', seq: 1, payload: { id, toolName: 'bash', args: { command: 'make deploy' } } } },
+  });
+
+  it('Ask follow-ups settle only their own family: a plan event never approves a tool call, a user_input question is never approved', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const event = (e: Record<string, unknown>) => ({ method: 'session/event', params: { sessionId: 's-1', event: e } });
+    const created = async (frame: unknown) => {
+      const res = await t.api.post('/v1/formats/ask/requests', frame);
+      expect(res.status, res.text).toBe(201);
+      return res.body.request.id as string;
+    };
+    const tool = await created(askApproval('s-1', 'act_1'));
+    const question = await created(event({ id: 'u1', kind: 'user_input', status: 'pending', payload: { prompt: 'Which database?' } }));
+    const plan = await created(event({ type: 'plan.proposed', seq: 2, payload: { id: 'plan_1', plan: '1. migrate' } }));
+    const follow = (e: Record<string, unknown>) => t.api.post('/v1/formats/ask/events', event(e));
+
+    expectError(await follow({ type: 'plan.approved', seq: 3, payload: { id: 'act_1', plan: 'x' } }), 400, 'invalid_frame', 'payload.id');
+    expectError(await follow({ type: 'plan.approved', seq: 4, payload: { id: 'u1', plan: 'x' } }), 400, 'invalid_frame', 'payload.id');
+    expectError(await follow({ type: 'approval.updated', seq: 5, payload: { id: 'u1', status: 'approved' } }), 400, 'invalid_frame', 'payload.status');
+    for (const id of [tool, question, plan]) expect((await show(t.api, id)).status).toBe('pending');
+
+    // Each in its own family: approval.updated settles the tool call, a rejected question ends denied, plan.approved the plan.
+    expect((await follow({ type: 'approval.updated', seq: 6, payload: { id: 'act_1', status: 'approved' } })).body.request).toMatchObject({
+      id: tool,
+      status: 'approved',
+    });
+    expect((await follow({ type: 'approval.updated', seq: 7, payload: { id: 'u1', status: 'rejected' } })).body.request).toMatchObject({
+      id: question,
+      status: 'denied',
+      decision: { option: 'decline', outcome: 'deny', decided_by: 'upstream' },
+    });
+    expect((await follow({ type: 'plan.approved', seq: 8, payload: { id: 'plan_1', plan: '1. migrate' } })).body.request).toMatchObject({
+      id: plan,
+      status: 'approved',
+    });
   });
 
   it('Ask session.ended naming no interaction cancels every pending request of that session, and only those', async () => {
