@@ -33,10 +33,14 @@ export interface FormatQuery {
  */
 export type FormatQueryUse = 'request' | 'socket' | 'follow-up';
 
+// A bridge that asks for its controller sequence where it has no effect must hear so, not get `controllerSeq: 1`.
+const CONTROLLER_SEQ = 'is taken only by GET …/reply of a PaperClip request; on the bridge socket send {"type":"countersign.controller_seq","next":n}';
+
 const NOT_USED: Record<FormatQueryUse, Record<string, string>> = {
-  request: {},
-  socket: { wait: 'is not used on the WebSocket: replies are pushed on the socket' },
+  request: { controller_seq: CONTROLLER_SEQ },
+  socket: { wait: 'is not used on the WebSocket: replies are pushed on the socket', controller_seq: CONTROLLER_SEQ },
   'follow-up': {
+    controller_seq: CONTROLLER_SEQ,
     wait: 'is not used for follow-up frames',
     timeout: 'is not used for follow-up frames',
     on_timeout: 'is not used for follow-up frames',
