@@ -146,6 +146,86 @@ describe('paperclip adapter quirks', () => {
     expect(replyTo(frame, { option: 'accept', scope: 'session' }).payload.resolution).toEqual({ action: 'accept' });
   });
 
+  /** The reply to `frame` after on_timeout approve ended it. */
+  function approvedByTimeout(frame: unknown) {
+    const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+    const { timeoutMs: _t, ...draft } = draftFromBody(CreateRequestSchema.parse({ ...normalized.request, on_timeout: 'approve' }), {
+      defaultTimeout: 'none',
+      integration: null,
+    });
+    const pending: HandupRequest = { id: 'r', ...draft, status: 'pending', content_hash: contentHash(draft), created_at: 0, expires_at: null, decision: null };
+    return paperclipAdapter.renderReply({ ...pending, status: 'expired', decision: timeoutDecision(pending, 0) }, normalized.context, env()) as any;
+  }
+  const interaction = (kind: string, payload: Record<string, unknown>) => ({
+    schema: 'paperclip.interaction_request.v1',
+    requestKind: 'issue_thread',
+    requestId: 'i-1',
+    kind,
+    blocking: true,
+    payload: { version: 1, ...payload },
+  });
+  const boxes = (extra: Record<string, unknown>) =>
+    interaction('request_checkbox_confirmation', {
+      prompt: 'Where?',
+      options: [
+        { id: 'a', label: 'A' },
+        { id: 'b', label: 'B' },
+        { id: 'c', label: 'C' },
+      ],
+      ...extra,
+    });
+
+  it('sends no issue-thread body PaperClip would refuse after on_timeout approve: no verdicts, a required question unanswered, too few boxes', () => {
+    const items = [
+      { id: 'i1', label: 'First' },
+      { id: 'i2', label: 'Second' },
+    ];
+    expect(approvedByTimeout(interaction('request_item_verdicts', { prompt: 'Review', items }))).toBeNull();
+    const question = (required: boolean) => ({ id: 'q1', prompt: 'Which?', selectionMode: 'single', required, options: [{ id: 'o1', label: 'One' }] });
+    expect(approvedByTimeout(interaction('ask_user_questions', { questions: [question(true)] }))).toBeNull();
+    expect(approvedByTimeout(interaction('ask_user_questions', { questions: [question(false)] }))).toMatchObject({ action: 'respond', body: { answers: [] } });
+    expect(approvedByTimeout(boxes({ minSelected: 1 }))).toBeNull();
+    expect(approvedByTimeout(boxes({ maxSelected: 1, defaultSelectedOptionIds: ['a', 'b'] }))).toBeNull();
+    expect(approvedByTimeout(boxes({ minSelected: 1, defaultSelectedOptionIds: ['b'] }))).toMatchObject({
+      action: 'accept',
+      body: { selectedOptionIds: ['b'] },
+    });
+  });
+
+  it("refuses a reviewer's accept of a checkbox confirmation outside its minSelected / maxSelected", () => {
+    const check = (frame: unknown, fields: Record<string, boolean>) => {
+      const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+      const decided = { ...(normalized.request as HandupRequest), decision: { option: 'accept', outcome: 'approve', fields } } as HandupRequest;
+      return () => paperclipAdapter.checkDecision!(decided, normalized.context);
+    };
+    expect(check(boxes({ minSelected: 2 }), { a: true })).toThrow(/fields: Select at least 2 options\. \(1 ticked\)/);
+    expect(check(boxes({ minSelected: 1, maxSelected: 2 }), { a: true, b: true, c: true })).toThrow(/Select 1 to 2 options/);
+    expect(check(boxes({ minSelected: 1, maxSelected: 2 }), { a: true, c: true })).not.toThrow();
+  });
+
+  it('never offers accept_for_session on an elicitation, also when its choices list it (the harness refuses it there)', () => {
+    const elicitation = (choices: unknown) =>
+      event({
+        requestKind: 'elicitation',
+        requestId: 'el-1',
+        method: 'mcpServer/elicitation/request',
+        status: 'pending',
+        prompt: 'Allow the MCP server?',
+        details: {},
+        choices,
+        turnId: 't-1',
+      });
+    const normalize = (frame: unknown) => paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+    const offered = normalize(
+      elicitation([
+        { key: 'accept_for_session', label: 'Always' },
+        { key: 'decline', label: 'No' },
+      ]),
+    );
+    expect(offered.request.options!.map((o) => o.id)).toEqual(['decline']);
+    expect(() => normalize(elicitation([{ key: 'accept_for_session', label: 'Always' }]))).toThrow(/payload\.request\.choices: no action/);
+  });
+
   it('rejects suggested tasks when every one is unticked, since accepting without keys would create them all', () => {
     const frame = {
       schema: 'paperclip.interaction_request.v1',

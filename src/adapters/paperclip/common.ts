@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CreateRequestBody } from '../../requests/request-schema.js';
+import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { Normalized } from '../adapter.js';
 import { asTitle } from '../adapter-kit.js';
 import { redactCredentials } from './redact-credentials.js';
@@ -79,3 +79,14 @@ export function detailPreviews(raw: Details): Preview[] {
 
 /** A reviewer's answers as the decision carries them, keyed by question id. */
 export type Answers = Record<string, { selected?: string[]; text?: string | null }>;
+
+/**
+ * A question request with a required question that `on_timeout: approve` "submitted": the clock
+ * answers nothing, and PaperClip refuses a submit without the required answers, so it gets what
+ * a request that ended undecided gets.
+ */
+export function unansweredByTimeout(record: HandupRequest): boolean {
+  if (record.decision?.decided_by !== 'timeout' || record.decision.outcome !== 'approve' || record.kind !== 'question') return false;
+  const optional = new Set(record.input?.optional_questions ?? []);
+  return (record.input?.questions ?? []).some((q) => !optional.has(q.id));
+}

@@ -5,7 +5,7 @@ import type { Normalized, ReplyEnv, WireAdapter } from '../adapter.js';
 import { CREATED, EVENT, INTERACTION, REQUEST_V1, REQUEST_V2, flag, keyOf, type Built, type Envelope } from './common.js';
 import { isCommonPaperclipFrame } from './common-frame.js';
 import { FollowUpSchema, followUp, type PaperclipFollowUp } from './follow-up.js';
-import { InteractionSchema, interactionReply, issueThreadRequest, type InteractionContext } from './issue-thread.js';
+import { InteractionSchema, checkInteractionDecision, interactionReply, issueThreadRequest, type InteractionContext } from './issue-thread.js';
 import { V1ElicitationSchema, V1Schema, legacyReply, legacyRequest, v1ElicitationRequest, type LegacyContext } from './legacy.js';
 import {
   DriverRequestSchema,
@@ -112,6 +112,7 @@ function renderReply(record: HandupRequest, ctx: PaperclipContext, env: ReplyEnv
 
 function checkDecision(record: HandupRequest, ctx: PaperclipContext): void {
   if (ctx.reply === 'runtime') checkRuntimeDecision(record, ctx);
+  else if (ctx.reply === 'interaction') checkInteractionDecision(record, ctx);
 }
 
 export const paperclipAdapter = {

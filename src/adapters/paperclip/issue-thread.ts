@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_INPUT_FIELDS, MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option, type Question } from '../../requests/request-schema.js';
 import { distinctLabels, submitOptions } from '../adapter-kit.js';
-import { INTERACTION, flag, heading, requestId, source, unique, type Answers, type Built, type Envelope, type Preview } from './common.js';
+import { INTERACTION, flag, heading, requestId, source, unansweredByTimeout, unique, type Answers, type Built, type Envelope, type Preview } from './common.js';
 import { optionIds, withHelp, type QuestionMap } from './question-set.js';
 import { redactCredentials } from './redact-credentials.js';
 
@@ -174,6 +174,9 @@ export type InteractionContext =
       reason: boolean;
       options: string[];
       defaults: string[];
+      /** PaperClip's bounds on how many may be ticked (absent in contexts stored before they were kept). */
+      min?: number;
+      max?: number | null;
     }
   | {
       reply: 'interaction';
@@ -256,6 +259,8 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           reason: reasonAllowed(p),
           options: p.options.map((o) => o.id),
           defaults,
+          ...(p.minSelected !== undefined ? { min: p.minSelected } : {}),
+          ...(p.maxSelected != null ? { max: p.maxSelected } : {}),
         },
       };
     }
@@ -374,8 +379,10 @@ function shownArguments(summary: string): string {
 
 export function interactionReply(record: HandupRequest, ctx: InteractionContext): unknown {
   const d = record.decision;
-  // Cancel and expiry have no reply of their own: withdrawing is the creator's move, not the reviewer's.
-  if (!d) return null;
+  // Cancel and expiry have no reply of their own: withdrawing is the creator's move, not the
+  // reviewer's. Nor has an `on_timeout: approve` that would send what PaperClip's route refuses
+  // (no verdicts, a required question unanswered, too few boxes ticked): the clock answers nothing.
+  if (!d || unansweredByTimeout(record)) return null;
   const reply = (action: string, body: Record<string, unknown>) => ({ requestId: ctx.requestId, kind: ctx.kind, action, body });
   if (d.outcome === 'deny') {
     const allowed = !('reason' in ctx) || ctx.reason;
@@ -386,8 +393,11 @@ export function interactionReply(record: HandupRequest, ctx: InteractionContext)
   switch (ctx.kind) {
     case 'request_confirmation':
       return reply('accept', {});
-    case 'request_checkbox_confirmation':
-      return reply('accept', { selectedOptionIds: ctx.options.filter((id) => ticked(d.fields?.[id], ctx.defaults.includes(id))) });
+    case 'request_checkbox_confirmation': {
+      const selected = checkedBoxes(d, ctx);
+      if (d.decided_by === 'timeout' && outOfBounds(selected.length, ctx)) return null;
+      return reply('accept', { selectedOptionIds: selected });
+    }
     case 'suggest_tasks': {
       const keys = ctx.keys.filter((k) => ticked(d.fields?.[k], true));
       // Accepting with no keys would create every task: unticking all of them is a rejection.
@@ -406,6 +416,26 @@ export function interactionReply(record: HandupRequest, ctx: InteractionContext)
       });
   }
 }
+
+/**
+ * A reviewer's accept of a checkbox confirmation ticking fewer or more boxes than the frame
+ * allows is refused before it is stored: PaperClip's route would refuse the reply.
+ */
+export function checkInteractionDecision(record: HandupRequest, ctx: InteractionContext): void {
+  const d = record.decision;
+  if (ctx.kind !== 'request_checkbox_confirmation' || d?.outcome !== 'approve') return;
+  const count = checkedBoxes(d, ctx).length;
+  if (outOfBounds(count, ctx)) {
+    throw new AppError('invalid_decision', `fields: ${selectionBounds(ctx.min, ctx.max)} (${count} ticked)`);
+  }
+}
+
+type CheckboxContext = Extract<InteractionContext, { kind: 'request_checkbox_confirmation' }>;
+
+const checkedBoxes = (d: NonNullable<HandupRequest['decision']>, ctx: CheckboxContext) =>
+  ctx.options.filter((id) => ticked(d.fields?.[id], ctx.defaults.includes(id)));
+
+const outOfBounds = (count: number, ctx: CheckboxContext) => count < (ctx.min ?? 0) || (ctx.max != null && count > ctx.max);
 
 function questionAnswer(q: QuestionMap, a: Answers[string] | undefined) {
   if (!a) return [];

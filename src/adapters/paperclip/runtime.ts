@@ -14,6 +14,7 @@ import {
   source,
   text,
   unique,
+  unansweredByTimeout,
   type Answers,
   type Built,
   type Details,
@@ -198,8 +199,9 @@ export function driverRequest(r: DriverRequest, env: Envelope): Built<RuntimeCon
   // An elicitation without a form is a plain accept/decline; the harness refuses accept_for_session for it.
   const allowed: Action[] = r.requestKind === 'elicitation' ? ['accept', 'decline', 'cancel'] : [...ACTIONS];
   const labels = r.requestKind === 'elicitation' ? ELICITATION_LABELS : DEFAULT_LABELS;
-  const offered = r.choices ?? (r.actions ?? allowed).filter((a): a is Action => allowed.includes(a as Action)).map((key) => ({ key, label: labels[key] }));
-  if (offered.length === 0) throw new AppError('invalid_frame', 'payload.request.actions: no action a reviewer could take');
+  const choices = r.requestKind === 'elicitation' ? r.choices?.filter((c) => c.key !== 'accept_for_session') : r.choices;
+  const offered = choices ?? (r.actions ?? allowed).filter((a): a is Action => allowed.includes(a as Action)).map((key) => ({ key, label: labels[key] }));
+  if (offered.length === 0) throw new AppError('invalid_frame', `payload.request.${r.choices ? 'choices' : 'actions'}: no action a reviewer could take`);
   return approval(r, env, offered, Boolean(r.choices ?? r.actions), turnId);
 }
 
@@ -284,17 +286,6 @@ function runtimeResolution(record: HandupRequest, ctx: RuntimeContext): Record<s
   if (d.outcome === 'approve' && ctx.form.type !== 'none') return submission(ctx.form, (d.fields?.answers ?? {}) as Answers);
   if (d.outcome === 'approve' && d.scope === 'session' && ctx.sessionChoice) return { action: 'accept_for_session' };
   return { action: d.option };
-}
-
-/**
- * A question set with a required question that `on_timeout: approve` "submitted": the clock
- * answers nothing, and the runner refuses a submit without the required answers, so it gets what
- * a request that ended undecided gets.
- */
-function unansweredByTimeout(record: HandupRequest): boolean {
-  if (record.decision?.decided_by !== 'timeout' || record.decision.outcome !== 'approve' || record.kind !== 'question') return false;
-  const optional = new Set(record.input?.optional_questions ?? []);
-  return (record.input?.questions ?? []).some((q) => !optional.has(q.id));
 }
 
 function submission(form: Exclude<RuntimeForm, { type: 'none' }>, answers: Answers): Record<string, unknown> {
