@@ -45,7 +45,11 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
           if (terminal) resolve(terminal);
           else check().then(resolve, reject);
         };
-        const wake: Wake = (r) => finish(r);
+        // Until the first check has said this caller may wait on `id`, a wake-up must not hand
+        // over the event's record (someone else's request is 404): it only asks for a fresh check.
+        let permitted = false;
+        let woken = false;
+        const wake: Wake = (r) => (permitted ? finish(r) : (woken = true));
         let set = byId.get(id);
         if (!set) byId.set(id, (set = new Set()));
         set.add(wake);
@@ -53,7 +57,9 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
         if (closed) return finish(null);
         check().then(
           (current) => {
+            permitted = true;
             if (current.status !== 'pending') finish(current);
+            else if (woken) finish(null);
           },
           (err: unknown) => {
             if (done) return;
