@@ -9,6 +9,7 @@ import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerHostCheck } from './http/host-check.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
+import { NoQuery } from './http/schemas.js';
 import { genRequestId, registerRequestIdHeader } from './http/request-id.js';
 import { RequestLogController } from './http/request-log-controller.js';
 import { openApiOptions } from './http/openapi.js';
@@ -56,6 +57,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     frameworkErrors,
     clientErrorHandler,
+  });
+
+  // A query parameter a route does not take is refused, as an unknown body field is (docs/api.md):
+  // every API route without a query schema of its own takes none.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/v1/') && !route.schema?.querystring && !route.config?.ownQuery) route.schema = { ...route.schema, querystring: NoQuery };
   });
 
   // The API speaks JSON only (docs/api.md): a text/plain body is 415, not parsed as a string.

@@ -19,6 +19,8 @@ import type { RouteDocs } from './openapi.js';
  *   only (openapi.ts); it changes nothing the route accepts.
  * - `secretPath`: the path itself is a credential (a decision link): request logs name the
  *   route pattern instead.
+ * - `ownQuery`: the handler parses its query itself (native formats, the Claude Code hook, the
+ *   bridge socket); every other `/v1/` route without a query schema takes no query at all.
  */
 export interface RouteConfig {
   auth?: 'public' | 'submit' | 'admin' | 'metrics';
@@ -28,6 +30,7 @@ export interface RouteConfig {
   firstMessageAuth?: boolean;
   openapi?: RouteDocs;
   secretPath?: boolean;
+  ownQuery?: boolean;
 }
 
 declare module 'fastify' {

@@ -18,7 +18,7 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
     '/v1/formats/:format/ws',
     {
       websocket: true,
-      config: { auth: 'submit', validationCode: 'invalid_query' },
+      config: { auth: 'submit', validationCode: 'invalid_query', ownQuery: true },
       // Runs before the upgrade, so an unknown format or a bad query is a plain HTTP error.
       preValidation: async (request) => {
         const { format } = request.params as { format: string };

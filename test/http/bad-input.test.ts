@@ -335,6 +335,29 @@ const CASES: Case[] = [
   { name: 'show with a query parameter', method: 'GET', path: '/v1/requests/{id}?x=1', status: 400, code: 'invalid_request', names: 'query.x' },
   { name: 'audit with a query parameter', method: 'GET', path: '/v1/requests/{id}/audit?x=1', status: 400, code: 'invalid_request', names: 'query.x' },
   { name: 'cancel with a query parameter', path: '/v1/requests/{id}/cancel?reason=x', status: 400, code: 'invalid_request', names: 'query.reason' },
+  // Every /v1/ route without a query of its own refuses one (a route hook in app.ts, so a new route cannot forget it).
+  ...(
+    [
+      ['GET', '/v1/tokens?foo=1', undefined],
+      ['POST', '/v1/tokens?foo=1', { name: 'qq1' }],
+      ['DELETE', '/v1/tokens/nobody?foo=1', undefined],
+      ['GET', '/v1/openapi.json?foo=1', undefined],
+      ['GET', '/v1/session?foo=1', undefined],
+      ['GET', '/v1/requests/{id}/deliveries?foo=1', undefined],
+      ['GET', '/v1/rules?foo=1', undefined],
+      ['GET', '/v1/auto?foo=1', undefined],
+      ['GET', '/v1/mutes?foo=1', undefined],
+      ['GET', '/v1/formats?foo=1', undefined],
+    ] as const
+  ).map(([method, path, body]): Case => ({
+    name: `${method} ${path}`,
+    method,
+    path,
+    ...(body ? { body } : {}),
+    status: 400,
+    code: 'invalid_request',
+    names: 'query.foo',
+  })),
   { name: 'cancel with a body', path: '/v1/requests/{id}/cancel', body: { reason: 'no longer needed' }, status: 400, code: 'invalid_request', names: 'reason' },
   { name: 'cancel with an array body', path: '/v1/requests/{id}/cancel', body: [1, 2, 3], status: 400, code: 'invalid_request', names: 'no body' },
   {

@@ -47,7 +47,7 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
   r.post(
     `/v1/formats/${FORMAT}/hook`,
     {
-      config: { auth: 'submit', validationCode: 'invalid_frame' },
+      config: { auth: 'submit', validationCode: 'invalid_frame', ownQuery: true },
       schema: {
         summary: 'Claude Code hook (PreToolUse, PermissionRequest): answers the hook output once decided or when ?wait (default 55s, max 10m) runs out',
         description:

@@ -58,6 +58,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
       config: {
         auth: 'submit',
         validationCode: 'invalid_frame',
+        ownQuery: true,
         openapi: { params: z.strictObject(formatParam), querystring: FormatQuerySchema, body: NativeFrameDoc },
       },
       schema: {
@@ -109,7 +110,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   r.post(
     '/v1/formats/:format/events',
     {
-      config: { auth: 'submit', validationCode: 'invalid_frame', openapi: { params: z.strictObject(formatParam), body: NativeFrameDoc } },
+      config: { auth: 'submit', validationCode: 'invalid_frame', ownQuery: true, openapi: { params: z.strictObject(formatParam), body: NativeFrameDoc } },
       schema: {
         summary: 'Apply a native follow-up frame (resolved elsewhere, cancelled, expired)',
         params: FormatParams,
