@@ -211,6 +211,28 @@ export const TimeoutTextSchema = z.string().refine((s) => s === 'none' || parseD
 });
 const timeoutField = TimeoutTextSchema.nullable();
 
+/** The shapes of the server-managed fields a served Request carries, for one posted back. */
+const unixMs = z.number().int().min(0);
+const EchoedDecisionSchema = z.strictObject({
+  option: z.string(),
+  content_hash: z.string(),
+  outcome: OutcomeSchema.nullable().optional(),
+  feedback: z.string().nullable().optional(),
+  fields: z.looseObject({}).nullable().optional(),
+  decided_by: z.string().nullable().optional(),
+  decided_at: unixMs.nullable().optional(),
+  scope: z.string().nullable().optional(),
+  rule_id: z.string().nullable().optional(),
+  run_result: z.looseObject({}).nullable().optional(),
+});
+const EchoedRunSchema = z.strictObject({
+  started_at: unixMs,
+  lease_until: unixMs,
+  timeout_ms: unixMs.optional(),
+  elevated: z.boolean().optional(),
+  stop: z.looseObject({}).nullable().optional(),
+});
+
 /** POST /v1/requests body. Server-managed fields are accepted (a client may echo a Request) and ignored. */
 export const CreateRequestSchema = z
   .strictObject({
@@ -232,16 +254,16 @@ export const CreateRequestSchema = z
       .optional(),
     on_timeout: OnTimeoutSchema.optional(),
     dedupe_key: z.string().min(1).max(512).refine(noNul, NO_NUL).nullable().optional(),
-    // Server-managed: accepted so a served Request can be posted back, then overwritten.
+    // Server-managed: accepted so a served Request can be posted back, then overwritten; but
+    // each must still have the Request's type (handup's Decision, RunClaim, Unix ms).
     id: z.string().optional(),
     status: StatusSchema.optional(),
     content_hash: z.string().optional(),
-    created_at: z.number().optional(),
-    expires_at: z.number().nullable().optional(),
-    // Echoed values are overwritten, but must still be of the Request's types (an object or null).
-    decision: z.looseObject({}).nullable().optional(),
-    run: z.looseObject({}).nullable().optional(),
-    run_interrupted: z.number().nullable().optional(),
+    created_at: unixMs.optional(),
+    expires_at: unixMs.nullable().optional(),
+    decision: EchoedDecisionSchema.nullable().optional(),
+    run: EchoedRunSchema.nullable().optional(),
+    run_interrupted: unixMs.nullable().optional(),
   })
   .superRefine((r, ctx) => {
     const ids = new Set<string>();

@@ -370,6 +370,25 @@ const CASES: Case[] = [
   },
   { name: 'an echoed decision that is not an object', body: { title: 'x', decision: 'lol' }, status: 400, code: 'invalid_request', names: 'decision' },
   { name: 'an echoed run that is not an object', body: { title: 'x', run: 5 }, status: 400, code: 'invalid_request', names: 'run' },
+  // …nor one of another shape than the served Request's (handup's Decision and RunClaim, Unix ms)
+  {
+    name: 'an echoed decision with a number option',
+    body: { title: 'x', decision: { option: 5 } },
+    status: 400,
+    code: 'invalid_request',
+    names: 'decision.option',
+  },
+  {
+    name: 'an echoed decision with a stray key',
+    body: { title: 'x', decision: { option: 'a', content_hash: 'h', bogus: 1 } },
+    status: 400,
+    code: 'invalid_request',
+    names: 'decision.bogus',
+  },
+  { name: 'an echoed run without its times', body: { title: 'x', run: {} }, status: 400, code: 'invalid_request', names: 'run.started_at' },
+  { name: 'an echoed negative created_at', body: { title: 'x', created_at: -1.5 }, status: 400, code: 'invalid_request', names: 'created_at' },
+  { name: 'an echoed negative expires_at', body: { title: 'x', expires_at: -7 }, status: 400, code: 'invalid_request', names: 'expires_at' },
+  { name: 'an echoed fractional run_interrupted', body: { title: 'x', run_interrupted: 3.5 }, status: 400, code: 'invalid_request', names: 'run_interrupted' },
 
   // Decision bodies (on a pending request, which must stay pending)
   {

@@ -501,4 +501,16 @@ describe('request lifecycle', () => {
     expect(r.content_hash).not.toBe('sha256:abc');
     expect(r.created_at).toBeGreaterThan(2);
   });
+
+  it('takes a served, decided Request posted back as it was served (its decision with scope and rule_id) as a new request', async () => {
+    t = await startTestServer();
+    const first = await createRequest(t.api, { title: 'echo me', source: { agent: 'a' } });
+    const decided = (await decide(t.api, first, 'approve', { scope: 'always', feedback: 'ok' })).body;
+    expect(decided.decision).toMatchObject({ scope: 'always', rule_id: expect.any(String), decided_by: 'admin' });
+    const { source, ...served } = decided;
+    const again = await t.api.post('/v1/requests', { ...served, source: { ...source, integration: null } });
+    expect(again.status, again.text).toBe(201);
+    expect(again.body).toMatchObject({ status: 'approved', decision: { decided_by: 'rule' } });
+    expect(again.body.id).not.toBe(decided.id);
+  });
 });
