@@ -109,8 +109,8 @@ export function createRequestService({
    * scoped allow, finish. `extra` joins the audit row.
    */
   async function decideIn(tx: WriteTx, stored: StoredRequest, body: DecisionBody, by: string, extra?: Record<string, unknown>): Promise<StoredRequest> {
-    pendingOrThrow(stored);
     const at = clock.now();
+    pendingOrThrow(stored, at);
     const next = decide(stored.record, body, { decidedBy: by, decidedAt: at });
     for (const check of decisionChecks) check({ ...stored, record: { ...stored.record, ...next } });
     const details: Record<string, unknown> = { option: next.decision.option, outcome: next.decision.outcome };
@@ -122,11 +122,15 @@ export function createRequestService({
     return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details: { ...details, ...extra } }, at);
   }
 
-  function pendingOrThrow(stored: StoredRequest) {
-    if (stored.record.status !== 'pending') {
-      throw new AppError('not_pending', `request ${stored.record.id} is already ${stored.record.status}`, {
-        status: stored.record.status,
-      });
+  /**
+   * A request past its `expires_at` is expired, even in the moment before the expiry sweep has
+   * written so: a decision or a cancel arriving then must not win over the timeout.
+   */
+  function pendingOrThrow(stored: StoredRequest, now: number) {
+    const { status, expires_at: expiresAt } = stored.record;
+    const effective = status === 'pending' && expiresAt !== null && expiresAt <= now ? 'expired' : status;
+    if (effective !== 'pending') {
+      throw new AppError('not_pending', `request ${stored.record.id} is already ${effective}`, { status: effective });
     }
   }
 
@@ -305,8 +309,8 @@ export function createRequestService({
     cancel(id: string, principal: Principal): Promise<StoredRequest> {
       return store.write(async (tx) => {
         const stored = ownedOrMissing(await tx.requests.get(id), id, principal);
-        pendingOrThrow(stored);
         const at = clock.now();
+        pendingOrThrow(stored, at);
         return finish(tx, stored, { status: 'cancelled', decision: null }, 'request.cancelled', { event: 'cancelled', actor: actorName(principal) }, at);
       });
     },
@@ -340,9 +344,11 @@ export function createRequestService({
           const now = clock.now();
           const out: StoredRequest[] = [];
           for (const stored of await tx.requests.claimDue(now, EXPIRY_BATCH)) {
-            const decision = timeoutDecision(stored.record, now);
+            // It expired at its deadline, however late the sweep (a busy loop, a daemon that was down).
+            const at = Math.min(stored.record.expires_at ?? now, now);
+            const decision = timeoutDecision(stored.record, at);
             const details = decision ? { on_timeout: stored.record.on_timeout, option: decision.option } : { on_timeout: stored.record.on_timeout };
-            out.push(await finish(tx, stored, { status: 'expired', decision }, 'request.expired', { event: 'expired', actor: 'timeout', details }, now));
+            out.push(await finish(tx, stored, { status: 'expired', decision }, 'request.expired', { event: 'expired', actor: 'timeout', details }, at));
           }
           return out;
         });

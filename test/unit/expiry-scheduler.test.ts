@@ -155,8 +155,9 @@ describe('expiry scheduler (fake clock, real SQLite file)', () => {
     expect(await status(due1.id)).toBe('expired');
     expect(await status(due2.id)).toBe('expired');
     expect((await service.get(due2.id, ADMIN)).record.decision).toMatchObject({ outcome: 'approve', decided_by: 'timeout' });
-    // Expired at start-up time, the moment the daemon could act.
-    expect((await service.get(due1.id, ADMIN)).record.decision?.decided_at).toBe(clock.now());
+    // Expired at start-up, recorded at the deadline it had (the decision could not have come later).
+    expect((await service.get(due1.id, ADMIN)).record.decision?.decided_at).toBe(due1.expires_at);
+    expect(due1.expires_at).toBeLessThan(clock.now());
     expect(await status(notYet.id)).toBe('pending');
     expect(s.armedFor()).toBe(notYet.expires_at);
   });
