@@ -13,9 +13,9 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * What is wrong with a parsed JSON value that JSON.parse accepts but the rest of the daemon
  * cannot handle, or null: nesting deeper than `maxDepth` (recursive validation, serialisation
  * and RFC 8785 canonicalisation would overflow the stack), strings with lone surrogate
- * escapes such as "\ud800" (not Unicode; RFC 8785 refuses them) and numbers beyond float64
+ * escapes such as "\ud800" (not Unicode; RFC 8785 refuses them), numbers beyond float64
  * such as 1e400 (parsed as Infinity, which RFC 8785 refuses and JSON.stringify turns into
- * null). Iterative, so the check itself cannot overflow. The message starts with the
+ * null) and integers beyond 2^53 (rounded by the parse). Iterative, so the check itself cannot overflow. The message starts with the
  * offending field's path.
  */
 export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string | null {
@@ -32,6 +32,13 @@ export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): str
     // JSON.parse reads 1e400 as Infinity, which no JSON can carry back out (RFC 8785 refuses it).
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) return `${formatIssuePath(pathOf(visit))}: the number is too large (out of the float64 range)`;
+      // Past 2^53 JSON.parse rounds an integer (12345678901234567891 becomes …67000): the reviewer
+      // would see, and the content hash cover, a number the agent never sent (I-JSON, RFC 7493
+      // §2.2). From 1e21 up numbers are written with an exponent: floats, whose rounding is theirs.
+      const size = Math.abs(v);
+      if (size > Number.MAX_SAFE_INTEGER && size < 1e21 && Number.isInteger(v)) {
+        return `${formatIssuePath(pathOf(visit))}: the integer is too large to keep exactly (beyond ±(2^53 - 1)); send it as a string`;
+      }
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;

@@ -52,6 +52,13 @@ const CASES: Case[] = [
   },
   { name: 'a number beyond float64 in input', raw: '{"title": "x", "input": {"n": 1e400}}', status: 400, code: 'invalid_request', names: 'input.n' },
   {
+    name: 'an integer beyond 2^53 in input (the parse would round it)',
+    raw: '{"title": "x", "input": {"id": 12345678901234567891}}',
+    status: 400,
+    code: 'invalid_request',
+    names: 'input.id: the integer is too large to keep exactly',
+  },
+  {
     name: 'body over 1 MiB',
     body: { title: 'x', input: { blob: 'a'.repeat(1024 * 1024 + 1) } },
     status: 413,

@@ -32,6 +32,12 @@ describe('jsonValueProblem', () => {
     expect(jsonValueProblem(value)).toMatch(new RegExp(`^${path.replace(/[[\]]/g, '\\$&')}: .*valid Unicode`));
   });
 
+  it('refuses integers beyond 2^53, which the parse rounds, and keeps every one up to it', () => {
+    expect(jsonValueProblem(JSON.parse('{"a": [9007199254740993]}'))).toMatch(/^a\[0\]: the integer is too large to keep exactly/);
+    expect(jsonValueProblem(JSON.parse('{"a": -9007199254740993}'))).toMatch(/^a: the integer is too large/);
+    expect(jsonValueProblem(JSON.parse('{"a": [9007199254740991, -9007199254740991, 1.5e-300, 0.1]}'))).toBeNull();
+  });
+
   it('refuses numbers beyond float64 (JSON.parse reads 1e400 as Infinity), naming the field', () => {
     expect(jsonValueProblem(JSON.parse('{"input": {"n": [1, 1e400]}}'))).toBe('input.n[1]: the number is too large (out of the float64 range)');
     expect(jsonValueProblem(JSON.parse('{"n": -1e400}'))).toMatch(/^n: /);
