@@ -11,7 +11,8 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
 export type DurationResult = { ok: true; ms: number } | { ok: false; message: string };
 
 export function parseDuration(text: string, { max = ONE_YEAR_MS }: { max?: number } = {}): DurationResult {
-  const m = DURATION.exec(text.trim());
+  // Not trimmed: the text is stored and served as given, so what it says must be the duration itself.
+  const m = DURATION.exec(text);
   if (!m) {
     return { ok: false, message: `"${text}" is not a duration: use a number with a unit (ms, s, m, h, d, w), e.g. 30s or 10m` };
   }

@@ -31,6 +31,11 @@ describe('durations', () => {
     ['.5s', 'not a duration'],
     ['1e3s', 'not a duration'],
     ['none', 'not a duration'],
+    // Stored and served as given: whitespace around it would make the served text no duration.
+    [' 5s', 'not a duration'],
+    ['\t5s ', 'not a duration'],
+    ['5s\n', 'not a duration'],
+    ['\u00a05s', 'not a duration'],
     ['0s', 'positive'],
     ['0.0001ms', 'positive'],
     ['366d', 'longer than'],
