@@ -136,6 +136,7 @@ export const DecisionDoc = z
       .nullable()
       .optional()
       .describe(`An approval's scope: ${SCOPES.join(', ')}`),
+    rule_id: z.string().nullable().optional().describe('The rule that decided (decided_by "rule"), or the rule a scoped approval created'),
   })
   .meta({ id: 'Decision' });
 

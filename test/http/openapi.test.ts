@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { validate } from '@readme/openapi-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/lib/errors.js';
@@ -125,11 +126,23 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
     expect(errorCodes(decision, 412)).toEqual(['content_hash_mismatch']);
     const create = op('/v1/requests', 'post');
     expect(errorCodes(create, 400).sort()).toEqual(['callback_not_allowed', 'invalid_request']);
+    expect(errorCodes(create, 403)).toEqual(['forbidden']);
     expect(errorCodes(create, 409)).toEqual(['dedupe_conflict']);
     expect(errorCodes(create, 429)).toEqual(['rate_limited']);
     expect(errorCodes(op('/v1/requests/{id}/cancel', 'post'), 409)).toEqual(['not_pending']);
     expect(errorCodes(op('/v1/tokens', 'post'), 409)).toEqual(['token_exists']);
     expect(errorCodes(op('/v1/session', 'post'), 401)).toEqual(['unauthorized']);
+  });
+
+  it("describes what the daemon serves: a rule-decided record and the scoped approval before it fit the document's Request", async () => {
+    const ajv = new Ajv2020({ strict: false });
+    const valid = ajv.compile({ $ref: '#/components/schemas/Request', components: doc.components });
+    const first = (await t.api.post('/v1/requests', { title: 'Run the tests', source: { agent: 'openapi-check' } })).body;
+    const scoped = await t.api.post(`/v1/requests/${first.id}/decision`, { option: 'approve', content_hash: first.content_hash, scope: 'always' });
+    expect(scoped.body.decision.rule_id).toEqual(expect.any(String));
+    const byRule = (await t.api.post('/v1/requests', { title: 'Run the tests', source: { agent: 'openapi-check' } })).body;
+    expect(byRule.decision).toMatchObject({ decided_by: 'rule' });
+    for (const record of [scoped.body, byRule]) expect(valid(record), JSON.stringify(valid.errors)).toBe(true);
   });
 
   it('the blob routes: raw bytes in, 201 text/plain hash out; 200 application/octet-stream down', () => {

@@ -22,7 +22,7 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
         summary: 'Create a request (handup Request JSON); 200 with the existing request on a dedupe hit',
         querystring: NoQuery,
         body: CreateRequestSchema,
-        response: { 200: RequestDoc, 201: RequestDoc, ...errors('callback_not_allowed', 'dedupe_conflict', 'rate_limited') },
+        response: { 200: RequestDoc, 201: RequestDoc, ...errors('callback_not_allowed', 'forbidden', 'dedupe_conflict', 'rate_limited') },
       },
     },
     async (request, reply) => {
