@@ -109,7 +109,8 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       body: CreateRequestBody,
       { principal, format, onTimeoutFrom = { field: 'on_timeout' }, native, supersede, admit, create = requests.create }: CreateOptions,
     ): Promise<{ stored: StoredRequest; created: boolean }> {
-      if (body.on_timeout === 'approve') requireTimeoutApprove(principal, onTimeoutFrom.field);
+      // An info notice always expires, whatever it says (request-draft.ts): its on_timeout approves nothing.
+      if (body.on_timeout === 'approve' && body.kind !== 'info') requireTimeoutApprove(principal, onTimeoutFrom.field);
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
       const draft = draftFromBody(body, {
         defaultTimeout: config.formats[format]?.default_timeout ?? config.requests.default_timeout,

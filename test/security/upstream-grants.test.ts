@@ -224,8 +224,11 @@ describe('upstream resolutions and on_timeout approve need a grant', () => {
     await expect(connectWs(`${t.wsUrl}/v1/formats/ask/ws?timeout=1ms&on_timeout=approve`, agent.token)).rejects.toMatchObject({ status: 403 });
     expect(await requestCount(t.api)).toBe(0);
 
-    // deny and expire need nothing.
+    // deny and expire need nothing; nor does an info notice, which always expires whatever it says.
     expect((await agent.api.post('/v1/requests', { title: 'x', timeout: '1m', on_timeout: 'deny' })).status).toBe(201);
+    const info = await agent.api.post('/v1/requests', { title: 'FYI', kind: 'info', timeout: '1m', on_timeout: 'approve' });
+    expect(info.status, info.text).toBe(201);
+    expect(info.body.on_timeout).toBe('expire');
     expect((await agent.api.post('/v1/formats/ask/requests?timeout=1m&on_timeout=expire', ask)).status).toBe(201);
   });
 
