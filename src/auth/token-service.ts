@@ -60,6 +60,12 @@ export function createTokenService({ store, clock, adminToken }: { store: Store;
       return (await store.tokens.listLive()).map(info);
     },
 
+    async get(name: string): Promise<TokenInfo> {
+      const row = await store.tokens.liveByName(name);
+      if (!row) throw new AppError('not_found', `no token named "${name}"`);
+      return info(row);
+    },
+
     revoke(name: string): Promise<TokenInfo & { revoked_at: number }> {
       return store.write(async (tx) => {
         const row = await tx.tokens.liveByName(name);

@@ -15,11 +15,11 @@ export interface TokenReads {
   byDigest(digest: string): Promise<TokenRow | undefined>;
   /** Tokens not revoked, by name. */
   listLive(): Promise<TokenRow[]>;
+  liveByName(name: string): Promise<TokenRow | undefined>;
 }
 
 export interface TokenRecords extends TokenReads {
   insert(row: Pick<TokenRow, 'id' | 'name' | 'digest' | 'created_at' | 'expires_at' | 'grants'>): Promise<void>;
-  liveByName(name: string): Promise<TokenRow | undefined>;
   revoke(id: string, at: number): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
 }

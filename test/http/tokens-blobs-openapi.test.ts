@@ -57,6 +57,19 @@ describe('tokens', () => {
     t = await startTestServer();
     expectError(await t.api.delete('/v1/tokens/nobody'), 404, 'not_found');
   });
+
+  it('GET /v1/tokens/{name} shows one live token without its secret; 404 once revoked or unknown; admin only', async () => {
+    t = await startTestServer();
+    const created = await t.api.post('/v1/tokens', { name: 'ci', grants: ['timeout_approve'] });
+    const shown = await t.api.get('/v1/tokens/ci');
+    expect(shown.status, shown.text).toBe(200);
+    expect(shown.body).toEqual({ name: 'ci', created_at: created.body.created_at, expires_at: null, last_used_at: null, grants: ['timeout_approve'] });
+    expect(JSON.stringify(shown.body)).not.toContain(created.body.token);
+    expectError(await t.api.request('GET', '/v1/tokens/ci', undefined, { token: created.body.token }), 403, 'forbidden');
+    await t.api.delete('/v1/tokens/ci');
+    expectError(await t.api.get('/v1/tokens/ci'), 404, 'not_found');
+    expectError(await t.api.get('/v1/tokens/Not_A_Name'), 400, 'invalid_request', 'name');
+  });
 });
 
 describe('blobs', () => {

@@ -57,6 +57,18 @@ export function registerTokenRoutes(app: FastifyInstance, deps: Deps) {
     deps.tokens.list(),
   );
 
+  r.get(
+    '/v1/tokens/:name',
+    {
+      schema: {
+        summary: 'Show one live submit token (never its secret)',
+        params: z.strictObject({ name: TokenName }),
+        response: { 200: TokenDoc, ...errors('not_found') },
+      },
+    },
+    async (request) => deps.tokens.get(request.params.name),
+  );
+
   r.delete(
     '/v1/tokens/:name',
     {
