@@ -134,6 +134,12 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
    */
   followUp?(frame: Follow, ctx: FrameContext, stored?: FollowUpTarget<Ctx>): FollowUp;
   /**
+   * The part of the native context a replayed frame must repeat to get the stored request (with
+   * the same content hash), else 409 native_conflict. Absent: all of it. Claude Code leaves out
+   * which hook event asked, since PreToolUse and PermissionRequest ask about the same tool call.
+   */
+  replayContext?(context: Ctx): unknown;
+  /**
    * Checks a reviewer's decision against what the protocol will take, before anything is stored:
    * throws AppError('invalid_decision', '<field>: why') for an answer the upstream would refuse
    * (PaperClip's textValidation, Roll's control limits). `record` is the decided record, as

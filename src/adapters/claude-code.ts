@@ -357,4 +357,6 @@ export const claudeCodeAdapter = {
   normalize,
   renderReply,
   followUp,
+  // PermissionRequest after PreToolUse (both hooked) asks about the same tool call: its tool input must match, not the event.
+  replayContext: (context: ClaudeCodeContext) => context.toolInput,
 } satisfies WireAdapter<ClaudeCodeHook, ClaudeCodeContext, ClaudeCodeHook>;

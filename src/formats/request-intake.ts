@@ -151,7 +151,13 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       }
       const body: CreateRequestBody = { ...checked.data, ...deadline(normalized.expiresAt, overrides), ...overrides };
       const onTimeoutFrom = { field: overrides.on_timeout === 'approve' ? 'query.on_timeout' : 'on_timeout' };
-      const native = { key, frame, context: normalized.context ?? null, ...(normalized.notes?.length ? { notes: normalized.notes } : {}) };
+      const native = {
+        key,
+        frame,
+        context: normalized.context ?? null,
+        ...(normalized.notes?.length ? { notes: normalized.notes } : {}),
+        ...(adapter.replayContext ? { replayContext: adapter.replayContext.bind(adapter) as (c: unknown) => unknown } : {}),
+      };
       const newer = normalized.context;
       const supersedes = adapter.supersedes?.bind(adapter);
       const supersede =

@@ -24,6 +24,8 @@ export interface NativeOrigin {
   context: unknown;
   /** The adapter's notes about the frame, kept in the `created` audit row. */
   notes?: string[];
+  /** What of a context a replay must repeat (WireAdapter.replayContext); all of it when absent. */
+  replayContext?: (context: unknown) => unknown;
 }
 
 export interface CreateOptions {
@@ -153,7 +155,8 @@ export function createRequestService({
       // What the reply is rendered from counts too (option ids behind the labels, a turn id,
       // answer checks), since the old reply would answer a frame that no longer asks it.
       // Envelope fields (sequence numbers, timestamps) are in neither.
-      if (found && (found.record.content_hash !== hash || canonicalJson(found.nativeContext) !== canonicalJson(native.context))) {
+      const asked = native.replayContext ?? ((c: unknown) => c);
+      if (found && (found.record.content_hash !== hash || canonicalJson(asked(found.nativeContext)) !== canonicalJson(asked(native.context)))) {
         throw new AppError('native_conflict', `native key "${native.key}" is already used by request ${found.record.id} with different content`, {
           existing_id: found.record.id,
         });

@@ -166,6 +166,24 @@ describe('POST /v1/formats/claude-code/hook', () => {
     expect((await fromB.answer).body.hookSpecificOutput.permissionDecision).toBe('deny');
   });
 
+  it('a PermissionRequest for a call PreToolUse already asked about finds the same request and answers in its own shape', async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('both-hooks');
+    const pre = await agent.api.post(`${HOOK}?wait=1ms`, bashFrame('toolu_both'));
+    expect(pre.body.hookSpecificOutput.permissionDecision).toBe('ask');
+    const [record] = (await t.api.get('/v1/requests?status=pending')).body;
+    const perm = await agent.api.post(`${HOOK}?wait=1ms`, { ...bashFrame('toolu_both'), hook_event_name: 'PermissionRequest' });
+    expect(perm.status, perm.text).toBe(200);
+    expect(perm.body).toEqual({});
+    expect((await decide(t.api, record, 'deny', { feedback: 'not that' })).status).toBe(200);
+    const again = await agent.api.post(`${HOOK}?wait=1ms`, { ...bashFrame('toolu_both'), hook_event_name: 'PermissionRequest' });
+    expect(again.body.hookSpecificOutput).toMatchObject({ hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'not that' } });
+    expect(await requestCount(t.api)).toBe(1);
+    // Other tool input under the same id is still another question.
+    const other = await agent.api.post(`${HOOK}?wait=1ms`, { ...bashFrame('toolu_both', 'rm -rf /'), hook_event_name: 'PermissionRequest' });
+    expectError(other, 409, 'native_conflict');
+  });
+
   it('takes the follow-up hooks on the same URL: PostToolUse ends what still waits, an unknown call changes nothing', async () => {
     t = await startTestServer();
     const agent = await t.submitClient('laptop');
