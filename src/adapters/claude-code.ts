@@ -6,6 +6,7 @@ import type { CreateRequestBody, HandupRequest, Option, Risk } from '../requests
 import type { FollowUp, FrameContext, Normalized, WireAdapter } from './adapter.js';
 import { codeLanguage } from './code-language.js';
 import { unifiedDiff } from './unified-diff.js';
+import { truncateBytes } from '../lib/truncate-bytes.js';
 
 /**
  * Claude Code hooks (docs/formats/claude-code.md): the JSON Claude Code sends to a `PreToolUse` or
@@ -77,21 +78,8 @@ function inputKey(f: ToolHook): string {
 // ---- Tool → record ----
 
 const TITLE_MAX_BYTES = 512;
+const shortTitle = (text: string) => truncateBytes(text, TITLE_MAX_BYTES);
 const EDIT_TOOLS = new Set(['Edit', 'MultiEdit', 'Write', 'NotebookEdit']);
-
-/** `text` cut to at most `max` UTF-8 bytes at a character boundary, marked with "…" when cut. */
-export function truncateBytes(text: string, max = TITLE_MAX_BYTES): string {
-  if (Buffer.byteLength(text, 'utf8') <= max) return text;
-  let out = '';
-  let bytes = 0;
-  for (const ch of text) {
-    const n = Buffer.byteLength(ch, 'utf8');
-    if (bytes + n > max - 3) break;
-    out += ch;
-    bytes += n;
-  }
-  return `${out}…`;
-}
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -139,7 +127,7 @@ function show(f: ToolHook): Shown {
       .find((l) => l.trim() !== '')
       ?.trim();
     return {
-      title: firstLine ? truncateBytes(firstLine) : 'Bash',
+      title: firstLine ? shortTitle(firstLine) : 'Bash',
       kind: 'command',
       previews: [{ type: 'command', command: { shell: command, ...(cwd ? { cwd } : {}) } }],
       risk: 'medium',
@@ -154,7 +142,7 @@ function show(f: ToolHook): Shown {
       // deleted): "anything else", its input as JSON.
       const notebook = tool === 'NotebookEdit';
       return {
-        title: truncateBytes(`Edit ${shownPath}`),
+        title: shortTitle(`Edit ${shownPath}`),
         kind: notebook ? 'custom' : 'edit',
         previews: notebook ? [jsonPreview(input)] : editPreviews(tool, input, shownPath),
         // Edits inside the project are routine; a write outside it is worth a closer look.
@@ -164,14 +152,14 @@ function show(f: ToolHook): Shown {
   }
   if (tool === 'WebFetch' && str(input.url)) {
     const url = str(input.url)!;
-    return { title: truncateBytes(`Fetch ${url}`), kind: 'custom', previews: [{ type: 'text', title: 'URL', inline: url }], risk: 'low' };
+    return { title: shortTitle(`Fetch ${url}`), kind: 'custom', previews: [{ type: 'text', title: 'URL', inline: url }], risk: 'low' };
   }
   if (tool === 'WebSearch' && str(input.query)) {
     return { title: tool, kind: 'custom', previews: [{ type: 'text', title: 'Query', inline: str(input.query)! }], risk: 'low' };
   }
   const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
   const title = mcp ? `${mcp[1]}: ${mcp[2]}` : tool;
-  return { title: truncateBytes(title), kind: 'custom', previews: [jsonPreview(input)], risk: 'low' };
+  return { title: shortTitle(title), kind: 'custom', previews: [jsonPreview(input)], risk: 'low' };
 }
 
 /** Edit/MultiEdit: a unified diff of the replaced strings; Write: the new content; else the input. */

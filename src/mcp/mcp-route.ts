@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../lib/errors.js';
+import { truncateBytes } from '../lib/truncate-bytes.js';
 
 // The MCP SDK is loaded at the first call: a daemon no MCP client talks to never holds it (about
 // 7 MB of heap).
@@ -9,7 +10,8 @@ const loadSdk = () => (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/se
 
 const SESSION_HEADER = 'mcp-session-id';
 const SESSION_PREFIX = 'cs1.';
-const CLIENT_NAME_MAX = 256;
+/** `source.agent`'s limit, in UTF-8 bytes. */
+const CLIENT_NAME_MAX_BYTES = 256;
 
 /**
  * The transport runs stateless (no server-side sessions), so any daemon behind a load balancer
@@ -18,7 +20,7 @@ const CLIENT_NAME_MAX = 256;
  * client echoes on every later call instead. It is the client's own claim either way.
  */
 export function sessionIdFor(clientName: string): string {
-  return SESSION_PREFIX + Buffer.from(JSON.stringify({ name: clientName.slice(0, CLIENT_NAME_MAX) })).toString('base64url');
+  return SESSION_PREFIX + Buffer.from(JSON.stringify({ name: truncateBytes(clientName, CLIENT_NAME_MAX_BYTES) })).toString('base64url');
 }
 
 export function clientNameFrom(sessionId: string | undefined): string | null {
@@ -26,7 +28,7 @@ export function clientNameFrom(sessionId: string | undefined): string | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(sessionId.slice(SESSION_PREFIX.length), 'base64url').toString('utf8'));
     const name = (value as { name?: unknown } | null)?.name;
-    return typeof name === 'string' && name.trim() ? name.slice(0, CLIENT_NAME_MAX) : null;
+    return typeof name === 'string' && name.trim() ? truncateBytes(name, CLIENT_NAME_MAX_BYTES) : null;
   } catch {
     return null;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { claudeCodeAdapter, hookOutput, insideCwd, truncateBytes } from '../../src/adapters/claude-code.js';
+import { claudeCodeAdapter, hookOutput, insideCwd } from '../../src/adapters/claude-code.js';
+import { truncateBytes } from '../../src/lib/truncate-bytes.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +29,7 @@ describe('claude-code mapping', () => {
     expect(request.title.endsWith('…')).toBe(true);
     expect(request.title).not.toContain('\uFFFD');
     expect(CreateRequestSchema.safeParse(request).success).toBe(true);
-    expect(truncateBytes('short')).toBe('short');
+    expect(truncateBytes('short', 512)).toBe('short');
   });
 
   it('treats only paths inside cwd as inside: no prefix tricks, no .., Windows paths in either case', () => {

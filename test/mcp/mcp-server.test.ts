@@ -64,6 +64,21 @@ describe('MCP server at /mcp', () => {
     );
   });
 
+  it("a client name past source.agent's 256 bytes is cut at a character boundary, not refused", async () => {
+    t = await startTestServer();
+    const client = await mcp(t.adminToken, 'é'.repeat(200));
+    for (const [tool, args] of [
+      ['request_approval', { title: 'long name' }],
+      ['ask_question', { title: 'q', questions: [{ id: 'a', question: 'Which?', allow_free_text: true }] }],
+    ] as const) {
+      const res = await call(client, tool, args);
+      expect(res.isError, res.content[0].text).toBeFalsy();
+      const agent = res.structuredContent.request.source.agent as string;
+      expect(Buffer.byteLength(agent)).toBeLessThanOrEqual(256);
+      expect(agent).toMatch(/^é+…$/);
+    }
+  });
+
   it('request_approval stores an mcp request of the token, the client named as agent; a reviewer decides; wait_for_decision returns it', async () => {
     t = await startTestServer();
     const agent = await t.submitClient('cursor-laptop');
