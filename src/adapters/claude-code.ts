@@ -241,6 +241,26 @@ function editedInput(record: HandupRequest, toolInput: Record<string, unknown>):
   return Object.keys(edits).length ? { ...toolInput, ...edits } : undefined;
 }
 
+const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+
+/**
+ * A reviewer's edit of the tool input (the decision's `fields`) may change the values Claude Code
+ * sent, each keeping its JSON type, and add nothing: the tool would refuse anything else, or run
+ * something no preview showed.
+ */
+function checkDecision(record: HandupRequest, context: ClaudeCodeContext): void {
+  if (record.decision?.outcome !== 'approve') return;
+  const { answers: _answers, ...edits } = record.decision.fields ?? {};
+  for (const [key, value] of Object.entries(edits)) {
+    if (!Object.hasOwn(context.toolInput, key)) {
+      throw new AppError('invalid_decision', `fields.${key}: the tool input has no "${key}" (an edit may change its values, not add to them)`);
+    }
+    const want = jsonType(context.toolInput[key]);
+    if (jsonType(value) !== want)
+      throw new AppError('invalid_decision', `fields.${key}: must stay ${want === 'array' || want === 'object' ? 'an' : 'a'} ${want}, as the tool sent it`);
+  }
+}
+
 type Verdict = { allow: true; reason: string; updatedInput?: Record<string, unknown> } | { allow: false; reason: string } | null;
 
 /** The verdict a record stands for (null: still pending). Expired and cancelled requests never allow. */
@@ -345,6 +365,7 @@ export const claudeCodeAdapter = {
   normalize,
   renderReply,
   followUp,
+  checkDecision,
   // PermissionRequest after PreToolUse (both hooked) asks about the same tool call: its tool input must match, not the event.
   replayContext: (context: ClaudeCodeContext) => context.toolInput,
 } satisfies WireAdapter<ClaudeCodeHook, ClaudeCodeContext, ClaudeCodeHook>;

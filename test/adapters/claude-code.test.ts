@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGitContextReader, repoFromConfig, repoFromUrl } from '../../src/formats/git-context.js';
-import { CreateRequestSchema } from '../../src/requests/request-schema.js';
+import { CreateRequestSchema, type HandupRequest } from '../../src/requests/request-schema.js';
 
 /** Edges of the claude-code mapping beyond the golden fixtures. */
 
@@ -52,6 +52,19 @@ describe('claude-code mapping', () => {
     expect(other).toMatchObject({ title: 'Agent', kind: 'custom', summary: 'Explore', previews: [{ type: 'json' }] });
     const all = normalize(hook('Edit', { file_path: '/home/dev/web/a.py', old_string: 'debug=False', new_string: 'debug=True', replace_all: true })).request;
     expect(all).toMatchObject({ kind: 'edit', previews: [{ type: 'diff', title: 'a.py (every occurrence: replace_all)' }] });
+  });
+
+  it("takes a reviewer's edit of the tool input only as new values of its own fields, each of the type the tool sent", () => {
+    const { request, context } = normalize(hook('Bash', { command: 'npm test', timeout: 60_000 }));
+    const approved = (fields: Record<string, unknown>) =>
+      ({ ...request, status: 'approved', decision: { option: 'allow', outcome: 'approve', fields } }) as unknown as HandupRequest;
+    const check = (fields: Record<string, unknown>) => () => claudeCodeAdapter.checkDecision!(approved(fields), context);
+    expect(check({ command: 'npm run lint', timeout: 1000 })).not.toThrow();
+    expect(check({ command: 42 })).toThrow(/^fields\.command: must stay a string/);
+    expect(check({ run_in_background: true })).toThrow(/^fields\.run_in_background: the tool input has no "run_in_background"/);
+    expect(check({ timeout: '1000' })).toThrow(/^fields\.timeout: must stay a number/);
+    const denied = { ...approved({ zzz: 1 }), status: 'denied', decision: { option: 'deny', outcome: 'deny', fields: { zzz: 1 } } } as unknown as HandupRequest;
+    expect(() => claudeCodeAdapter.checkDecision!(denied, context)).not.toThrow();
   });
 
   it('takes repo and branch from the caller, never from the frame', () => {

@@ -179,6 +179,13 @@ describe('POST /v1/formats/claude-code/hook', () => {
     const again = await agent.api.post(`${HOOK}?wait=1ms`, { ...bashFrame('toolu_both'), hook_event_name: 'PermissionRequest' });
     expect(again.body.hookSpecificOutput).toMatchObject({ hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'not that' } });
     expect(await requestCount(t.api)).toBe(1);
+    // (An edit of the tool input keeps to its fields and types: checked before anything is stored.)
+    const edited = await agent.api.post(`${HOOK}?wait=1ms`, bashFrame('toolu_edit'));
+    expect(edited.body.hookSpecificOutput.permissionDecision).toBe('ask');
+    const pending = (await t.api.get('/v1/requests?status=pending')).body[0];
+    expectError(await decide(t.api, pending, 'allow', { fields: { command: 42 } }), 400, 'invalid_decision', 'fields.command');
+    expectError(await decide(t.api, pending, 'allow', { fields: { zzz: 'x' } }), 400, 'invalid_decision', 'fields.zzz');
+    expect((await show(t.api, pending.id)).status).toBe('pending');
     // Other tool input under the same id is still another question.
     const other = await agent.api.post(`${HOOK}?wait=1ms`, { ...bashFrame('toolu_both', 'rm -rf /'), hook_event_name: 'PermissionRequest' });
     expectError(other, 409, 'native_conflict');
