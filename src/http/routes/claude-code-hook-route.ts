@@ -8,7 +8,7 @@ import { durationMs, parseDuration } from '../../lib/durations.js';
 import { AppError, validationError } from '../../lib/errors.js';
 import { createGitContextReader } from '../../formats/git-context.js';
 import { OnTimeoutSchema, TimeoutTextSchema } from '../../requests/request-schema.js';
-import { ErrorDoc } from '../schemas.js';
+import { errors } from '../openapi.js';
 
 /** How long a hook call waits for the decision unless it says otherwise. */
 export const HOOK_WAIT_DEFAULT_MS = 55_000;
@@ -52,7 +52,10 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
         summary: 'Claude Code hook (PreToolUse, PermissionRequest): answers the hook output once decided or when ?wait (default 55s, max 10m) runs out',
         description:
           'Query: wait, on_wait (ask | deny: what a still-pending request answers), timeout, on_timeout, callback_url, repo, branch. Follow-up hooks (PostToolUse, PostToolUseFailure, PermissionDenied, SessionEnd) are applied and answered {}.',
-        response: { 200: HookOutputDoc, 400: ErrorDoc, 401: ErrorDoc, 429: ErrorDoc },
+        response: {
+          200: HookOutputDoc,
+          ...errors('invalid_frame', 'invalid_query', 'callback_not_allowed', 'forbidden', 'native_conflict', 'unsupported_frame', 'rate_limited'),
+        },
       },
     },
     async (request) => {
