@@ -25,10 +25,13 @@ export { clientEnv };
  * only one that reads `process.env`.
  */
 const duration = z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 30s, 10m or 2h' });
+// What a repeating timer runs on: a year would overflow the timer (Node then fires it every millisecond).
+const interval = z.string().refine((s) => parseDuration(s, { max: 3_600_000 }).ok, { message: 'must be a duration such as 5s or 1m, at most 1h' });
 const durationOrNone = z.string().refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 10m, or "none"' });
 // Numbers from the environment arrive as text; only non-blank text is converted, because
 // z.coerce would turn an empty variable (null) into 0, a valid port.
-const numeric = (n: z.ZodNumber) => z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), n);
+// Only plain decimals: Number() would also read "0x4301" and "1e3", which nobody means as a port.
+const numeric = (n: z.ZodNumber) => z.preprocess((v) => (typeof v === 'string' && /^\s*-?[0-9]+(\.[0-9]+)?\s*$/.test(v) ? Number(v) : v), n);
 const port = numeric(z.number().int().min(0).max(65535));
 const positiveInt = numeric(z.number().int().positive());
 const nonNegativeInt = numeric(z.number().int().min(0));
@@ -93,7 +96,7 @@ export function configSchema(adapters: Adapters) {
         max_body_bytes: positiveInt,
       }),
       events: z.strictObject({
-        ping_interval: duration,
+        ping_interval: interval,
         max_buffered_bytes: positiveInt,
       }),
       storage: z.strictObject({
@@ -109,7 +112,7 @@ export function configSchema(adapters: Adapters) {
       }),
       cluster: z.strictObject({
         // A daemon whose heartbeat is three intervals old is gone: its delivery leases are taken over.
-        heartbeat_interval: duration,
+        heartbeat_interval: interval,
       }),
       blobs: z.strictObject({
         // Bytes each submit token may keep stored (the admin has no quota).
@@ -264,8 +267,9 @@ function isAllowlistHost(entry: string): boolean {
 
 function parsesAsConnectionString(url: string): boolean {
   try {
-    parseConnectionString(url);
-    return true;
+    // The driver takes `?port=` from the query too, unchecked: a bad one left the connect hanging.
+    const { port } = parseConnectionString(url);
+    return port == null || port === '' || (/^[0-9]{1,5}$/.test(String(port)) && Number(port) >= 1 && Number(port) <= 65_535);
   } catch {
     return false;
   }
@@ -277,6 +281,8 @@ function parsesAsConnectionString(url: string): boolean {
  * user name's `:` and the last `@` is masked.
  */
 export function withoutPassword(text: string): string {
+  // libpq also takes the password as a query parameter (`?password=…`, `sslpassword=…`).
+  text = text.replace(/([?&](?:ssl)?password=)[^&#\s]*/gi, '$1***');
   const at = text.lastIndexOf('@');
   if (at < 0) return text;
   const before = text.slice(0, at);

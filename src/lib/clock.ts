@@ -7,10 +7,13 @@ export interface Clock {
 
 export type TimerHandle = { readonly __timer: unique symbol } | ReturnType<typeof setTimeout>;
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer: (fn, ms) => {
-    const t = setTimeout(fn, ms);
+    // Past 2^31 - 1 ms Node fires a timer at once: wake at that limit instead (callers re-check).
+    const t = setTimeout(fn, Math.min(ms, MAX_TIMER_MS));
     t.unref?.();
     return t;
   },

@@ -9,6 +9,8 @@ const SECRET_TEXT: Array<[RegExp, string]> = [
   [/(countersign_session=)[^;\s"',]+/gi, '$1[redacted]'],
   // A URL's password (storage.url, a webhook URL with credentials): `scheme://user:***@host`.
   [/(\/\/[^:/@\s"']*):[^@/\s"']*@/g, '$1:***@'],
+  // …or as a query parameter, which libpq takes too (`postgres://u@host/db?password=…`).
+  [/([?&](?:ssl)?password=)[^&#\s"']*/gi, '$1***'],
 ];
 const MAX_DEPTH = 12;
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, ConfigSchema, DEFAULT_CONFIG_FILE, envKeys, loadConfig } from '../../src/config.js';
+import { scrubForLog } from '../../src/lib/logger.js';
 
 describe('config', () => {
   let dir: string;
@@ -126,6 +127,11 @@ describe('config', () => {
     ['COUNTERSIGN_PORT', '70000', 'port'],
     ['COUNTERSIGN_PORT', '', 'port'],
     ['COUNTERSIGN_PORT', '80.5', 'port'],
+    ['COUNTERSIGN_PORT', '0x4301', 'port'],
+    ['COUNTERSIGN_PORT', '1e3', 'port'],
+    ['COUNTERSIGN_REQUESTS_MAX_PER_MINUTE', '0b11', 'requests.max_per_minute'],
+    ['COUNTERSIGN_CLUSTER_HEARTBEAT_INTERVAL', '30d', 'cluster.heartbeat_interval'],
+    ['COUNTERSIGN_EVENTS_PING_INTERVAL', '2h', 'events.ping_interval'],
     ['COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT', '30', 'requests.default_timeout'],
     ['COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT', '2y', 'requests.default_timeout'],
     ['COUNTERSIGN_REQUESTS_MAX_PER_MINUTE', '-1', 'requests.max_per_minute'],
@@ -260,11 +266,24 @@ describe('config', () => {
       expect(typo).not.toContain('hunter2');
     }
     // A URL the driver cannot read is refused here, naming the key, not at connect time.
-    for (const typed of ['postgres://cs:hunter2-secret@db:abc/cs', 'postgres://cs:hunter2-secret@db:99999/cs', 'postgres://cs:hunter2-secret@[bad']) {
+    for (const typed of [
+      'postgres://cs:hunter2-secret@db:abc/cs',
+      'postgres://cs:hunter2-secret@db:99999/cs',
+      'postgres://cs:hunter2-secret@[bad',
+      'postgres://cs:hunter2-secret@db/cs?port=abc',
+      'postgres://cs:hunter2-secret@db/cs?port=99999',
+    ]) {
       const bad = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: typed } }));
       expect(bad).toContain('storage.url: not a URL the PostgreSQL driver can read');
       expect(bad).not.toContain('hunter2');
     }
+    // libpq's password parameter is a password too, in the message and in the log.
+    const query = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgres://cs@db:54x/cs?sslmode=require&password=hunter2-secret' } }));
+    expect(query).toContain('(got "postgres://cs@db:54x/cs?sslmode=require&password=***" from COUNTERSIGN_STORAGE_URL)');
+    expect(scrubForLog('connect postgres://cs@db/cs?password=hunter2-secret&sslpassword=also-secret failed')).toBe(
+      'connect postgres://cs@db/cs?password=***&sslpassword=*** failed',
+    );
+    expect(loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgres://cs@db/cs?port=6543' } }).storage.url).toBe('postgres://cs@db/cs?port=6543');
     expect(loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgresql://cs@/var/run/postgresql/cs' } }).storage.url).toBe(
       'postgresql://cs@/var/run/postgresql/cs',
     );
