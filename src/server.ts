@@ -212,7 +212,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   const callbacks = createCallbackDispatcher({
     store: deps.store,
     node,
-    liveNodes: () => deps.cluster.liveIds(),
+    liveNodes: () => deps.cluster.liveIdsIfKnown(),
     takeoverCheckMs: heartbeatMs,
     events: deps.events,
     clock,

@@ -39,8 +39,11 @@ export interface CallbackDispatcherDeps extends CallbackDispatcherOverrides {
   store: Store;
   /** This daemon's id: the holder named on its leases. */
   node: string;
-  /** The daemons alive now (this one included): leases held by any other are taken back. */
-  liveNodes: () => Promise<string[]>;
+  /**
+   * The daemons alive now (this one included): leases held by any other are taken back. Null
+   * while that cannot be told (after the store was unreachable): only leases past their time are.
+   */
+  liveNodes: () => Promise<string[] | null>;
   /** How often to look for leases a vanished daemon left behind. */
   takeoverCheckMs: number;
   events: RequestEvents;
@@ -163,7 +166,8 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
   /** Takes back leases of daemons that are gone (a crash, a kill -9), then delivers what is due. */
   async function takeOver() {
     const live = await deps.liveNodes();
-    const reclaimed = await store.write((tx) => tx.deliveries.reclaimAbandoned(clock.now(), live.includes(node) ? live : [...live, node]));
+    const alive = live === null ? null : live.includes(node) ? live : [...live, node];
+    const reclaimed = await store.write((tx) => tx.deliveries.reclaimAbandoned(clock.now(), alive));
     if (reclaimed) log.info({ count: reclaimed }, 'resuming callback deliveries a stopped daemon left unfinished');
     return reclaimed;
   }
@@ -250,6 +254,11 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
    * its own and holds no decision's commit behind one. The lease, written before the attempt,
    * stays durable: every attempt made is on record.
    */
+  /** Tells every daemon on the store that a row is pending again, so whichever is running arms its timer for it. */
+  function queued(tx: WriteTx) {
+    tx.announce({ type: 'deliveries.queued' });
+  }
+
   function finalize(leased: LeasedDelivery, outcome: AttemptOutcome, latencyMs: number): Promise<void> {
     const { id, requestId, type, attempt: n } = leased;
     const recordEnd = async (tx: WriteTx) => {
@@ -261,7 +270,7 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
       const counted = (result: CallbackAttempt['result'], gaveUp: FailReason | null = null) =>
         tx.afterCommit(() => deps.onAttempt?.({ target, result, gaveUp }));
       const fail = async (reason: FailReason, status: number | null, error: string) => {
-        if (!(await deliveries.finish(id, 'failed', now, error))) return counted('failed');
+        if (!(await deliveries.finish(id, 'failed', now, error, node))) return counted('failed');
         counted('failed', reason);
         // A callback's failure is logged from its audit row (observe/lifecycle-log.ts); a hook's has none.
         if (hook === null)
@@ -272,15 +281,16 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
         case 'delivered':
           counted('delivered');
           await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
-          if ((await deliveries.finish(id, 'delivered', now, null)) && hook === null) {
+          if ((await deliveries.finish(id, 'delivered', now, null, node)) && hook === null) {
             await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
           }
           return;
         case 'interrupted':
           counted('interrupted');
           await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
-          // Not counted against the schedule and due again at once (on the next start, or another daemon).
-          await deliveries.release(id, now, null);
+          // Not counted against the schedule and due again at once (on the next start, or another
+          // daemon, which hears of it: it had no timer for a row that was leased when it last looked).
+          if (await deliveries.release(id, now, null, node)) queued(tx);
           return;
         case 'fail':
           await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
@@ -299,7 +309,7 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
           });
           if ('at' in plan) {
             counted('failed');
-            await deliveries.release(id, plan.at, outcome.error);
+            if (await deliveries.release(id, plan.at, outcome.error, node)) queued(tx);
           } else await fail(plan.giveUp, outcome.status, outcome.error);
           return;
         }

@@ -24,6 +24,10 @@ export interface ClusterViewOptions {
 export function createClusterView({ store, clock, log, id, version, heartbeatMs }: ClusterViewOptions) {
   const startedAt = clock.now();
   let timer: ReturnType<typeof setInterval> | null = null;
+  // When this daemon's heartbeats last came back after failing (null: failing now). While the
+  // store was unreachable nobody could beat: for a few beats after, a silent daemon may just not
+  // have beaten again yet, so its leases are not taken from it before they run out.
+  let beatingSince: number | null = Number.NEGATIVE_INFINITY;
 
   const beat = () => store.nodes.beat({ id, version, started_at: startedAt, last_seen: clock.now() });
 
@@ -33,7 +37,13 @@ export function createClusterView({ store, clock, log, id, version, heartbeatMs 
     async start(): Promise<void> {
       await beat();
       timer = setInterval(() => {
-        beat().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'heartbeat failed'));
+        beat().then(
+          () => (beatingSince ??= clock.now()),
+          (err: unknown) => {
+            beatingSince = null;
+            log.warn({ err: (err as Error).message }, 'heartbeat failed');
+          },
+        );
       }, heartbeatMs);
       timer.unref();
     },
@@ -49,6 +59,14 @@ export function createClusterView({ store, clock, log, id, version, heartbeatMs 
     },
     async liveIds(): Promise<string[]> {
       return (await this.live()).map((n) => n.id);
+    },
+    /**
+     * The live daemons, for taking back the leases of the others; null while that cannot be told
+     * (this daemon's own heartbeats failed within the last few beats: the store was unreachable).
+     */
+    async liveIdsIfKnown(): Promise<string[] | null> {
+      if (beatingSince === null || clock.now() - beatingSince < MISSED_BEATS * heartbeatMs) return null;
+      return this.liveIds();
     },
   };
 }

@@ -88,13 +88,17 @@ export interface DeliveryOutbox extends DeliveryReads {
   endAttempt(id: string, n: number, end: AttemptEnd): Promise<void>;
   /** Attempts that count against the retry schedule: every one but the interrupted. */
   countedAttempts(id: string): Promise<number>;
-  /** Back to pending, due at `at` (a retry, or an interrupted attempt to redo). */
-  release(id: string, at: number, error: string | null): Promise<boolean>;
-  finish(id: string, state: 'delivered' | 'failed', at: number, error: string | null): Promise<boolean>;
+  /**
+   * Back to pending, due at `at` (a retry, or an interrupted attempt to redo). With `node`, only
+   * while that daemon still holds the lease (false otherwise), as for `finish`.
+   */
+  release(id: string, at: number, error: string | null, node?: string): Promise<boolean>;
+  finish(id: string, state: 'delivered' | 'failed', at: number, error: string | null, node?: string): Promise<boolean>;
   /**
    * Takes back leases whose holder is gone: past `lease_until`, or held by a daemon not in
-   * `liveNodes`. Their open attempts are marked interrupted and the rows are due at `now`, so
-   * another daemon retries them with the same delivery id. Returns how many.
+   * `liveNodes` (null: who is live cannot be told now, so only past `lease_until`). Their open
+   * attempts are marked interrupted and the rows are due at `now`, so another daemon retries
+   * them with the same delivery id. Returns how many.
    */
-  reclaimAbandoned(now: number, liveNodes: readonly string[]): Promise<number>;
+  reclaimAbandoned(now: number, liveNodes: readonly string[] | null): Promise<number>;
 }

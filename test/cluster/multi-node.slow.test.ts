@@ -62,7 +62,12 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
     await admin.query('CREATE DATABASE cluster');
     await admin.end();
     url = server.url.replace(/\/postgres$/, '/cluster');
-    receiver = await startReceiver((n, req) => (req.path === '/hang' && n === 1 ? 'hang' : { status: 200 }));
+    // `/hang` hangs the first call of the whole run, a `/hold…` path the first call to it.
+    const seen = new Map<string, number>();
+    receiver = await startReceiver((n, req) => {
+      seen.set(req.path, (seen.get(req.path) ?? 0) + 1);
+      return (req.path === '/hang' && n === 1) || (req.path.startsWith('/hold') && seen.get(req.path) === 1) ? 'hang' : { status: 200 };
+    });
     // Started together: one migrates under the advisory lock, the others wait and find it done.
     await Promise.all([0, 1, 2].map(startNode));
   }, 120_000);
@@ -222,6 +227,50 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
     } finally {
       await startNode(holder);
     }
+  });
+
+  const calls = (path: string) => receiver.received.filter((c) => c.path === path);
+
+  it('a delivery a node releases as it stops (SIGTERM) mid-attempt is taken up by another at once', { timeout: 120_000 }, async () => {
+    const path = '/hold-stop';
+    const r = await create(0, { callback_url: `${receiver.url}${path}` });
+    await decide(1, r);
+    await expect.poll(() => calls(path).length, { timeout: 20_000 }).toBe(1);
+    const holder = nodeHoldingConnection(
+      calls(path)[0]!.remotePort!,
+      receiver.port,
+      nodes.map((n) => n?.child.pid ?? -1),
+    );
+    expect(holder).toBeGreaterThanOrEqual(0);
+    await nodes[holder]!.stop();
+    nodes[holder] = null;
+    try {
+      // Nothing else happens in the cluster: the release itself must wake the others.
+      await expect.poll(() => calls(path).length, { timeout: 10_000 }).toBe(2);
+      expect(calls(path)[1]!.headers['webhook-id']).toBe(calls(path)[0]!.headers['webhook-id']);
+    } finally {
+      await startNode(holder);
+    }
+  });
+
+  it('never sends a delivery twice when PostgreSQL restarts while it is in flight: the lease holds', { timeout: 120_000 }, async () => {
+    const path = '/hold-restart';
+    const r = await create(0, { callback_url: `${receiver.url}${path}` });
+    await decide(1, r);
+    await expect.poll(() => calls(path).length, { timeout: 20_000 }).toBe(1);
+    const attempt = receiver.held.at(-1)!;
+    // Down for five heartbeats: every daemon's heartbeat is stale when it comes back.
+    server.stop();
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    server.start();
+    for (const i of [0, 1, 2]) await expect.poll(async () => (await fetch(`${nodes[i]!.url}/v1/health`)).status, { timeout: 30_000 }).toBe(200);
+    // Long enough for any daemon to have taken the lease of one that only looked gone.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(calls(path)).toHaveLength(1);
+    attempt.writeHead(200).end();
+    await expect.poll(async () => (await api(0).get(`/v1/requests/${r.id}/deliveries`)).body[0]?.state, { timeout: 20_000 }).toBe('delivered');
+    const [d] = (await api(0).get(`/v1/requests/${r.id}/deliveries`)).body;
+    expect(d.attempts.map((a: { status: number | null }) => a.status)).toEqual([200]);
   });
 
   it('answers 503 storage_unavailable while PostgreSQL restarts, reports no write it did not commit, and heals', { timeout: 120_000 }, async () => {

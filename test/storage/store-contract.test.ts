@@ -364,6 +364,25 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.write((tx) => tx.deliveries.countedAttempts(again!.id))).toBe(1);
   });
 
+  it('while who is live cannot be told, takes back only leases past their time; a holder that lost its lease changes nothing', async () => {
+    const s = storedRequest({ callback_url: 'https://example.com/cb' });
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      await tx.deliveries.insert({ id: 'd1', requestId: s.record.id, type: 'request.decided', url: 'https://x', body: '{}', createdAt: 100 });
+    });
+    await store.write((tx) => tx.deliveries.leaseDue(200, 10_000, 'a'));
+    // After an outage nobody could beat: 'a' looks gone, but its lease holds until 10_000.
+    expect(await store.write((tx) => tx.deliveries.reclaimAbandoned(300, null))).toBe(0);
+    expect(await store.write((tx) => tx.deliveries.reclaimAbandoned(10_001, null))).toBe(1);
+    const taken = await store.write((tx) => tx.deliveries.leaseDue(10_002, 20_000, 'b'));
+    expect(taken?.id).toBe('d1');
+    // 'a' comes back with its late result: neither its success nor its retry overwrites b's lease.
+    expect(await store.write((tx) => tx.deliveries.finish('d1', 'delivered', 10_003, null, 'a'))).toBe(false);
+    expect(await store.write((tx) => tx.deliveries.release('d1', 10_003, 'late', 'a'))).toBe(false);
+    expect((await store.deliveries.listForRequest(s.record.id))[0]!.state).toBe('leased');
+    expect(await store.write((tx) => tx.deliveries.finish('d1', 'delivered', 10_004, null, 'b'))).toBe(true);
+  });
+
   it('counts up without repeats under concurrent writers', async () => {
     const values = await Promise.all(Array.from({ length: 20 }, () => store.write((tx) => tx.counters.next('rpc'))));
     expect(values.sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));

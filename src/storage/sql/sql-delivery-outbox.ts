@@ -21,11 +21,16 @@ const INTERRUPTED = 'the daemon stopped before the attempt finished';
 
 /** The callback outbox over SQL (tables `callback_deliveries`, `callback_attempts`). */
 export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): DeliveryOutbox {
-  async function release(id: string, at: number, error: string | null) {
+  // With `node`, only while that daemon still holds the lease: one that lost it (taken back while
+  // its attempt ran long) must not overwrite what the new holder does.
+  const heldBy = (node: string | undefined) => (node === undefined ? '' : ' AND leased_by = ?');
+  const holder = (node: string | undefined) => (node === undefined ? [] : [node]);
+
+  async function release(id: string, at: number, error: string | null, node?: string) {
     const changed = await sql.run(
       `UPDATE callback_deliveries SET state = 'pending', lease_until = NULL, leased_by = NULL, next_attempt_at = ?, last_error = coalesce(?, last_error)
-        WHERE id = ? AND state = 'leased'`,
-      [at, error, id],
+        WHERE id = ? AND state = 'leased'${heldBy(node)}`,
+      [at, error, id, ...holder(node)],
     );
     return changed === 1;
   }
@@ -109,20 +114,20 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
 
     release,
 
-    async finish(id, state, at, error) {
+    async finish(id, state, at, error, node) {
       const changed = await sql.run(
         `UPDATE callback_deliveries SET state = ?, lease_until = NULL, leased_by = NULL, next_attempt_at = NULL, finished_at = ?, last_error = ?
-          WHERE id = ? AND state = 'leased'`,
-        [state, at, error, id],
+          WHERE id = ? AND state = 'leased'${heldBy(node)}`,
+        [state, at, error, id, ...holder(node)],
       );
       return changed === 1;
     },
 
     async reclaimAbandoned(now, liveNodes) {
-      const alive = liveNodes.length ? ` AND coalesce(leased_by, '') IN (${placeholders(liveNodes.length)})` : '';
+      const alive = liveNodes?.length ? ` AND coalesce(leased_by, '') IN (${placeholders(liveNodes.length)})` : '';
       const rows = await sql.all<{ id: string }>(
         `SELECT id FROM callback_deliveries WHERE state = 'leased' AND NOT (lease_until > ?${alive})${dialect.skipLocked}`,
-        [now, ...liveNodes],
+        [now, ...(liveNodes ?? [])],
       );
       for (const { id } of rows) {
         await sql.run(
