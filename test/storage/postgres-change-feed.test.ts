@@ -65,6 +65,35 @@ describe.skipIf(!TEST_POSTGRES_URL)('the PostgreSQL change feed', () => {
     expect(heard.map((c) => c.type)).toEqual(['after.slow', 'slow.commit', 'later']);
   });
 
+  it('a feed that starts while a change below the newest is still committing hears it once it commits', async () => {
+    const slow = await pool.connect();
+    const late: Change[] = [];
+    let fresh: ReturnType<typeof createPostgresChangeFeed> | undefined;
+    try {
+      await slow.query('BEGIN');
+      await slow.query("INSERT INTO changes (type, node) VALUES ('committing.at.start', 'other')");
+      await change('newest.at.start');
+      fresh = createPostgresChangeFeed({
+        pool,
+        connect: () => new pg.Client({ connectionString: db.url }),
+        node: 'newcomer',
+        log: pino({ level: 'silent' }),
+        pollMs: 50,
+        gapMinMs: 100,
+      });
+      await fresh.start();
+      fresh.subscribe((c) => late.push(c));
+      await sleep(500);
+      await slow.query('COMMIT');
+      await expect.poll(() => late.map((c) => c.type)).toContain('committing.at.start');
+      // What had committed before the start is not news to it.
+      expect(late.map((c) => c.type)).toEqual(['committing.at.start']);
+    } finally {
+      slow.release();
+      await fresh?.stop();
+    }
+  });
+
   it('moves past a seq whose transaction rolled back, without hearing anything twice', async () => {
     heard.length = 0;
     const gone = await pool.connect();

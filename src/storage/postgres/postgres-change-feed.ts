@@ -14,6 +14,8 @@ const XMIN = 'SELECT txid_snapshot_xmin(txid_current_snapshot())::text AS xid';
 const XMAX = 'SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xid';
 const BATCH = 500;
 const MAX_GAP = 10_000;
+// How far below the newest seq a start looks for seqs still committing (a few per transaction in flight).
+const START_WINDOW = 1000;
 
 export interface ChangeFeedOptions {
   pool: pg.Pool;
@@ -158,7 +160,14 @@ export function createPostgresChangeFeed({ pool, connect, node, log, pollMs, gap
   return {
     async start() {
       const { rows } = await pool.query<{ seq: number | null }>('SELECT max(seq) AS seq FROM changes');
-      cursor = rows[0]?.seq ?? 0;
+      cursor = Number(rows[0]?.seq ?? 0);
+      // A seq below the newest that is not there yet belongs to a transaction still committing
+      // while this daemon starts (or to one rolled back): waited for like any other gap.
+      const { rows: recent } = await pool.query<{ seq: number }>('SELECT seq FROM changes WHERE seq > $1', [cursor - START_WINDOW]);
+      const present = new Set(recent.map((r) => Number(r.seq)));
+      const horizon = await xid(XMAX);
+      const now = Date.now();
+      for (let s = Math.max(1, cursor - START_WINDOW + 1); s < cursor; s++) if (!present.has(s)) missing.set(s, { since: now, horizon });
       stopped = false;
       await listen();
       poller = setInterval(() => void catchUp(), pollMs);
