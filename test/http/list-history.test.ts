@@ -144,6 +144,23 @@ describe('GET /v1/history', () => {
     for (const q of folded) expect(await got(`?q=${encodeURIComponent(q)}`), q).toEqual([accents.id]);
   });
 
+  it('searches past a request with U+0000 in its text (PostgreSQL cannot hold it in jsonb), and finds that one too', async () => {
+    t = await startTestServer();
+    const nul = await createRequest(t.api, {
+      title: 'Deploy a null\u0000byte',
+      summary: 'a literal \\u0000 in code, then a real one:\u0000',
+      input: { note: 'a\u0000b' },
+      previews: [{ type: 'text', inline: 'x\u0000\u0000y' }],
+    });
+    expect((await t.api.post(`/v1/requests/${nul.id}/cancel`)).status).toBe(200);
+    const other = await createRequest(t.api, { title: 'Plain deploy' });
+    expect((await decide(t.api, other, 'approve')).status).toBe(200);
+    for (const q of ['?q=deploy', '?outcome=auto', '?q=literal', '?q=byte']) expect((await history(q)).items, q).toBeDefined();
+    // (Text after a U+0000 is not searched on SQLite, whose text functions stop there.)
+    expect(ids((await history('?q=deploy')).items.map((i) => i.request))).toEqual([other.id, nul.id]);
+    expect(ids((await history(`?q=${encodeURIComponent('\\u0000')}`)).items.map((i) => i.request))).toEqual([nul.id]);
+  });
+
   it('pages with the cursor: every resolved request exactly once, newest first, ties included', async () => {
     clock = createFakeClock();
     t = await startTestServer({}, { clock });

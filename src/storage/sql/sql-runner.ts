@@ -36,7 +36,9 @@ export const sqliteDialect: SqlDialect = {
 export const postgresDialect: SqlDialect = {
   skipLocked: ' FOR UPDATE SKIP LOCKED',
   forUpdate: ' FOR UPDATE',
-  jsonText: (column, path) => `(${column}::jsonb #>> '{${path.join(',')}}')`,
+  // jsonb (and json's text extraction) cannot hold U+0000, so its JSON escape is dropped first
+  // (only a real one: a backslash written as \\ before "u0000" is text, and stays).
+  jsonText: (column, path) => `(regexp_replace(${column}, '(?<![\\\\])((?:[\\\\][\\\\])*)[\\\\]u0000', '\\1', 'g')::json #>> '{${path.join(',')}}')`,
 };
 
 /** `?, ?, ?` for an IN list of `n` values. */
