@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { request } from 'node:http';
 import { loadConfig } from '../../src/config.js';
+import { startTestServer } from '../helpers/test-server.js';
 
 /**
  * deploy/compose.yaml cannot run here (no Docker engine): this checks what it says against
@@ -48,9 +50,37 @@ describe('deploy/compose.yaml', () => {
   it('proxies every replica round-robin, WebSockets and long holds included, keeping the Host', () => {
     for (const r of replicas) expect(nginx).toContain(`server ${r}:7470`);
     expect(nginx).toMatch(/proxy_set_header Upgrade \$http_upgrade/);
-    expect(nginx).toMatch(/proxy_set_header Host \$host/);
+    // As the browser sent it, port included ($host would drop it, and the page's sign-in would be refused).
+    expect(nginx).toMatch(/proxy_set_header Host \$http_host;/);
     // A Claude Code hook call may be held 10 minutes.
     expect(Number(/proxy_read_timeout (\d+)s/.exec(nginx)?.[1])).toBeGreaterThanOrEqual(600);
     expect(compose.services.proxy.volumes).toEqual(['./nginx.conf:/etc/nginx/conf.d/default.conf:ro']);
+  });
+
+  it("a replica takes the page's sign-in with the Host the proxy passes on, and refuses it with the port dropped", async () => {
+    const t = await startTestServer({ public_url: 'http://localhost:8080' });
+    try {
+      const signIn = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const body = JSON.stringify({ token: t.adminToken });
+          const req = request(
+            `${t.url}/v1/session`,
+            {
+              method: 'POST',
+              headers: { host, origin: 'http://localhost:8080', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode!);
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+      expect(await signIn('localhost:8080')).toBe(200);
+      expect(await signIn('localhost')).toBe(403);
+    } finally {
+      await t.close();
+    }
   });
 });
