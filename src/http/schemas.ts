@@ -46,7 +46,9 @@ export const limitParam = (def: number, max: number) =>
 /** The query of a route that takes none: any parameter is a 400 naming it, never silently ignored. */
 export const NoQuery = z.strictObject({});
 
-export const IdParams = z.strictObject({ id: z.string().min(1).max(64) });
+/** An id in a path: at most 64 characters, never U+0000 (PostgreSQL's text cannot hold it: a 500, not a 404). */
+export const PathId = z.string().min(1).max(64).refine(noNul, NO_NUL);
+export const IdParams = z.strictObject({ id: PathId });
 
 export const durationParam = z.string().refine((s) => parseDuration(s).ok, {
   message: 'must be a duration with a unit, e.g. 25s',

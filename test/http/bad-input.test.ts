@@ -334,6 +334,34 @@ const CASES: Case[] = [
   { name: 'a NUL in source.agent', body: { title: 'x', source: { agent: 'a\u0000b' } }, status: 400, code: 'invalid_request', names: 'source.agent' },
   { name: 'a NUL in source.session', body: { title: 'x', source: { session: 's\u0000' } }, status: 400, code: 'invalid_request', names: 'source.session' },
   { name: 'list agent with a NUL', method: 'GET', path: '/v1/requests?agent=a%00b', status: 400, code: 'invalid_request', names: 'query.agent' },
+  // …nor an id in the path (a 500 on PostgreSQL, a 404 on SQLite, before)
+  ...(
+    [
+      ['GET', '/v1/requests/a%00b'],
+      ['GET', '/v1/requests/a%00b/wait'],
+      ['GET', '/v1/requests/a%00b/audit'],
+      ['GET', '/v1/requests/a%00b/deliveries'],
+      ['POST', '/v1/requests/a%00b/cancel'],
+      ['DELETE', '/v1/rules/a%00b'],
+      ['DELETE', '/v1/mutes/a%00b'],
+    ] as const
+  ).map(([method, path]): Case => ({ name: `${method} ${path}`, method, path, status: 400, code: 'invalid_request', names: 'id: must not contain U+0000' })),
+  {
+    name: 'a decision on an id with a NUL',
+    path: '/v1/requests/a%00b/decision',
+    body: { option: 'approve', content_hash: 'x' },
+    status: 400,
+    code: 'invalid_decision',
+    names: 'id: must not contain U+0000',
+  },
+  {
+    name: 'a native reply of an id with a NUL',
+    method: 'GET',
+    path: '/v1/formats/ask/requests/a%00b/reply',
+    status: 400,
+    code: 'invalid_query',
+    names: 'id: must not contain U+0000',
+  },
   { name: 'history q with a NUL', method: 'GET', path: '/v1/history?q=%00', status: 400, code: 'invalid_request', names: 'query.q' },
   { name: 'a mute of an agent with a NUL', path: '/v1/mutes', body: { agent: 't\u0000x', for: '1m' }, status: 400, code: 'invalid_request', names: 'agent' },
 

@@ -9,10 +9,10 @@ import type { StoredRequest } from '../../storage/request-records.js';
 import { FormatQuerySchema, parseFormatQuery, ReplyQuery, waitBudget } from '../format-query.js';
 import { errors } from '../openapi.js';
 import { admitter } from '../../auth/rate-limit.js';
-import { RequestDoc } from '../schemas.js';
+import { PathId, RequestDoc } from '../schemas.js';
 
 const FormatParams = z.strictObject({ format: z.string() });
-const FormatIdParams = z.strictObject({ format: z.string(), id: z.string().min(1).max(64) });
+const FormatIdParams = z.strictObject({ format: z.string(), id: PathId });
 
 const WithReplyDoc = z
   .object({ request: RequestDoc, reply: z.unknown().describe('the native reply, or null while pending or where the protocol has none') })

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { parseDuration } from '../../lib/durations.js';
 import { NO_NUL, noNul } from '../../lib/no-nul.js';
-import { ErrorDoc } from '../schemas.js';
+import { ErrorDoc, IdParams } from '../schemas.js';
 
 const MuteDoc = z.object({
   id: z.string(),
@@ -49,7 +49,7 @@ export function registerMuteRoutes(app: FastifyInstance, deps: Deps) {
     '/v1/mutes/:id',
     {
       config: { noBody: true },
-      schema: { summary: 'Remove a mute', params: z.strictObject({ id: z.string().min(1).max(64) }), response: { 200: MuteDoc, 404: ErrorDoc } },
+      schema: { summary: 'Remove a mute', params: IdParams, response: { 200: MuteDoc, 404: ErrorDoc } },
     },
     async (request) => deps.mutes.remove(request.params.id),
   );

@@ -14,7 +14,7 @@ import { CreateRequestSchema, type HandupRequest } from '../../requests/request-
 import type { RequestService } from '../../requests/request-service.js';
 import { SIMULATION_MAX, type RuleView } from '../../rules/rule-service.js';
 import { parseFormatQuery } from '../format-query.js';
-import { ErrorDoc, limitParam } from '../schemas.js';
+import { ErrorDoc, limitParam, PathId } from '../schemas.js';
 
 const RuleDoc = z
   .looseObject({
@@ -44,7 +44,7 @@ const simulateSchema = (rule: z.ZodType<StoredRuleInput>) =>
     limit: z.number().int().min(1).max(SIMULATION_MAX).optional(),
   });
 
-const RuleIdParams = z.strictObject({ id: z.string().min(1).max(64) });
+const RuleIdParams = z.strictObject({ id: PathId });
 
 /** The adapter a dry run's `format` names: a field of the body, so an unknown one is a 400 naming it. */
 function nativeAdapterOf(formats: Deps['formats']) {
