@@ -37,13 +37,47 @@ function page(title: string, body: string): string {
 <body><main>${body}</main></body></html>`;
 }
 
+/**
+ * Everything a preview carries as text, since this page is where a person decides: a command
+ * with its directory (and argv when it differs from the shell line), an email's headers, body
+ * and attachments' names, the paths of a file set; what is only in blobs is named, and shown in
+ * the inbox.
+ */
+function previewText(p: Preview): string | null {
+  const parts: string[] = [];
+  if (p.command) {
+    const c = p.command;
+    if (c.cwd) parts.push(`# in ${c.cwd}`);
+    if (c.shell != null) parts.push(`$ ${c.shell}`);
+    if (c.argv?.length && (c.shell == null || c.argv.join(' ') !== c.shell.trim())) parts.push(`argv: ${JSON.stringify(c.argv)}`);
+  }
+  if (p.email) {
+    const e = p.email;
+    const header = (name: string, value: string | null | undefined) => value && parts.push(`${name}: ${value}`);
+    header('From', e.from);
+    header('To', e.to?.join(', '));
+    header('Cc', e.cc?.join(', '));
+    header('Bcc', e.bcc?.join(', '));
+    header('Reply-To', e.reply_to);
+    header('Date', e.date);
+    header('Subject', e.subject);
+    if (e.body != null) parts.push('', e.body);
+    else if (e.body_html) parts.push('', '(an HTML body: shown in the inbox)');
+    for (const a of e.attachments ?? []) parts.push(`Attachment: ${a.name}${a.size != null ? ` (${a.size} bytes)` : ''}`);
+    if (e.in_reply_to?.body) parts.push('', `In reply to${e.in_reply_to.from ? ` ${e.in_reply_to.from}` : ''}:`, e.in_reply_to.body);
+  }
+  for (const f of p.files ?? []) parts.push(`${f.path} (${f.size} bytes)`);
+  if (p.inline != null) parts.push(p.inline);
+  return parts.length ? parts.join('\n') : null;
+}
+
 function previewHtml(p: Preview): string {
   const label = esc(p.title ?? p.name ?? p.type);
-  let text: string | null | undefined = p.inline;
-  if (p.type === 'command' && p.command) text = `$ ${p.command.shell ?? p.command.argv?.join(' ') ?? ''}`;
+  const text = previewText(p);
+  const blobs = p.blob || p.before_blob || p.after_blob ? '<p class="meta">Its file contents are shown in the inbox.</p>' : '';
   if (text == null) return `<div class="box"><div class="meta">${label}</div><p class="meta">Shown in the inbox.</p></div>`;
   const shown = text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}\n…` : text;
-  return `<div class="box"><div class="meta">${label}</div><pre>${esc(shown)}</pre></div>`;
+  return `<div class="box"><div class="meta">${label}</div><pre>${esc(shown)}</pre>${blobs}</div>`;
 }
 
 const MESSAGES: Record<string, [string, string]> = {

@@ -96,6 +96,35 @@ describe('decision links', () => {
     expect((await show(t!.api, r.id)).decision.option).toBe('approve');
   });
 
+  it('the page shows everything a preview holds as text: an email, a command with its directory, a file set', async () => {
+    await setup();
+    const { links } = await notified({
+      title: 'Send mail',
+      kind: 'review',
+      previews: [
+        {
+          type: 'email',
+          email: { from: 'bot@example.com', to: ['ceo@example.com'], cc: ['board@example.com'], subject: 'Resignation', body: 'I quit, effective <now>.' },
+        },
+        { type: 'command', command: { shell: 'rm -rf build', cwd: '/srv/prod' } },
+        { type: 'command', command: { argv: ['rm', '-rf', '/'] } },
+        { type: 'files', files: [{ path: 'src/a.ts', blob: `sha256:${'a'.repeat(64)}`, mime: 'text/plain', size: 12 }] },
+      ],
+    });
+    const html = await (await get(links.approve!)).text();
+    for (const shown of [
+      'To: ceo@example.com',
+      'Cc: board@example.com',
+      'Subject: Resignation',
+      'I quit, effective &lt;now&gt;.',
+      '# in /srv/prod',
+      '$ rm -rf build',
+      'argv: [&quot;rm&quot;,&quot;-rf&quot;,&quot;/&quot;]',
+      'src/a.ts (12 bytes)',
+    ])
+      expect(html).toContain(shown);
+  });
+
   it('forged and altered tokens are 404 and decide nothing', async () => {
     await setup();
     const { r, links } = await notified();
