@@ -247,26 +247,37 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
      */
     async sendDue(tx: WriteTx, now: number): Promise<number> {
       let sent = 0;
+      let mutes: Awaited<ReturnType<WriteTx['mutes']['active']>> | undefined;
       for (const n of await tx.notices.claimDue(now, SWEEP_BATCH)) {
         const stored = await tx.requests.get(n.requestId);
         if (!stored || stored.record.status !== 'pending') {
           await tx.notices.remove(n.requestId);
           continue;
         }
+        // A muted source sends no reminder or expiring notice, to hooks or on /v1/events.
+        const muted = mutedBy((mutes ??= await tx.mutes.active(now)), stored.record.source);
         let { remindAt, expiringAt } = n;
         if (expiringAt !== null && expiringAt <= now) {
           expiringAt = null;
-          await dispatch(tx, 'request.expiring', stored, now);
-          announce(tx, 'request.expiring', stored);
-          sent++;
+          if (!muted) {
+            await dispatch(tx, 'request.expiring', stored, now);
+            announce(tx, 'request.expiring', stored);
+            sent++;
+          }
         }
         if (remindAt !== null && remindAt <= now) {
-          // Missed reminders (the daemon was down) are sent once, not once per missed period.
-          while (remindAt <= now) remindAt += remindMs ?? Number.POSITIVE_INFINITY;
-          if (!Number.isFinite(remindAt) || (stored.record.expires_at !== null && remindAt >= stored.record.expires_at)) remindAt = null;
-          await dispatch(tx, 'request.reminder', stored, now);
-          announce(tx, 'request.reminder', stored);
-          sent++;
+          // Reminders turned off since it was scheduled (a restart with remind_every: none): none more.
+          if (!wantsReminders) remindAt = null;
+          else {
+            // Missed reminders (the daemon was down) are sent once, not once per missed period.
+            while (remindAt <= now) remindAt += remindMs!;
+            if (stored.record.expires_at !== null && remindAt >= stored.record.expires_at) remindAt = null;
+            if (!muted) {
+              await dispatch(tx, 'request.reminder', stored, now);
+              announce(tx, 'request.reminder', stored);
+              sent++;
+            }
+          }
         }
         await tx.notices.update({ requestId: n.requestId, remindAt, expiringAt });
       }

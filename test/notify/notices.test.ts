@@ -100,9 +100,11 @@ describe('request.reminder and request.expiring', () => {
     expect(short.id).toBeTruthy();
   });
 
-  it('a muted source gets no reminder or expiring notice', async () => {
+  it('a muted source gets no reminder or expiring notice, from hooks or on /v1/events', async () => {
     await setup();
     await t!.api.post('/v1/mutes', { agent: 'codex' });
+    const ws = await connectWs(`${t!.wsUrl}/v1/events`, t!.adminToken);
+    extra.push(() => ws.socket.terminate());
     const r = await createRequest(t!.api, { ...COMMAND, timeout: '30m' });
     await advanceTo(r.created_at + 29 * 60_000);
     await createRequest(t!.api, { ...COMMAND, source: { agent: 'other' }, timeout: '1m' });
@@ -110,6 +112,27 @@ describe('request.reminder and request.expiring', () => {
     // Only the other agent's expiry.
     await sinkCount(1);
     expect(sinkTypes()).toEqual(['request.expired']);
+    await ws.nextMatching((m) => m.type === 'request.expired' && m.request.id === r.id);
+    const notices = ws.messages.filter((m: any) => m.type === 'request.reminder' || m.type === 'request.expiring');
+    expect(notices).toEqual([]);
+  });
+
+  it('reminders turned off by a restart stop; none goes out for requests scheduled before', async () => {
+    await setup();
+    const r = await createRequest(t!.api, COMMAND);
+    await t!.server.close();
+    const dataDir = t!.dataDir;
+    const later = createFakeClock(r.created_at + 35 * 60_000);
+    const again = await startTestServer({ ...config({ remind_every: 'none', expiring_before: '5m' }), data_dir: dataDir }, { clock: later });
+    extra.push(async () => {
+      await again.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    await again.server.settled();
+    later.set(r.created_at + 60 * 60_000);
+    await again.server.settled();
+    expect(await hookDeliveries(again.api, 'sink')).toEqual([]);
+    expect(await again.count('request_notices')).toBe(0);
   });
 
   it('off by default: remind_every "none" sends no reminders', async () => {

@@ -165,5 +165,14 @@ describe('quiet: bursts and mutes', () => {
     const { api: submit } = await t!.submitClient('agent');
     expectError(await submit.post('/v1/mutes', { agent: 'x' }), 403, 'forbidden');
     expect(await t!.count('mutes')).toBe(0);
+    expectError(await t!.api.post('/v1/mutes', [1]), 400, 'invalid_request');
+    expect(await t!.count('mutes')).toBe(0);
+  });
+
+  it('every field of a mute is optional, so a POST without a body mutes every source', async () => {
+    await setup();
+    const res = await t!.api.request('POST', '/v1/mutes', undefined);
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ agent: null, session: null, dismiss_notices: false, expires_at: null });
   });
 });

@@ -33,10 +33,16 @@ export function registerMuteRoutes(app: FastifyInstance, deps: Deps) {
   r.post(
     '/v1/mutes',
     {
-      schema: { summary: 'Mute a source (agent and/or session), optionally for a while', body: MuteBody, response: { 201: MuteDoc, 400: ErrorDoc } },
+      // Every field is optional, so no body at all is `{}`: a mute of every source.
+      config: { optionalBody: true },
+      schema: {
+        summary: 'Mute a source (agent and/or session), optionally for a while',
+        body: MuteBody.nullish(),
+        response: { 201: MuteDoc, 400: ErrorDoc },
+      },
     },
     async (request, reply) => {
-      const b = request.body;
+      const b = request.body ?? {};
       const forMs = b.for ? (parseDuration(b.for) as { ok: true; ms: number }).ms : null;
       const mute = await deps.mutes.create({ agent: b.agent, session: b.session, forMs, dismiss_notices: b.dismiss_notices });
       return reply.code(201).send(mute);
