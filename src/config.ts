@@ -7,6 +7,7 @@ import { parse as parseConnectionString } from 'pg-connection-string';
 import { z } from 'zod';
 import type { WireAdapter } from './adapters/adapter.js';
 import { adapters as registeredAdapters } from './adapters/registry.js';
+import { signingSecretProblem } from './callbacks/webhook-signature.js';
 import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
 import { decideHookSchemas } from './decide-hooks/decide-hook-schema.js';
 import { requestFormats } from './formats/request-formats.js';
@@ -126,7 +127,14 @@ export function configSchema(adapters: Adapters) {
         allowlist: z.array(
           z.string().min(1).max(253).refine(isAllowlistHost, { message: 'must be a host: a name, *.name or an IP literal, without scheme, port or path' }),
         ),
-        secret: z.string().min(1).nullable(),
+        secret: z
+          .string()
+          .min(1)
+          .superRefine((v, ctx) => {
+            const problem = signingSecretProblem(v);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          })
+          .nullable(),
         retry_schedule: z.array(duration),
         max_age: duration,
         timeout: duration,
@@ -233,6 +241,8 @@ export function loadConfig({ file, env = process.env, overrides, adapters = regi
     // Like callbacks: a hook configured to sign never sends unsigned because a variable is missing.
     const secret = env[hook.secret_env];
     if (!secret) throw new ConfigError(`invalid configuration:\n  hooks.${i}.secret_env: the environment variable ${hook.secret_env} is not set or empty`);
+    const problem = signingSecretProblem(secret);
+    if (problem) throw new ConfigError(`invalid configuration:\n  hooks.${i}.secret_env: ${problem} (the value of ${hook.secret_env} is not shown)`);
     return { ...hook, secret };
   });
   return deepFreeze(config);
@@ -259,10 +269,13 @@ function whatWasWritten(
   return source ? `got ${shown} from ${source}` : `got ${shown}`;
 }
 
+// A DNS name as a URL's host carries it: dot-separated labels, none empty, none starting or ending with "-".
+const HOST_NAME = /^[\p{L}\p{N}_](?:[\p{L}\p{N}_-]{0,61}[\p{L}\p{N}_])?(?:\.[\p{L}\p{N}_](?:[\p{L}\p{N}_-]{0,61}[\p{L}\p{N}_])?)*$/u;
+
 function isAllowlistHost(entry: string): boolean {
-  if (/[\s/@?#]/.test(entry)) return false;
   if (entry.includes(':')) return isIPv6(entry.replace(/^\[(.*)\]$/, '$1'));
-  return !entry.slice(entry.startsWith('*.') ? 2 : 0).includes('*');
+  // `.example.com`, `example.org.` or `a..b` would never equal a callback URL's host.
+  return HOST_NAME.test(entry.startsWith('*.') ? entry.slice(2) : entry);
 }
 
 function parsesAsConnectionString(url: string): boolean {

@@ -39,6 +39,22 @@ export function webhookHeaders({
 
 const WHSEC_PREFIX = 'whsec_';
 
+// Standard base64 with its padding: what the standardwebhooks libraries decode (they refuse the rest).
+const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Why a signing secret would give signatures no receiver can check, or null: a `whsec_` secret
+ * must carry its key as standard base64, padded, since Node's decoder skips what it cannot read
+ * where the receivers' libraries refuse the whole secret.
+ */
+export function signingSecretProblem(secret: string): string | null {
+  if (!secret.startsWith(WHSEC_PREFIX)) return null;
+  const key = secret.slice(WHSEC_PREFIX.length);
+  if (key === '' || !CANONICAL_BASE64.test(key))
+    return 'a whsec_ secret must carry its key bytes as standard base64, padded (as the Standard Webhooks libraries read it)';
+  return null;
+}
+
 export function standardWebhooksKey(secret: string): Buffer {
   return secret.startsWith(WHSEC_PREFIX) ? Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
 }

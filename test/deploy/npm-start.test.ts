@@ -49,8 +49,20 @@ describe('npm start on a fresh clone', () => {
       expect(second.output()).not.toContain('building');
       expect(second.output()).not.toContain('admin token (shown once');
       expect((await fetch(`${second.url}/v1/health`)).status).toBe(200);
+      // A supervisor signals npm alone: the daemon must get it and stop, not live on as an orphan.
+      process.kill(second.child.pid!, 'SIGTERM');
+      await expect
+        .poll(
+          () =>
+            fetch(`${second.url}/v1/health`).then(
+              () => 'up',
+              () => 'down',
+            ),
+          { timeout: 15_000 },
+        )
+        .toBe('down');
     } finally {
-      await second.stop('SIGINT');
+      await second.stop('SIGKILL').catch(() => undefined);
     }
   });
 });

@@ -241,9 +241,33 @@ describe('config', () => {
   it('callbacks.allowlist takes hosts only: a URL or a host:port would start and never match', () => {
     const hosts = ['hooks.example.com', '*.ci.example.org', '127.0.0.1', '[::1]', '::1', 'LOCALHOST', 'bücher.example'];
     expect(loadConfig({ env: {}, overrides: { callbacks: { allowlist: hosts } } as never }).callbacks.allowlist).toEqual(hosts);
-    for (const entry of ['http://127.0.0.1:8080', '127.0.0.1:8080', 'hooks.example.com/path', 'user@hooks.example.com', 'a*.example.com', ' example.com']) {
+    for (const entry of [
+      'http://127.0.0.1:8080',
+      '127.0.0.1:8080',
+      'hooks.example.com/path',
+      'user@hooks.example.com',
+      'a*.example.com',
+      ' example.com',
+      '.example.com',
+      'example.org.',
+      'a..b',
+      '-bad-.com',
+      '*.',
+    ]) {
       const message = configError(() => loadConfig({ env: {}, overrides: { callbacks: { allowlist: ['ok.example', entry] } } as never }));
       expect(message, entry).toContain('callbacks.allowlist.1: must be a host');
+    }
+  });
+
+  it('a whsec_ signing secret must carry standard, padded base64 (the receivers refuse anything else), and is never shown', () => {
+    expect(loadConfig({ env: { COUNTERSIGN_CALLBACKS_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } }).callbacks.secret).toBe(
+      'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    );
+    expect(loadConfig({ env: { COUNTERSIGN_CALLBACKS_SECRET: 'a plain shared secret' } }).callbacks.secret).toBe('a plain shared secret');
+    for (const bad of ['whsec_!!!notbase64', 'whsec_YQ', 'whsec_', 'whsec_YWJj ZA==']) {
+      const message = configError(() => loadConfig({ env: { COUNTERSIGN_CALLBACKS_SECRET: bad } }));
+      expect(message, bad).toContain('callbacks.secret: a whsec_ secret must carry its key bytes as standard base64, padded');
+      if (bad.length > 6) expect(message).not.toContain(bad.slice(6));
     }
   });
 
