@@ -53,7 +53,9 @@ export function createWebSessionService({
     const now = clock.now();
     if (row.revoked_at !== null || row.expires_at <= now || row.idle_expires_at <= now || row.credential !== admin()) return null;
     let idleExpiresAt = row.idle_expires_at;
-    if (row.last_seen_at <= now - TOUCH_EVERY_MS) {
+    // Written at most once a minute (a write per API call would be wasteful), or a quarter of a
+    // shorter idle timeout, so a session in use never runs out.
+    if (row.last_seen_at <= now - Math.min(TOUCH_EVERY_MS, idleMs / 4)) {
       idleExpiresAt = Math.min(now + idleMs, row.expires_at);
       await store.write((tx) => tx.webSessions.touch(row.id, now, idleExpiresAt));
     }

@@ -246,6 +246,18 @@ describe('web session', () => {
     expect(await sessionStatus(rotated, secret)).toBe(401);
   });
 
+  it('a session in use outlives an idle timeout shorter than a minute', async () => {
+    const short = await startTestServer({ web: { session_idle_timeout: '2s', session_max_age: '1h' } }, { clock });
+    extra.push(short);
+    const secret = await signIn(short);
+    for (let i = 0; i < 6; i++) {
+      clock.advance(1_000);
+      expect(await sessionStatus(short, secret), `after ${i + 1} s`).toBe(200);
+    }
+    clock.advance(2_000);
+    expect(await sessionStatus(short, secret)).toBe(401);
+  });
+
   it('every daemon sharing the database accepts a session another created; a sign-out on one ends it on both', async () => {
     const other = await startTestServer({ data_dir: t.dataDir, web: { session_idle_timeout: '10m', session_max_age: '1h' } }, { clock });
     extra.push(other);
