@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { parseFormatQuery } from '../http/format-query.js';
 import { durationMs } from '../lib/durations.js';
 import { attachBridgeSocket } from './bridge-socket.js';
+import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
 
 const FormatParams = z.strictObject({ format: z.string() });
 
@@ -26,6 +27,7 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
         const query = parseFormatQuery(request.query, 'socket');
         // Every frame on the socket would be refused: say so before the upgrade.
         if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'query.on_timeout');
+        if (query.overrides.callback_url !== undefined) checkCallbackUrl(query.overrides.callback_url, config.callbacks.allowlist);
       },
       schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
     },

@@ -300,6 +300,10 @@ describe('native-format endpoints: options and error paths', () => {
       'query.timeout',
     );
     await expect(ws(`${base}/ws?wait=5s`, t.adminToken)).rejects.toMatchObject({ status: 400 });
+    // A callback_url every frame on the socket would be refused for: refused before the upgrade.
+    await expect(ws(`${base}/ws?session=s-1&callback_url=${encodeURIComponent('https://evil.example.net/x')}`, t.adminToken)).rejects.toMatchObject({
+      status: 400,
+    });
     // controller_seq is the reply route's (PaperClip): where it would change nothing it is refused, not ignored.
     expectError(await post('controller_seq=3'), 400, 'invalid_query', 'query.controller_seq');
     expectError(await t.api.post(`/v1/formats/paperclip/requests?controller_seq=3`, {}), 400, 'invalid_query', 'query.controller_seq');
