@@ -78,8 +78,22 @@ const EventNotification = z.object({
   }),
 });
 
+/**
+ * Any other JSON-RPC notification (beta.4 adds `terminal.event`) asks nothing either: it reads as
+ * an event of another type, named by its method, so it is refused (422) or ignored like one.
+ */
+const otherNotifications = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((v) => {
+    const n = v as { type?: unknown; jsonrpc?: unknown; method?: unknown } | null;
+    return n !== null && typeof n === 'object' && n.type === undefined && n.jsonrpc === '2.0' && typeof n.method === 'string' && n.method !== 'event'
+      ? { type: OTHER, name: n.method }
+      : v;
+  }, schema);
+
 /** A JSON-RPC `event` notification or its bare event; request and follow-up frames alike. */
-export const AlpFrameSchema = openEventTypes(z.discriminatedUnion('type', [QuestionEvent, QuestionResolvedEvent, OtherEvent, EventNotification]));
+export const AlpFrameSchema = otherNotifications(
+  openEventTypes(z.discriminatedUnion('type', [QuestionEvent, QuestionResolvedEvent, OtherEvent, EventNotification])),
+);
 export type AlpFrame = z.infer<typeof AlpFrameSchema>;
 
 // ---- ALP's option sets ----

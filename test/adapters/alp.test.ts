@@ -210,3 +210,19 @@ describe('alp replies', () => {
     expect(parsed.error?.issues[0]?.path).toEqual(['answer']);
   });
 });
+
+describe('alp notifications other than event', () => {
+  // ipc-v1 beta.4 sends `terminal.event` beside `event`; its params are not read.
+  const terminal = { jsonrpc: '2.0', method: 'terminal.event', params: { sessionId: 's-1', data: 'ls\r\n' } };
+
+  it('asks nothing (422 on requests) and changes nothing (ignored on events), like an event of another type', () => {
+    const frame = alpAdapter.frameSchema.parse(terminal);
+    expect(() => alpAdapter.normalize(frame, { query: {} })).toThrow(expect.objectContaining({ code: 'unsupported_frame' }));
+    expect(alpAdapter.followUp!(alpAdapter.followUpSchema!.parse(terminal), { query: {} })).toMatchObject({ kind: 'ignored' });
+  });
+
+  it('still refuses a malformed event notification, naming the field', () => {
+    expect(alpAdapter.frameSchema.safeParse({ jsonrpc: '2.0', method: 'event', params: { sessionId: 's-1' } }).success).toBe(false);
+    expect(alpAdapter.frameSchema.safeParse({ jsonrpc: '2.0', method: 7 }).success).toBe(false);
+  });
+});
