@@ -356,6 +356,16 @@ describe('POST /v1/rules/test', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ rule: null, action: 'no_match', would_decide: null });
     expect(await t.count('requests')).toBe(1);
+
+    // The same for a frame an agent's token sent: named by `integration`, it is found as that token's.
+    const relay = await t.submitClient('relay');
+    const other = { ...frame, interactionId: '8a9b0c1d-2e3f-4a5b-8c6d-7e8f9a0b1c22', expiresAt: new Date(clock.now() + 60_000).toISOString() };
+    const sent = await relay.api.post('/v1/formats/roll/requests', other);
+    expect(sent.status, sent.text).toBe(201);
+    clock.advance(2 * 60_000);
+    const asToken = await t.api.post('/v1/rules/test', { format: 'roll', frame: other, integration: 'relay' });
+    expect(asToken.status, asToken.text).toBe(200);
+    expect(await t.count('requests')).toBe(2);
   });
 });
 

@@ -131,9 +131,14 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
     async (request) => {
       const body = request.body;
       const now = deps.clock.now();
-      // A dry run by the admin: the pretend token may do whatever a token could be granted.
-      const pretend = (integration: string | null): Principal =>
-        integration ? { kind: 'submit', tokenId: 'rules-test', name: integration, grants: [...GRANTS] } : ADMIN;
+      // A dry run by the admin: the pretend token may do whatever a token could be granted. It is
+      // the live token of that name when there is one, so a frame that token already sent (one
+      // past its deadline, say) is found as the request it stored.
+      const pretend = async (integration: string | null): Promise<Principal> => {
+        if (!integration) return ADMIN;
+        const token = await deps.store.tokens.liveByName(integration);
+        return { kind: 'submit', tokenId: token?.id ?? 'rules-test', name: integration, grants: [...GRANTS] };
+      };
       // The create path of every request, stopping short of the store: the record it would create.
       const create: RequestService['create'] = async (draft, { format = HANDUP_FORMAT }) => {
         const record = previewRecord(draft, now);
@@ -155,7 +160,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
           // A frame already stored under its native key (one past its deadline is not created
           // again) comes back as that record, without passing through `create`.
           const { stored } = await intake.submit(adapter, frame, {
-            principal: pretend(integration ?? null),
+            principal: await pretend(integration ?? null),
             overrides: q.overrides,
             context: q.context,
             create,
@@ -168,7 +173,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
       if (!parsed.success) throw validationError('invalid_request', parsed.error.issues);
       // Without a token name to assume, the request's own source.integration is taken as given.
       const { stored } = await intake.create(parsed.data, {
-        principal: pretend(integration ?? parsed.data.source?.integration ?? null),
+        principal: await pretend(integration ?? parsed.data.source?.integration ?? null),
         format: HANDUP_FORMAT,
         create,
       });
