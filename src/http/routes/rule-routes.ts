@@ -15,6 +15,7 @@ import type { RequestService } from '../../requests/request-service.js';
 import { SIMULATION_MAX, type RuleView } from '../../rules/rule-service.js';
 import { parseFormatQuery } from '../format-query.js';
 import { ErrorDoc, limitParam, PathId } from '../schemas.js';
+import { errors } from '../openapi.js';
 
 const RuleDoc = z
   .looseObject({
@@ -124,7 +125,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
           'Body: a request as for POST /v1/requests (source.integration is taken as given), or {format, frame, query?, integration?} for a native frame.',
         response: {
           200: z.object({ rule: RuleDoc.nullable(), action: z.string(), would_decide: z.string().nullable(), skipped: z.string().optional() }),
-          400: ErrorDoc,
+          ...errors('invalid_request', 'invalid_frame', 'callback_not_allowed', 'unsupported_frame'),
         },
       },
     },
