@@ -235,7 +235,10 @@ export function createRequestService({
         }
         await tx.blobs.addRefs(record.id, previewBlobs(record.previews));
         const notes = native?.notes?.length ? { notes: native.notes } : {};
-        const asked = verdict.type === 'rule' && verdict.outcome.type === 'ask' ? { rule_id: verdict.rule.id, action: 'ask' } : {};
+        // An ask rule that raised the risk: the risk as sent is kept, since that is what rules
+        // match at creation, and what a simulation over history must match too.
+        const raised = record.risk !== fields.risk ? { risk_sent: fields.risk } : {};
+        const asked = verdict.type === 'rule' && verdict.outcome.type === 'ask' ? { rule_id: verdict.rule.id, action: 'ask', ...raised } : {};
         const details = format === 'handup' && !('rule_id' in asked) ? undefined : { ...(format === 'handup' ? {} : { format }), ...notes, ...asked };
         await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, details);
         if (verdict.type === 'rule') await policy!.hit(tx, verdict.rule.id, now);

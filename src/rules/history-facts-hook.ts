@@ -7,6 +7,11 @@ import type { TerminalHook } from '../requests/request-hooks.js';
  */
 export function createHistoryFactsHook(): TerminalHook {
   return async ({ stored, at }, tx) => {
-    await tx.policy.indexEnded(stored.record.id, at, encodeHistoryFacts(historyFacts(stored.record, stored.format)));
+    const facts = historyFacts(stored.record, stored.format);
+    // Rules matched the risk the agent sent; an ask rule may have raised the record's since.
+    const created = (await tx.requests.audit(stored.record.id)).find((e) => e.event === 'created');
+    const sent = (created?.details as { risk_sent?: unknown } | null | undefined)?.risk_sent;
+    if (typeof sent === 'string') facts.risk = sent;
+    await tx.policy.indexEnded(stored.record.id, at, encodeHistoryFacts(facts));
   };
 }

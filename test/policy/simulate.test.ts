@@ -65,6 +65,20 @@ describe('rule simulation', () => {
     expect(await t.count('rule_hits')).toBe(0);
   });
 
+  it('replays the risk the agent sent, not the one an ask rule raised it to', async () => {
+    t = await startTestServer({ rules: [{ id: 'deploys-are-high', match: { title: '^Deploy' }, action: 'ask', risk: 'high' }] as never });
+    const raised = await createRequest(t.api, { title: 'Deploy the docs', risk: 'low', source });
+    expect(raised.risk).toBe('high');
+    expect((await decide(t.api, raised, 'deny')).status).toBe(200);
+    const lowRisk = { id: 'low-risk', match: { agent: 'claude-code', risk: 'low' }, action: 'approve' };
+    const res = await t.api.post('/v1/rules/simulate', { rules: [lowRisk] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.per_rule).toEqual([{ id: 'low-risk', matched: 1, decided: 1, disagreed: 1 }]);
+    expect(res.body.disagreements).toEqual([expect.objectContaining({ request_id: raised.id, would: 'approve', actual: 'denied' })]);
+    const high = await t.api.post('/v1/rules/simulate', { rules: [{ ...lowRisk, id: 'high-risk', match: { agent: 'claude-code', risk: 'high' } }] });
+    expect(high.body.per_rule).toEqual([{ id: 'high-risk', matched: 0, decided: 0, disagreed: 0 }]);
+  });
+
   it('defaults to the current rule list, and never counts what a rule decided as a disagreement', async () => {
     t = await startTestServer({ rules: [NO_FORCE] as never });
     await t.api.post('/v1/rules', READ_ONLY_GIT);
