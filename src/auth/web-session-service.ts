@@ -100,7 +100,12 @@ export function createWebSessionService({
 
     /** Ends a session (sign-out). False when it had already ended. */
     revoke(id: string): Promise<boolean> {
-      return store.write((tx) => tx.webSessions.revoke(id, clock.now()));
+      return store.write(async (tx) => {
+        const ended = await tx.webSessions.revoke(id, clock.now());
+        // Other daemons sharing the store close the session's event streams at once, not at their next ping.
+        if (ended) tx.announce({ type: 'sessions.ended' });
+        return ended;
+      });
     },
   };
 }

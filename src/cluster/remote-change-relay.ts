@@ -17,6 +17,7 @@ export function relayRemoteChanges({
   notify,
   log,
   policy,
+  sessions,
 }: {
   store: Store;
   events: RequestEvents;
@@ -24,11 +25,14 @@ export function relayRemoteChanges({
   log: Logger;
   /** Policy changes: `rules.changed` as is, `auto.changed` with the mode now in force. */
   policy?: { events: PolicyEvents; auto: () => Promise<AutoView> };
+  /** `sessions.ended`: a web session was signed out elsewhere (which one is not said). */
+  sessions?: { ended: () => void };
 }): () => void {
   let chain = Promise.resolve();
   const handle = async (change: Change) => {
     if (policy && change.type === 'rules.changed') return policy.events.emit({ type: 'rules.changed', remote: true });
     if (policy && change.type === 'auto.changed') return policy.events.emit({ type: 'auto.changed', auto: await policy.auto(), remote: true });
+    if (sessions && change.type === 'sessions.ended') return sessions.ended();
     if (notify && (await relayNotifyChange(store, notify, change))) return;
     if (!REQUEST_EVENTS.has(change.type) || !change.requestId) return;
     const stored = await store.requests.get(change.requestId);

@@ -134,6 +134,11 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
     endSession(id: string) {
       for (const peer of peers) if (peer.webSessionId === id) endSessionPeer(peer);
     },
+    /** Checks every web session with a stream now (a sign-out on another daemon), closing those that ended. */
+    checkSessions() {
+      if (!isSessionLive) return;
+      for (const peer of peers) if (peer.webSessionId !== null) checkSession(peer, peer.webSessionId);
+    },
     /** Closes every peer with 1001 (going away); used on shutdown. */
     close() {
       clearInterval(pinger);

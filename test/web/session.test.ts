@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { PAGE_CSP } from '../../src/web/page-headers.js';
 import { createFakeClock, type FakeClock } from '../helpers/fake-clock.js';
 import { createRequest, expectError } from '../helpers/request-api.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, TEST_STORE, type TestServer } from '../helpers/test-server.js';
 
 /**
  * The server side of the reviewer page over real HTTP and WebSocket: its files and headers,
@@ -265,6 +265,26 @@ describe('web session', () => {
     expect(await sessionStatus(other, secret)).toBe(200);
     expect((await other.api.request('DELETE', '/v1/session', undefined, { token: secret })).status).toBe(204);
     expect(await sessionStatus(t, secret)).toBe(401);
+  });
+
+  // Daemons hear each other only through PostgreSQL's change feed; the SQLite store has no other daemons to tell.
+  it.skipIf(TEST_STORE !== 'postgres')("a sign-out on one daemon closes the session's event streams on the others at once", async () => {
+    const other = await startTestServer(
+      { data_dir: t.dataDir, events: { ping_interval: '1h' }, web: { session_idle_timeout: '10m', session_max_age: '1h' } },
+      { clock },
+    );
+    extra.push(other);
+    const secret = await signIn(t);
+    const socket = new WebSocket(`${other.wsUrl}/v1/events`, { origin: other.url });
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    const first = new Promise<unknown>((resolve) => socket.once('message', (data) => resolve(JSON.parse(String(data)))));
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    socket.send(JSON.stringify({ type: 'auth', token: secret }));
+    expect(await first).toEqual({ type: 'auth.ok' });
+    // No ping re-checks the session within the hour: only the sign-out can close the stream.
+    expect((await t.api.request('DELETE', '/v1/session', undefined, { token: secret })).status).toBe(204);
+    expect(await closed).toBe(4401);
+    expect(other.server.deps.hub.size()).toBe(0);
   });
 
   it('web.session_idle_timeout and web.session_max_age must be durations', () => {
