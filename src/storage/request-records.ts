@@ -52,6 +52,8 @@ export interface HistoryFilters {
 /** Reading requests and their audit trail. */
 export interface RequestReads {
   get(id: string): Promise<StoredRequest | undefined>;
+  /** The records and formats of the requests among `ids` that exist, in no order (one read for a batch). */
+  records(ids: readonly string[]): Promise<Array<Pick<StoredRequest, 'record' | 'format'>>>;
   /** Newest first. */
   list(filters: ListFilters): Promise<StoredRequest[]>;
   /** Ended requests, newest resolution first. */

@@ -66,6 +66,12 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.requests.nativeFrame(s.record.id)).toEqual({ a: 1 });
     expect(await store.requests.nativeFrame(bare.record.id)).toBeNull();
     expect(await store.requests.nativeFrame('nope')).toBeUndefined();
+    const both = await store.requests.records([bare.record.id, 'nope', s.record.id]);
+    expect(both.sort((x, y) => (x.record.id === s.record.id ? -1 : y.record.id === s.record.id ? 1 : 0))).toEqual([
+      { record: s.record, format: s.format },
+      { record: bare.record, format: bare.format },
+    ]);
+    expect(await store.requests.records([])).toEqual([]);
   });
 
   it('refuses a second request with a taken native key, and a taken pending dedupe key', async () => {

@@ -83,6 +83,12 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
 
     get: (id) => one(`SELECT ${COLS} FROM requests WHERE id = ?`, [id]),
 
+    async records(ids) {
+      if (ids.length === 0) return [];
+      const rows = await sql.all<{ format: string; record: string }>(`SELECT format, record FROM requests WHERE id IN (${placeholders(ids.length)})`, ids);
+      return rows.map((r) => ({ format: r.format, record: JSON.parse(r.record) as HandupRequest }));
+    },
+
     async nativeFrame(id) {
       const row = await sql.get<{ native_frame: string | null }>('SELECT native_frame FROM requests WHERE id = ?', [id]);
       return row && parse(row.native_frame);
