@@ -93,12 +93,19 @@ export function createNoticeScheduler({
   }
 
   return {
-    /** Sends what is already due, then sleeps until the next notice. */
-    start(): Promise<void> {
+    /** Schedules reminders for requests pending since before they were turned on, sends what is already due, then sleeps until the next notice. */
+    async start(): Promise<void> {
       stopped = false;
       unsubscribe = events.on((e) => {
         if (e.type === 'notices.scheduled') poke(e.at);
       });
+      try {
+        const adopted = await store.write((tx) => notifier.remindPending(tx, clock.now()));
+        if (adopted) log.info({ requests: adopted }, 'scheduled reminders for requests already pending');
+      } catch (err) {
+        // Only reminders of older requests are at stake: the daemon starts, and tries again at its next start.
+        log.warn({ err: (err as Error).message }, 'cannot schedule reminders for requests already pending');
+      }
       return fire();
     },
     stop() {

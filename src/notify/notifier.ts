@@ -233,6 +233,11 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
       await dispatch(tx, 'request.created', stored, at);
     },
 
+    /** At start: reminders for the requests that were pending before reminders were turned on (none when they are off). */
+    async remindPending(tx: WriteTx, now: number): Promise<number> {
+      return wantsReminders ? tx.notices.remindPending(now, remindMs!) : 0;
+    },
+
     /** Terminal hook: the request's pending notices are dropped and its transition sent. */
     async onTerminal(t: TerminalTransition, tx: WriteTx): Promise<void> {
       if (hooks.length === 0) return;

@@ -21,4 +21,10 @@ export interface NoticeRecords extends NoticeReads {
   update(row: NoticeRow): Promise<void>;
   /** Drops a request's notices (it has ended). */
   remove(requestId: string): Promise<void>;
+  /**
+   * Gives every pending request without a next reminder one (reminders turned on since it was
+   * created): its creation plus the first multiple of `everyMs` after `now`, when that is before
+   * its deadline. Returns how many it scheduled.
+   */
+  remindPending(now: number, everyMs: number): Promise<number>;
 }

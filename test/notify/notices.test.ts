@@ -135,6 +135,36 @@ describe('request.reminder and request.expiring', () => {
     expect(await again.count('request_notices')).toBe(0);
   });
 
+  it('reminders turned on by a restart cover requests already pending, from their next period, before their deadline', async () => {
+    await setup({ remind_every: 'none', expiring_before: 'none' });
+    const open = await createRequest(t!.api, COMMAND);
+    const soon = await createRequest(t!.api, { ...COMMAND, title: 'soon', timeout: '40m' });
+    const decided = await createRequest(t!.api, { ...COMMAND, title: 'decided' });
+    expect((await decide(t!.api, decided, 'approve')).status).toBe(200);
+    expect(await t!.count('request_notices')).toBe(0);
+    await t!.server.close();
+    const dataDir = t!.dataDir;
+    // 35 minutes in: the next ten-minute period of each begins at 40 (the deadline of `soon`).
+    const later = createFakeClock(open.created_at + 35 * 60_000);
+    const again = await startTestServer({ ...config({ remind_every: '10m', expiring_before: 'none' }), data_dir: dataDir }, { clock: later });
+    extra.push(async () => {
+      await again.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    await again.server.settled();
+    expect(await again.sql('SELECT request_id, remind_at FROM request_notices')).toEqual([{ request_id: open.id, remind_at: open.created_at + 40 * 60_000 }]);
+    later.set(open.created_at + 40 * 60_000);
+    await again.server.settled();
+    await waitForHookDeliveries(again.api, 'sink', (d) => d.length === 2 && settledAll(d));
+    const bodies = receiver!.received.filter((x) => x.path === '/sink').map((x) => JSON.parse(x.body));
+    expect(bodies.map((b) => [b.type, b.data.request.id]).sort()).toEqual(
+      [
+        ['request.expired', soon.id],
+        ['request.reminder', open.id],
+      ].sort(),
+    );
+  });
+
   it('off by default: remind_every "none" sends no reminders', async () => {
     await setup({ remind_every: 'none', expiring_before: 'none' });
     const r = await createRequest(t!.api, { ...COMMAND, timeout: '2h' });

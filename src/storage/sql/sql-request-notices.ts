@@ -37,6 +37,16 @@ export function createSqlRequestNotices(sql: SqlRunner, dialect: SqlDialect): No
     async remove(requestId) {
       await sql.run('DELETE FROM request_notices WHERE request_id = ?', [requestId]);
     },
+    remindPending(now, everyMs) {
+      // Integer division (bound numbers may arrive as REAL): the periods since creation that have begun by now.
+      return sql.run(
+        `INSERT INTO request_notices (request_id, remind_at, expiring_at)
+         SELECT id, next, NULL FROM (SELECT id, expires_at, created_at + ((CAST(? AS BIGINT) - created_at) / CAST(? AS BIGINT) + 1) * CAST(? AS BIGINT) AS next FROM requests WHERE status = 'pending') p
+         WHERE expires_at IS NULL OR next < expires_at
+         ON CONFLICT (request_id) DO UPDATE SET remind_at = excluded.remind_at WHERE request_notices.remind_at IS NULL`,
+        [now, everyMs, everyMs],
+      );
+    },
     async nextDue() {
       const row = await sql.get<{ r: number | null; e: number | null }>('SELECT MIN(remind_at) AS r, MIN(expiring_at) AS e FROM request_notices');
       const times = [row?.r, row?.e].filter((t): t is number => t !== null && t !== undefined).map(Number);
