@@ -56,7 +56,11 @@ const READ_TYPES = new Set(['question', 'question.resolved']);
 const openEventTypes = <S extends z.ZodType>(schema: S) =>
   z.preprocess(
     (v) =>
-      v !== null && typeof v === 'object' && typeof (v as { type?: unknown }).type === 'string' && !READ_TYPES.has((v as { type: string }).type)
+      v !== null &&
+      typeof v === 'object' &&
+      typeof (v as { type?: unknown }).type === 'string' &&
+      (v as { type: string }).type !== OTHER &&
+      !READ_TYPES.has((v as { type: string }).type)
         ? { type: OTHER, name: (v as { type: string }).type }
         : v,
     schema,

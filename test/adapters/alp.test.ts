@@ -217,8 +217,13 @@ describe('alp notifications other than event', () => {
 
   it('asks nothing (422 on requests) and changes nothing (ignored on events), like an event of another type', () => {
     const frame = alpAdapter.frameSchema.parse(terminal);
-    expect(() => alpAdapter.normalize(frame, { query: {} })).toThrow(expect.objectContaining({ code: 'unsupported_frame' }));
-    expect(alpAdapter.followUp!(alpAdapter.followUpSchema!.parse(terminal), { query: {} })).toMatchObject({ kind: 'ignored' });
+    expect(() => alpAdapter.normalize(frame, { query: {} })).toThrow(
+      expect.objectContaining({ code: 'unsupported_frame', message: expect.stringContaining('"terminal.event"') }),
+    );
+    expect(alpAdapter.followUp!(alpAdapter.followUpSchema!.parse(terminal), { query: {} })).toMatchObject({
+      kind: 'ignored',
+      reason: expect.stringContaining('"terminal.event"'),
+    });
   });
 
   it('still refuses a malformed event notification, naming the field', () => {
