@@ -5,6 +5,8 @@ import type { Store } from '../storage/store.js';
 
 // A daemon that has missed this many heartbeats is gone.
 const MISSED_BEATS = 3;
+// Past this, deadlines and heartbeats read differently on this daemon than on the others.
+export const CLOCK_SKEW_WARN_MS = 1000;
 
 export interface ClusterViewOptions {
   store: Store;
@@ -29,7 +31,29 @@ export function createClusterView({ store, clock, log, id, version, heartbeatMs 
   // have beaten again yet, so its leases are not taken from it before they run out.
   let beatingSince: number | null = Number.NEGATIVE_INFINITY;
 
-  const beat = () => store.nodes.beat({ id, version, started_at: startedAt, last_seen: clock.now() });
+  let skewed = false;
+
+  /**
+   * Beats, and compares this daemon's clock with the database server's, which every daemon sees
+   * alike: the server's time must fall between the clock before and after the round trip.
+   */
+  const beat = async () => {
+    const before = clock.now();
+    const server = await store.nodes.beat({ id, version, started_at: startedAt, last_seen: before });
+    if (server === null) return;
+    const after = clock.now();
+    const ahead = server < before ? before - server : server > after ? after - server : 0;
+    if (!skewed && Math.abs(ahead) > CLOCK_SKEW_WARN_MS) {
+      skewed = true;
+      log.warn(
+        { clock_ahead_ms: ahead },
+        "this daemon's clock differs from the database server's: request deadlines and other daemons' heartbeats are read off by as much (synchronise the hosts' clocks)",
+      );
+    } else if (skewed && Math.abs(ahead) <= CLOCK_SKEW_WARN_MS) {
+      skewed = false;
+      log.info({ clock_ahead_ms: ahead }, "this daemon's clock agrees with the database server's again");
+    }
+  };
 
   return {
     id,

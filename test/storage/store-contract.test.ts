@@ -411,6 +411,14 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.nodes.live(0)).toEqual([{ id: 'n2', version: '1', started_at: 20, last_seen: 30 }]);
   });
 
+  it("answers a heartbeat with the database server's clock, or null when that is this host's (SQLite)", async () => {
+    const before = Date.now();
+    const server = await store.nodes.beat({ id: 'n1', version: '1', started_at: 10, last_seen: 10 });
+    if (kind === 'sqlite') expect(server).toBeNull();
+    // Same machine, same clock: within a minute of ours, whatever the round trip took.
+    else expect(Math.abs(server! - before)).toBeLessThan(60_000);
+  });
+
   it('keeps blobs in chunks with their uploaders and references, and sweeps only unreferenced ones', async () => {
     const r = storedRequest();
     await store.write(async (tx) => {

@@ -18,6 +18,7 @@ describe('cluster view', () => {
       nodes: {
         beat: async () => {
           if (!beatOk()) throw new Error('the database is unavailable');
+          return null;
         },
         live: async () => [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }],
         leave: async () => {},
@@ -41,5 +42,41 @@ describe('cluster view', () => {
     expect(await v.liveIdsIfKnown()).toBeNull();
     await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
     expect(await v.liveIds()).toEqual(['me']);
+  });
+
+  it("warns once when its clock and the database server's differ by more than a second, and says when they agree again", async () => {
+    let serverOffset = -5_000;
+    const lines: Array<{ level: number; msg: string; clock_ahead_ms: number }> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const store = {
+      nodes: { beat: async () => Date.now() + serverOffset, live: async () => [], leave: async () => {} },
+    } as unknown as Store;
+    view = createClusterView({ store, clock: systemClock, log, id: 'me', version: '1', heartbeatMs: 20 });
+    await view.start();
+    await sleep(100);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, msg: expect.stringContaining("differs from the database server's") });
+    expect(lines[0]!.clock_ahead_ms).toBeGreaterThanOrEqual(4_900);
+    serverOffset = 0;
+    await expect.poll(() => lines.length, { timeout: 2_000, interval: 5 }).toBe(2);
+    expect(lines[1]).toMatchObject({ level: 30, msg: expect.stringContaining('agrees') });
+    await sleep(100);
+    expect(lines).toHaveLength(2);
+  });
+
+  it('compares nothing when the database has no clock of its own (SQLite)', async () => {
+    const lines: unknown[] = [];
+    const store = { nodes: { beat: async () => null, live: async () => [], leave: async () => {} } } as unknown as Store;
+    view = createClusterView({
+      store,
+      clock: { ...systemClock, now: () => 0 },
+      log: pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }),
+      id: 'me',
+      version: '1',
+      heartbeatMs: 20,
+    });
+    await view.start();
+    await sleep(60);
+    expect(lines).toEqual([]);
   });
 });

@@ -48,7 +48,7 @@ export function createSqlRecords(sql: SqlRunner, dialect: SqlDialect): SqlRecord
     blobs: createSqlBlobRecords(sql, dialect),
     webSessions: createSqlWebSessionRecords(sql),
     counters: createSqlCounters(sql),
-    nodes: createSqlClusterNodes(sql),
+    nodes: createSqlClusterNodes(sql, dialect),
     mutes: createSqlMuteRecords(sql),
     bursts: createSqlNotifyBursts(sql, dialect),
     notices: createSqlRequestNotices(sql, dialect),

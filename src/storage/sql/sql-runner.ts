@@ -24,18 +24,23 @@ export interface SqlDialect {
   readonly forUpdate: string;
   /** A text expression for the string at `path` inside the JSON text column `column`. */
   jsonText(column: string, path: readonly string[]): string;
+  /** The database server's clock in Unix ms, as an expression; null when it is this host's. */
+  readonly clockMs: string | null;
 }
 
 export const sqliteDialect: SqlDialect = {
   // One writer at a time: nothing to skip.
   skipLocked: '',
   forUpdate: '',
+  // An embedded database: its clock is this daemon's.
+  clockMs: null,
   jsonText: (column, path) => `json_extract(${column}, '$.${path.join('.')}')`,
 };
 
 export const postgresDialect: SqlDialect = {
   skipLocked: ' FOR UPDATE SKIP LOCKED',
   forUpdate: ' FOR UPDATE',
+  clockMs: '(extract(epoch from clock_timestamp()) * 1000)::bigint',
   // jsonb (and json's text extraction) cannot hold U+0000, so its JSON escape is dropped first
   // (only a real one: a backslash written as \\ before "u0000" is text, and stays).
   jsonText: (column, path) => `(regexp_replace(${column}, '(?<![\\\\])((?:[\\\\][\\\\])*)[\\\\]u0000', '\\1', 'g')::json #>> '{${path.join(',')}}')`,
