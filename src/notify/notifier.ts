@@ -264,7 +264,8 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
         let { remindAt, expiringAt } = n;
         if (expiringAt !== null && expiringAt <= now) {
           expiringAt = null;
-          if (!muted) {
+          // Expiring notices turned off since it was scheduled (a restart with expiring_before: none): not sent.
+          if (!muted && wantsExpiring) {
             await dispatch(tx, 'request.expiring', stored, now);
             announce(tx, 'request.expiring', stored);
             sent++;

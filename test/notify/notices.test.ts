@@ -135,6 +135,31 @@ describe('request.reminder and request.expiring', () => {
     expect(await again.count('request_notices')).toBe(0);
   });
 
+  it('expiring notices turned off by a restart are not sent, to hooks or on /v1/events', async () => {
+    await setup({ remind_every: 'none', expiring_before: '5m' });
+    const r = await createRequest(t!.api, { ...COMMAND, timeout: '30m' });
+    expect(await t!.count('request_notices')).toBe(1);
+    await t!.server.close();
+    const dataDir = t!.dataDir;
+    const later = createFakeClock(r.created_at + 10 * 60_000);
+    const again = await startTestServer({ ...config({ remind_every: 'none', expiring_before: 'none' }), data_dir: dataDir }, { clock: later });
+    extra.push(async () => {
+      await again.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const ws = await connectWs(`${again.wsUrl}/v1/events`, again.adminToken);
+    extra.push(() => ws.socket.terminate());
+    later.set(r.created_at + 25 * 60_000);
+    await again.server.settled();
+    expect(await again.count('request_notices')).toBe(0);
+    later.set(r.created_at + 30 * 60_000);
+    await again.server.settled();
+    await ws.nextMatching((m) => m.type === 'request.expired' && m.request.id === r.id);
+    expect(ws.messages.filter((m: any) => m.type === 'request.expiring')).toEqual([]);
+    await waitForHookDeliveries(again.api, 'sink', (d) => d.length === 1 && settledAll(d));
+    expect(receiver!.received.filter((x) => x.path !== '/sink' || JSON.parse(x.body).type !== 'request.expired')).toEqual([]);
+  });
+
   it('reminders turned on by a restart cover requests already pending, from their next period, before their deadline', async () => {
     await setup({ remind_every: 'none', expiring_before: 'none' });
     const open = await createRequest(t!.api, COMMAND);
