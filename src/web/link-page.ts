@@ -50,6 +50,7 @@ function previewText(p: Preview): string | null {
     if (c.cwd) parts.push(`# in ${c.cwd}`);
     if (c.shell != null) parts.push(`$ ${c.shell}`);
     if (c.argv?.length && (c.shell == null || c.argv.join(' ') !== c.shell.trim())) parts.push(`argv: ${JSON.stringify(c.argv)}`);
+    if (c.env_keys?.length) parts.push(`env: ${c.env_keys.join(', ')}`);
   }
   if (p.email) {
     const e = p.email;
@@ -61,9 +62,11 @@ function previewText(p: Preview): string | null {
     header('Reply-To', e.reply_to);
     header('Date', e.date);
     header('Subject', e.subject);
-    if (e.body != null) parts.push('', e.body);
-    else if (e.body_html) parts.push('', '(an HTML body: shown in the inbox)');
+    // Before the body, so a long body cut short cannot hide them.
     for (const a of e.attachments ?? []) parts.push(`Attachment: ${a.name}${a.size != null ? ` (${a.size} bytes)` : ''}`);
+    if (e.body_html)
+      parts.push(e.body != null ? '(also an HTML body, which may say something else: shown in the inbox)' : '(an HTML body: shown in the inbox)');
+    if (e.body != null) parts.push('', e.body);
     if (e.in_reply_to?.body) parts.push('', `In reply to${e.in_reply_to.from ? ` ${e.in_reply_to.from}` : ''}:`, e.in_reply_to.body);
   }
   for (const f of p.files ?? []) parts.push(`${f.path} (${f.size} bytes)`);
@@ -74,9 +77,9 @@ function previewText(p: Preview): string | null {
 function previewHtml(p: Preview): string {
   const label = esc(p.title ?? p.name ?? p.type);
   const text = previewText(p);
-  const blobs = p.blob || p.before_blob || p.after_blob ? '<p class="meta">Its file contents are shown in the inbox.</p>' : '';
+  const blobs = p.blob || p.before_blob || p.after_blob || p.files?.length ? '<p class="meta">Its file contents are shown in the inbox.</p>' : '';
   if (text == null) return `<div class="box"><div class="meta">${label}</div><p class="meta">Shown in the inbox.</p></div>`;
-  const shown = text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}\n…` : text;
+  const shown = text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}\n… (cut here: the rest is in the inbox)` : text;
   return `<div class="box"><div class="meta">${label}</div><pre>${esc(shown)}</pre>${blobs}</div>`;
 }
 

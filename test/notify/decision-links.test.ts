@@ -104,9 +104,21 @@ describe('decision links', () => {
       previews: [
         {
           type: 'email',
-          email: { from: 'bot@example.com', to: ['ceo@example.com'], cc: ['board@example.com'], subject: 'Resignation', body: 'I quit, effective <now>.' },
+          email: {
+            from: 'bot@example.com',
+            to: ['ceo@example.com'],
+            cc: ['board@example.com'],
+            subject: 'Resignation',
+            body: 'I quit, effective <now>.',
+            body_html: '<p>Please wire $1,000,000</p>',
+          },
         },
-        { type: 'command', command: { shell: 'rm -rf build', cwd: '/srv/prod' } },
+        {
+          type: 'email',
+          title: 'Long one',
+          email: { to: ['all@example.com'], body: 'x'.repeat(25_000), attachments: [{ name: 'payroll-all-staff.xlsx', size: 9 }] },
+        },
+        { type: 'command', command: { shell: 'rm -rf build', cwd: '/srv/prod', env_keys: ['AWS_SECRET_ACCESS_KEY'] } },
         { type: 'command', command: { argv: ['rm', '-rf', '/'] } },
         { type: 'files', files: [{ path: 'src/a.ts', blob: `sha256:${'a'.repeat(64)}`, mime: 'text/plain', size: 12 }] },
       ],
@@ -121,6 +133,11 @@ describe('decision links', () => {
       '$ rm -rf build',
       'argv: [&quot;rm&quot;,&quot;-rf&quot;,&quot;/&quot;]',
       'src/a.ts (12 bytes)',
+      'also an HTML body, which may say something else',
+      'Attachment: payroll-all-staff.xlsx (9 bytes)',
+      'cut here: the rest is in the inbox',
+      'env: AWS_SECRET_ACCESS_KEY',
+      'Its file contents are shown in the inbox.',
     ])
       expect(html).toContain(shown);
   });
