@@ -84,10 +84,12 @@ export const SCOPE_RULE_PREFIX = 'scope-';
  * action is the command when a request shows one, else its tool, else its title. So a rule that
  * remembers a tool matches only requests that show no command, and one that remembers a title
  * only requests with neither a command nor a tool: otherwise the agent could put any command
- * behind a title or tool a person once approved for good. Null for other rules.
+ * behind a title or tool a person once approved for good. Null for other rules, and for any rule
+ * that does not approve: an operator may name a deny rule `scope-…`, and narrowing it would let
+ * through what it refuses (narrowing an approve rule only ever asks a person more).
  */
-export function sameActionTest(rule: { id: string; match: RuleMatch }): ((facts: RequestFacts) => boolean) | null {
-  if (!rule.id.startsWith(SCOPE_RULE_PREFIX) || rule.match.command !== undefined) return null;
+export function sameActionTest(rule: { id: string; action: string; match: RuleMatch }): ((facts: RequestFacts) => boolean) | null {
+  if (rule.action !== 'approve' || !rule.id.startsWith(SCOPE_RULE_PREFIX) || rule.match.command !== undefined) return null;
   if (rule.match.tool !== undefined) return (f) => f.commands.length === 0;
   return (f) => f.commands.length === 0 && f.tool === null;
 }

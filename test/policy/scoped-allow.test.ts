@@ -127,6 +127,24 @@ describe('scoped allow', () => {
     expect((await createRequest(t.api, { title: 'Run the tests', source })).status).toBe('approved');
   });
 
+  it("an operator's deny or ask rule named scope-… is not narrowed: it still refuses requests that show a command", async () => {
+    t = await startTestServer({
+      rules: [
+        { id: 'scope-prod-deploys', match: { tool: 'deploy' }, action: 'deny' },
+        { id: 'scope-ask-titles', match: { title: '^Ship' }, action: 'ask', risk: 'high' },
+      ] as never,
+    });
+    expect((await t.api.post('/v1/rules', { id: 'scope-no-release', match: { title: '^Release' }, action: 'deny' })).status).toBe(201);
+    const shows = { kind: 'command', source, previews: [{ type: 'command', command: { shell: './deploy.sh prod' } }] };
+    expect((await createRequest(t.api, { ...shows, title: 'Deploy', tool: 'deploy' })).status).toBe('denied');
+    expect((await createRequest(t.api, { ...shows, title: 'Release it' })).status).toBe('denied');
+    expect((await createRequest(t.api, { ...shows, title: 'Ship it' })).risk).toBe('high');
+    const tested = await t.api.post('/v1/rules/test', { ...shows, title: 'Deploy', tool: 'deploy' });
+    expect(tested.status, tested.text).toBe(200);
+    expect(tested.body.action).toBe('deny');
+    expect(JSON.stringify(tested.body.rule)).toContain('scope-prod-deploys');
+  });
+
   it('session scope matches the same session only, and expires after policy.session_scope_ttl', async () => {
     const clock = createFakeClock(Date.UTC(2026, 0, 1));
     t = await startTestServer({ policy: { session_scope_ttl: '2h' } }, { clock });
