@@ -12,14 +12,15 @@ export function createCallbackOutboxHook(): TerminalHook {
   return async (transition, tx) => {
     const url = transition.stored.record.callback_url;
     if (!url) return;
-    const id = newId(transition.at);
+    // Made now: a delivery's age (callbacks.max_age) counts from when it was queued.
+    const id = newId(transition.now);
     await tx.deliveries.insert({
       id,
       requestId: transition.stored.record.id,
       type: transition.type,
       url,
       body: buildCallbackBody(transition, id),
-      createdAt: transition.at,
+      createdAt: transition.now,
     });
   };
 }

@@ -167,24 +167,25 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
   }
 
   /** One event to every hook that wants it: mutes, `events`, `match`, bursts, then the outbox row. */
-  async function dispatch(tx: WriteTx, type: HookEvent, stored: StoredRequest, at: number): Promise<number> {
+  /** `at`: the event's time; `now`: when it is queued (later only for an expiry swept after its deadline). */
+  async function dispatch(tx: WriteTx, type: HookEvent, stored: StoredRequest, at: number, now = at): Promise<number> {
     const facts = requestFacts(stored.record, stored.format);
     const wanting = hooks.filter((h) => h.events.has(type) && h.matches(facts));
     if (wanting.length === 0) return 0;
-    if (mutedBy(await tx.mutes.active(at), stored.record.source)) return 0;
+    if (mutedBy(await tx.mutes.active(now), stored.record.source)) return 0;
     let written = 0;
     for (const hook of wanting) {
-      if (!(await burstAllows(tx, hook, stored, at))) continue;
+      if (!(await burstAllows(tx, hook, stored, now))) continue;
       const env = requestEnvelope({
         type,
-        id: newId(at),
+        id: newId(now),
         at,
         stored,
         baseUrl: baseUrl(),
         includeContent: hook.config.include_content ?? false,
-        links: await linksFor(tx, hook, stored, at),
+        links: await linksFor(tx, hook, stored, now),
       });
-      if (await insert(tx, hook, env, stored.record.id, at, stored.record.expires_at)) written++;
+      if (await insert(tx, hook, env, stored.record.id, now, stored.record.expires_at)) written++;
     }
     if (written) queued(tx);
     return written;
@@ -242,7 +243,7 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
     async onTerminal(t: TerminalTransition, tx: WriteTx): Promise<void> {
       if (hooks.length === 0) return;
       if (wantsReminders || wantsExpiring) await tx.notices.remove(t.stored.record.id);
-      await dispatch(tx, t.type, t.stored, t.at);
+      await dispatch(tx, t.type, t.stored, t.at, t.now);
     },
 
     /**

@@ -17,6 +17,11 @@ export interface TerminalTransition {
   stored: StoredRequest;
   type: TerminalEventType;
   at: number;
+  /**
+   * When the transition is written: `at`, except for an expiry swept after its deadline (a daemon
+   * that was down), which is recorded at the deadline but queues its deliveries now.
+   */
+  now: number;
   /** Who caused it (the audit actor): a principal's name, `timeout` or `upstream`. */
   actor: string;
 }

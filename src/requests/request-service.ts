@@ -100,7 +100,8 @@ export function createRequestService({
       throw new AppError('not_pending', `request ${record.id} is no longer pending`);
     }
     await tx.requests.appendAudit(record.id, audit.event, audit.actor, at, audit.details);
-    for (const hook of terminalHooks) await hook({ stored: updated, type, at, actor: audit.actor }, tx);
+    const now = Math.max(at, clock.now());
+    for (const hook of terminalHooks) await hook({ stored: updated, type, at, now, actor: audit.actor }, tx);
     if (updated.nativeReply !== stored.nativeReply) await tx.requests.setNativeReply(record.id, updated.nativeReply);
     emit(tx, type, updated);
     return updated;
@@ -128,6 +129,14 @@ export function createRequestService({
    * A request past its `expires_at` is expired, even in the moment before the expiry sweep has
    * written so: a decision or a cancel arriving then must not win over the timeout.
    */
+  /** Expires a request past its deadline, recorded at the deadline however late (a busy loop, a daemon that was down). */
+  function expireIn(tx: WriteTx, stored: StoredRequest, now: number): Promise<StoredRequest> {
+    const at = Math.min(stored.record.expires_at ?? now, now);
+    const decision = timeoutDecision(stored.record, at);
+    const details = decision ? { on_timeout: stored.record.on_timeout, option: decision.option } : { on_timeout: stored.record.on_timeout };
+    return finish(tx, stored, { status: 'expired', decision }, 'request.expired', { event: 'expired', actor: 'timeout', details }, at);
+  }
+
   function pendingOrThrow(stored: StoredRequest, now: number) {
     const { status, expires_at: expiresAt } = stored.record;
     const effective = status === 'pending' && expiresAt !== null && expiresAt <= now ? 'expired' : status;
@@ -333,6 +342,9 @@ export function createRequestService({
         if (!stored) throw new AppError('not_found', `request ${id} not found`);
         if (stored.record.status !== 'pending') return { stored, changed: false };
         const at = clock.now();
+        // Past the deadline the request has expired, whatever the agent's side says: as the sweep would.
+        const { expires_at: expiresAt } = stored.record;
+        if (expiresAt !== null && expiresAt <= at) return { stored: await expireIn(tx, stored, at), changed: true };
         const event = type === 'request.decided' ? 'decided' : resolution.status;
         const updated = await finish(tx, stored, resolution, type, { event, actor: resolution.actor, details: resolution.details }, at);
         return { stored: updated, changed: true };
@@ -349,13 +361,7 @@ export function createRequestService({
         const batch = await store.write(async (tx) => {
           const now = clock.now();
           const out: StoredRequest[] = [];
-          for (const stored of await tx.requests.claimDue(now, EXPIRY_BATCH)) {
-            // It expired at its deadline, however late the sweep (a busy loop, a daemon that was down).
-            const at = Math.min(stored.record.expires_at ?? now, now);
-            const decision = timeoutDecision(stored.record, at);
-            const details = decision ? { on_timeout: stored.record.on_timeout, option: decision.option } : { on_timeout: stored.record.on_timeout };
-            out.push(await finish(tx, stored, { status: 'expired', decision }, 'request.expired', { event: 'expired', actor: 'timeout', details }, at));
-          }
+          for (const stored of await tx.requests.claimDue(now, EXPIRY_BATCH)) out.push(await expireIn(tx, stored, now));
           return out;
         });
         expired.push(...batch);

@@ -234,6 +234,22 @@ describe('callback retries', () => {
     expect(d.attempts[0].error).toContain('ECONNREFUSED');
   });
 
+  it('an expiry swept long after its deadline (the daemon was down past callbacks.max_age) is still delivered, dated at the deadline', async () => {
+    clock = createFakeClock(Math.floor(Date.now() / 1000) * 1000);
+    receiver = await startReceiver();
+    const first = await startCallbackServer({}, { clock });
+    const r = await createWithCallback(first.api, `${receiver.url}/hook`, { timeout: '1m' });
+    await first.stop();
+    clock.advance(25 * 3_600_000);
+    t = await startCallbackServer({}, { clock, dataDir: first.dataDir });
+    const [d] = await attemptDone(r.id, 1);
+    expect(d).toMatchObject({ state: 'delivered', type: 'request.expired' });
+    expect(receiver.received).toHaveLength(1);
+    const body = JSON.parse(receiver.received[0]!.body);
+    expect(body).toMatchObject({ type: 'request.expired', time: new Date(r.expires_at).toISOString() });
+    expect(body.data.request).toMatchObject({ status: 'expired', decision: { decided_at: r.expires_at } });
+  });
+
   it('a callback_url no longer allowed at delivery time fails without dialling', async () => {
     clock = createFakeClock(Math.floor(Date.now() / 1000) * 1000);
     receiver = await startReceiver();

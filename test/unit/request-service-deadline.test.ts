@@ -52,6 +52,30 @@ describe('request service: the deadline', () => {
     expect((await service.decide(s.id, { option: 'approve', content_hash: s.content_hash }, ADMIN)).record.status).toBe('approved');
   });
 
+  it('an upstream resolution after the deadline records the expiry instead, at the deadline', async () => {
+    for (const status of ['approved', 'cancelled'] as const) {
+      const r = await create();
+      clock.advance(5_000);
+      const decision =
+        status === 'approved'
+          ? {
+              option: 'approve',
+              outcome: 'approve' as const,
+              decided_by: 'upstream',
+              decided_at: clock.now(),
+              scope: 'once' as const,
+              feedback: null,
+              answers: null,
+            }
+          : null;
+      const { stored, changed } = await service.resolveUpstream(r.id, { status, decision: decision as never, actor: 'upstream' });
+      expect(changed).toBe(true);
+      expect(stored.record).toMatchObject({ status: 'expired', decision: { decided_by: 'timeout', decided_at: r.expires_at } });
+      expect(stored.resolvedAt).toBe(r.expires_at);
+      expect((await store.requests.audit(r.id)).at(-1)).toMatchObject({ event: 'expired', actor: 'timeout', at: r.expires_at });
+    }
+  });
+
   it('records the deadline as the time of expiry, also when the sweep runs long after it', async () => {
     const r = await create();
     clock.advance(60_000);
