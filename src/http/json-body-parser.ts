@@ -18,7 +18,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * null) and integers beyond 2^53 (rounded by the parse). Iterative, so the check itself cannot overflow. The message starts with the
  * offending field's path.
  */
-export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string | null {
+export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH, source?: string): string | null {
+  let literals: Set<number> | undefined;
   // Each entry links to its parent instead of carrying its own path: the path is built only for
   // the message, so a well-formed body costs no allocation per value beyond the stack.
   const stack: Visit[] = [{ value, key: undefined, depth: 0, parent: null }];
@@ -34,9 +35,15 @@ export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): str
       if (!Number.isFinite(v)) return `${formatIssuePath(pathOf(visit))}: the number is too large (out of the float64 range)`;
       // Past 2^53 JSON.parse rounds an integer (12345678901234567891 becomes …67000): the reviewer
       // would see, and the content hash cover, a number the agent never sent (I-JSON, RFC 7493
-      // §2.2). From 1e21 up numbers are written with an exponent: floats, whose rounding is theirs.
+      // §2.2). Every float this large is integral too, so the text decides: only digits written
+      // out (no fraction, no exponent) are an integer; 1.5e17 is a float, whose rounding is its own.
       const size = Math.abs(v);
-      if (size > Number.MAX_SAFE_INTEGER && size < 1e21 && Number.isInteger(v)) {
+      if (
+        size > Number.MAX_SAFE_INTEGER &&
+        size < 1e21 &&
+        Number.isInteger(v) &&
+        (source === undefined || (literals ??= unsafeIntegerLiterals(source)).has(v))
+      ) {
         return `${formatIssuePath(pathOf(visit))}: the integer is too large to keep exactly (beyond ±(2^53 - 1)); send it as a string`;
       }
       continue;
@@ -83,6 +90,20 @@ function isObject(v: unknown): v is object {
 
 export type ParsedJson = { ok: true; value: unknown } | { ok: false; syntax: boolean; message: string };
 
+// A JSON string (skipped whole, so digits inside one are not numbers) or a number token.
+const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d+(\.\d+)?([eE][+-]?\d+)?/g;
+
+/** The values of the integers in valid JSON text written in digits alone beyond ±(2^53 - 1). Only read when a value is that large. */
+function unsafeIntegerLiterals(text: string): Set<number> {
+  const out = new Set<number>();
+  for (const m of text.matchAll(STRING_OR_NUMBER)) {
+    if (m[0].startsWith('"') || m[1] !== undefined || m[2] !== undefined) continue;
+    const n = Number(m[0]);
+    if (!Number.isSafeInteger(n)) out.add(n);
+  }
+  return out;
+}
+
 /**
  * The one JSON parser for everything a client sends, HTTP bodies and bridge WebSocket frames
  * alike: JSON.parse, then `jsonValueProblem` (depth, Unicode, finite numbers, `__proto__` and
@@ -97,7 +118,7 @@ export function parseJson(text: string): ParsedJson {
   } catch {
     return { ok: false, syntax: true, message: 'the body is not valid JSON' };
   }
-  const problem = jsonValueProblem(value);
+  const problem = jsonValueProblem(value, MAX_JSON_DEPTH, text);
   return problem ? { ok: false, syntax: false, message: problem } : { ok: true, value };
 }
 

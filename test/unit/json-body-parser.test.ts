@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonValueProblem, MAX_JSON_DEPTH } from '../../src/http/json-body-parser.js';
+import { jsonValueProblem, parseJson, MAX_JSON_DEPTH } from '../../src/http/json-body-parser.js';
 
 /** Nests `value` inside `levels` arrays. */
 function nest(levels: number, value: unknown = 1): unknown {
@@ -36,6 +36,17 @@ describe('jsonValueProblem', () => {
     expect(jsonValueProblem(JSON.parse('{"a": [9007199254740993]}'))).toMatch(/^a\[0\]: the integer is too large to keep exactly/);
     expect(jsonValueProblem(JSON.parse('{"a": -9007199254740993}'))).toMatch(/^a: the integer is too large/);
     expect(jsonValueProblem(JSON.parse('{"a": [9007199254740991, -9007199254740991, 1.5e-300, 0.1]}'))).toBeNull();
+  });
+
+  it('reads the text: a large float written with an exponent or a fraction is no integer, nor are digits inside a string', () => {
+    for (const text of ['{"a": 1.5e17}', '{"a": 1e16}', '{"a": 1.0e20}', '{"a": 12345678901234567.5}', '{"s": "9007199254740993", "a": 1.5E+17}']) {
+      expect(parseJson(text), text).toMatchObject({ ok: true });
+    }
+    expect(parseJson('{"s": "1.5e17 \\" x", "a": [1.5e17, 9007199254740993]}')).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^a\[1\]: the integer is too large to keep exactly/),
+    });
+    expect(parseJson('{"a": -12345678901234567890}')).toMatchObject({ ok: false, message: expect.stringMatching(/^a: the integer is too large/) });
   });
 
   it('refuses numbers beyond float64 (JSON.parse reads 1e400 as Infinity), naming the field', () => {
