@@ -203,6 +203,20 @@ describe('paperclip adapter quirks', () => {
     expect(check(boxes({ minSelected: 1, maxSelected: 2 }), { a: true, c: true })).not.toThrow();
   });
 
+  it('refuses checkbox bounds no selection can meet, naming payload.minSelected', () => {
+    for (const [extra, says] of [
+      [{ minSelected: 4 }, 'must be at most the number of options (3)'],
+      [{ minSelected: 2, maxSelected: 1 }, 'must be at most maxSelected (1)'],
+    ] as const) {
+      const parsed = paperclipAdapter.frameSchema.safeParse(boxes(extra));
+      expect(parsed.success, JSON.stringify(extra)).toBe(false);
+      expect(parsed.error!.issues).toEqual([expect.objectContaining({ path: ['payload', 'minSelected'], message: says })]);
+    }
+    for (const extra of [{ minSelected: 3 }, { minSelected: 2, maxSelected: 2 }, { maxSelected: 0 }]) {
+      expect(paperclipAdapter.frameSchema.safeParse(boxes(extra)).success, JSON.stringify(extra)).toBe(true);
+    }
+  });
+
   it('never offers accept_for_session on an elicitation, also when its choices list it (the harness refuses it there)', () => {
     const elicitation = (choices: unknown) =>
       event({

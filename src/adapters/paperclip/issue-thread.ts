@@ -60,6 +60,10 @@ const CheckboxPayload = z
     (p.defaultSelectedOptionIds ?? []).forEach((id, i) => {
       if (!ids.has(id)) flag(ctx, ['defaultSelectedOptionIds', i], `"${id}" is not an option id`);
     });
+    // Bounds no selection can meet would leave the reviewer only reject: refused here instead.
+    const min = p.minSelected ?? 0;
+    if (min > p.options.length) flag(ctx, ['minSelected'], `must be at most the number of options (${p.options.length})`);
+    else if (p.maxSelected != null && min > p.maxSelected) flag(ctx, ['minSelected'], `must be at most maxSelected (${p.maxSelected})`);
   });
 
 const VERDICTS = ['approve', 'reject', 'defer'] as const;
