@@ -87,6 +87,7 @@ export function openApiOptions(version: string): SwaggerOptions {
         description: [raw.description, AUTH_TEXT[auth]].filter(Boolean).join('\n\n'),
         security: auth === 'public' ? [] : [{ bearer: [] }],
         'x-countersign-auth': auth,
+        ...(config.optionalBody ? { [OPTIONAL_BODY]: true } : {}),
       };
       const result = toJsonSchema({ ...input, schema });
       const doc = result.schema as Record<string, unknown> & { response: Record<string, unknown> };
@@ -95,7 +96,8 @@ export function openApiOptions(version: string): SwaggerOptions {
       for (const [status, group] of byStatus(all)) if (!(String(status) in success)) doc.response[status] = errorResponse(group);
       return result;
     },
-    transformObject: (input) => pruneUnusedComponents(jsonSchemaTransformObject(input) as OpenApiDocument) as ReturnType<typeof jsonSchemaTransformObject>,
+    transformObject: (input) =>
+      pruneUnusedComponents(optionalBodies(jsonSchemaTransformObject(input) as OpenApiDocument)) as ReturnType<typeof jsonSchemaTransformObject>,
   };
 }
 
@@ -159,6 +161,21 @@ interface OpenApiDocument {
  * Keeps only the components the paths use (directly or through other components): the zod
  * transform emits an input and an output variant of every named schema.
  */
+// Marks an operation whose body may be left out; swagger makes every requestBody required.
+const OPTIONAL_BODY = 'x-countersign-optional-body';
+
+/** `requestBody.required: false` where the route takes no body as `{}` (config.optionalBody). */
+function optionalBodies(doc: OpenApiDocument): OpenApiDocument {
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item as Record<string, Record<string, unknown>>)) {
+      if (op === null || typeof op !== 'object' || !(OPTIONAL_BODY in op)) continue;
+      delete op[OPTIONAL_BODY];
+      if (op.requestBody && typeof op.requestBody === 'object') (op.requestBody as { required?: boolean }).required = false;
+    }
+  }
+  return doc;
+}
+
 function pruneUnusedComponents(doc: OpenApiDocument): OpenApiDocument {
   const all = doc.components?.schemas ?? {};
   const used = new Set<string>();

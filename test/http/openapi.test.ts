@@ -128,6 +128,18 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
     expect(errorCodes(create, 400).sort()).toEqual(['callback_not_allowed', 'invalid_request']);
     expect(errorCodes(create, 403)).toEqual(['forbidden']);
     expect(errorCodes(create, 409)).toEqual(['dedupe_conflict']);
+    // A submit token's on_timeout=approve without the grant, on a native create as on a handup one.
+    expect(errorCodes(op('/v1/formats/{format}/requests', 'post'), 403)).toEqual(['forbidden']);
+    expect(errorCodes(op('/v1/rules/test', 'post'), 400)).toContain('invalid_query');
+    const hook = op('/v1/formats/claude-code/hook', 'post');
+    expect(hook.requestBody?.content['application/json']).toBeDefined();
+    expect(errorCodes(hook, 413)).toEqual(['payload_too_large']);
+    expect(errorCodes(hook, 415)).toEqual(['unsupported_media_type']);
+    // Routes that take no body as {} say so; the others require theirs.
+    expect(op('/v1/mutes', 'post').requestBody.required).toBe(false);
+    expect(op('/v1/hooks/{name}/test', 'post').requestBody.required).toBe(false);
+    expect(create.requestBody.required).toBe(true);
+    expect(JSON.stringify(doc)).not.toContain('x-countersign-optional-body');
     expect(errorCodes(create, 429)).toEqual(['rate_limited']);
     expect(errorCodes(op('/v1/requests/{id}/cancel', 'post'), 409)).toEqual(['not_pending']);
     expect(errorCodes(op('/v1/tokens', 'post'), 409)).toEqual(['token_exists']);

@@ -39,6 +39,11 @@ const HookOutputDoc = z
  * hook URL serves every event. Whatever the hook answers, the request stays in countersign: a
  * later decision still reaches history and callbacks.
  */
+// Parsed in the handler (an unknown event is answered {}), so documented only.
+const HookInputDoc = z
+  .record(z.string(), z.unknown())
+  .meta({ id: 'ClaudeCodeHookInput', description: "Claude Code's hook input (stdin of a command hook), with hook_event_name" });
+
 export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { formats, intake, requests, waiters, rateLimit } = deps;
@@ -47,7 +52,7 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
   r.post(
     `/v1/formats/${FORMAT}/hook`,
     {
-      config: { auth: 'submit', validationCode: 'invalid_frame', ownQuery: true },
+      config: { auth: 'submit', validationCode: 'invalid_frame', ownQuery: true, openapi: { body: HookInputDoc } },
       schema: {
         summary: 'Claude Code hook (PreToolUse, PermissionRequest): answers the hook output once decided or when ?wait (default 55s, max 10m) runs out',
         description:

@@ -68,7 +68,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
         response: {
           200: WithReplyDoc,
           201: WithReplyDoc,
-          ...errors('invalid_query', 'callback_not_allowed', 'unknown_format', 'native_conflict', 'unsupported_frame', 'rate_limited'),
+          ...errors('invalid_query', 'callback_not_allowed', 'forbidden', 'unknown_format', 'native_conflict', 'unsupported_frame', 'rate_limited'),
         },
       },
     },

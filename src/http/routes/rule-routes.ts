@@ -125,7 +125,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
           'Body: a request as for POST /v1/requests (source.integration is taken as given), or {format, frame, query?, integration?} for a native frame.',
         response: {
           200: z.object({ rule: RuleDoc.nullable(), action: z.string(), would_decide: z.string().nullable(), skipped: z.string().optional() }),
-          ...errors('invalid_request', 'invalid_frame', 'callback_not_allowed', 'unsupported_frame'),
+          ...errors('invalid_request', 'invalid_query', 'invalid_frame', 'callback_not_allowed', 'unsupported_frame'),
         },
       },
     },
