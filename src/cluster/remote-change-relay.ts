@@ -52,14 +52,16 @@ export function relayRemoteChanges({
     while (queued.length > 0) {
       const batch = queued;
       queued = [];
+      const ids = [...new Set(batch.flatMap((c) => (WITH_RECORD.has(c.type) && c.requestId ? [c.requestId] : [])))];
+      let records: Records = new Map();
       try {
-        const ids = [...new Set(batch.flatMap((c) => (WITH_RECORD.has(c.type) && c.requestId ? [c.requestId] : [])))];
-        const records: Records = new Map((await store.requests.records(ids)).map((s) => [s.record.id, s]));
-        for (const change of batch) {
-          await handle(change, records).catch((err: unknown) => log.warn({ err: (err as Error).message, change }, 'cannot relay a change from another daemon'));
-        }
+        records = new Map((await store.requests.records(ids)).map((s) => [s.record.id, s]));
       } catch (err) {
-        log.warn({ err: (err as Error).message, changes: batch.length }, 'cannot read the requests of changes from another daemon');
+        // Only the request events go unheard; sign-outs, queued deliveries and policy changes need no record.
+        log.warn({ err: (err as Error).message, requests: ids.length }, 'cannot read the requests of changes from another daemon');
+      }
+      for (const change of batch) {
+        await handle(change, records).catch((err: unknown) => log.warn({ err: (err as Error).message, change }, 'cannot relay a change from another daemon'));
       }
     }
     draining = null;
