@@ -247,6 +247,11 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
     return deps.hooks!.sender.send(hook, { id: leased.id, type: leased.type, requestId: leased.requestId, body: leased.body }, controller);
   }
 
+  /** Tells every daemon on the store that a row is pending again, so whichever is running arms its timer for it. */
+  function queued(tx: WriteTx) {
+    tx.announce({ type: 'deliveries.queued' });
+  }
+
   /**
    * Records how the attempt ended. Not a durable write (store.ts): losing it in a power failure
    * is the daemon stopping before it, which the lease already covers (the row is taken back, the
@@ -254,11 +259,6 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
    * its own and holds no decision's commit behind one. The lease, written before the attempt,
    * stays durable: every attempt made is on record.
    */
-  /** Tells every daemon on the store that a row is pending again, so whichever is running arms its timer for it. */
-  function queued(tx: WriteTx) {
-    tx.announce({ type: 'deliveries.queued' });
-  }
-
   function finalize(leased: LeasedDelivery, outcome: AttemptOutcome, latencyMs: number): Promise<void> {
     const { id, requestId, type, attempt: n } = leased;
     const recordEnd = async (tx: WriteTx) => {
@@ -279,25 +279,26 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
       };
       switch (outcome.kind) {
         case 'delivered':
+          // A daemon that lost its lease (taken over as interrupted) changes nothing, its attempt row included.
+          if (!(await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null }, node))) return;
           counted('delivered');
-          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null });
           if ((await deliveries.finish(id, 'delivered', now, null, node)) && hook === null) {
             await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
           }
           return;
         case 'interrupted':
+          if (!(await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error }, node))) return;
           counted('interrupted');
-          await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error });
           // Not counted against the schedule and due again at once (on the next start, or another
           // daemon, which hears of it: it had no timer for a row that was leased when it last looked).
           if (await deliveries.release(id, now, null, node)) queued(tx);
           return;
         case 'fail':
-          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+          if (!(await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error }, node))) return;
           await fail(outcome.reason, outcome.status, outcome.error);
           return;
         case 'retry': {
-          await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error });
+          if (!(await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error }, node))) return;
           const plan = planRetry({
             counted: await deliveries.countedAttempts(id),
             schedule,

@@ -85,7 +85,11 @@ export interface DeliveryOutbox extends DeliveryReads {
    * and opens its attempt row; undefined when nothing is due. Two daemons never lease one row.
    */
   leaseDue(now: number, leaseUntil: number, node: string): Promise<LeasedDelivery | undefined>;
-  endAttempt(id: string, n: number, end: AttemptEnd): Promise<void>;
+  /**
+   * Records how attempt `n` ended. With `node`, only while that daemon still holds the lease:
+   * false when it lost it (the attempt was marked interrupted and taken over), changing nothing.
+   */
+  endAttempt(id: string, n: number, end: AttemptEnd, node?: string): Promise<boolean>;
   /** Attempts that count against the retry schedule: every one but the interrupted. */
   countedAttempts(id: string): Promise<number>;
   /**

@@ -385,7 +385,14 @@ describe.each(stores)('the %s store', (kind, harness) => {
     // 'a' comes back with its late result: neither its success nor its retry overwrites b's lease.
     expect(await store.write((tx) => tx.deliveries.finish('d1', 'delivered', 10_003, null, 'a'))).toBe(false);
     expect(await store.write((tx) => tx.deliveries.release('d1', 10_003, 'late', 'a'))).toBe(false);
-    expect((await store.deliveries.listForRequest(s.record.id))[0]!.state).toBe('leased');
+    // Nor its attempt row: that attempt stays interrupted, off b's retry schedule.
+    const late = { status: 503, latencyMs: 5, errorClass: 'http_5xx', error: 'late' } as const;
+    expect(await store.write((tx) => tx.deliveries.endAttempt('d1', 1, late, 'a'))).toBe(false);
+    const [row] = await store.deliveries.listForRequest(s.record.id);
+    expect(row!.state).toBe('leased');
+    expect(row!.attempts[0]).toMatchObject({ n: 1, status: null, error_class: 'interrupted' });
+    expect(await store.write((tx) => tx.deliveries.countedAttempts('d1'))).toBe(1);
+    expect(await store.write((tx) => tx.deliveries.endAttempt('d1', 2, { ...late, error: 'b' }, 'b'))).toBe(true);
     expect(await store.write((tx) => tx.deliveries.finish('d1', 'delivered', 10_004, null, 'b'))).toBe(true);
   });
 

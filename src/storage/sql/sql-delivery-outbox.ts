@@ -93,15 +93,13 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
       };
     },
 
-    async endAttempt(id, n, end) {
-      await sql.run('UPDATE callback_attempts SET status = ?, latency_ms = ?, error_class = ?, error = ? WHERE delivery_id = ? AND n = ?', [
-        end.status,
-        end.latencyMs === null ? null : Math.round(end.latencyMs),
-        end.errorClass,
-        end.error,
-        id,
-        n,
-      ]);
+    async endAttempt(id, n, end, node) {
+      const held = node === undefined ? '' : ` AND EXISTS (SELECT 1 FROM callback_deliveries WHERE id = ? AND state = 'leased'${heldBy(node)})`;
+      const changed = await sql.run(
+        `UPDATE callback_attempts SET status = ?, latency_ms = ?, error_class = ?, error = ? WHERE delivery_id = ? AND n = ?${held}`,
+        [end.status, end.latencyMs === null ? null : Math.round(end.latencyMs), end.errorClass, end.error, id, n, ...(node === undefined ? [] : [id, node])],
+      );
+      return changed === 1;
     },
 
     async countedAttempts(id) {
