@@ -137,7 +137,7 @@ export function configSchema(adapters: Adapters) {
           .nullable(),
         retry_schedule: z.array(duration),
         max_age: duration,
-        timeout: duration,
+        timeout: interval,
       }),
       formats: formatsSection(adapters),
       web: z.strictObject({

@@ -7,7 +7,8 @@ import { RuleMatchSchema, type RuleMatchSchemaType } from '../policy/rule-schema
 export const HOOK_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export const DEFAULT_HOOK_TIMEOUT = '10s';
 
-const duration = z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 2s or 10s' });
+// At most an hour: a wait is a timer, and Node's timers cannot wait past 24.8 days.
+const duration = z.string().refine((s) => parseDuration(s, { max: 3_600_000 }).ok, { message: 'must be a duration such as 2s or 10s, at most 1h' });
 
 /** The decide hook schemas over one `match` schema (the registry's formats, or the wired ones). */
 export function decideHookSchemas(match: RuleMatchSchemaType) {

@@ -26,6 +26,8 @@ export const HOOK_FORMATS = ['json', 'slack', 'discord', 'teams', 'google-chat',
 export type HookFormat = (typeof HOOK_FORMATS)[number];
 
 const duration = z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 30s, 10m or 2h' });
+// At most an hour: a wait is a timer, and Node's timers cannot wait past 24.8 days.
+const timeout = z.string().refine((s) => parseDuration(s, { max: 3_600_000 }).ok, { message: 'must be a duration such as 10s or 1m, at most 1h' });
 
 /** An absolute http(s) URL without credentials or a fragment (secrets belong in the path or query the service gives). */
 export function checkHttpUrl(raw: string): string | null {
@@ -66,7 +68,7 @@ export function hookSchema(match: RuleMatchSchemaType) {
         .string()
         .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
         .optional(),
-      timeout: duration.optional(),
+      timeout: timeout.optional(),
     })
     .superRefine((h, ctx) => {
       const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });

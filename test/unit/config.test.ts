@@ -132,6 +132,8 @@ describe('config', () => {
     ['COUNTERSIGN_REQUESTS_MAX_PER_MINUTE', '0b11', 'requests.max_per_minute'],
     ['COUNTERSIGN_CLUSTER_HEARTBEAT_INTERVAL', '30d', 'cluster.heartbeat_interval'],
     ['COUNTERSIGN_EVENTS_PING_INTERVAL', '2h', 'events.ping_interval'],
+    // Node's timers cannot wait past 24.8 days: a longer limit would fire at once.
+    ['COUNTERSIGN_CALLBACKS_TIMEOUT', '30d', 'callbacks.timeout'],
     ['COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT', '30', 'requests.default_timeout'],
     ['COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT', '2y', 'requests.default_timeout'],
     ['COUNTERSIGN_REQUESTS_MAX_PER_MINUTE', '-1', 'requests.max_per_minute'],

@@ -73,6 +73,8 @@ describe('hook configuration', () => {
     refuse(hook({ webhook: 'https://user:pw@x.example/' }), 'hooks.0.webhook', 'credentials');
     refuse(hook({ format: 'mattermost' }), 'hooks.0.format');
     refuse(hook({ events: ['request.exploded'] }), 'hooks.0.events.0');
+    // A timer cannot wait past 24.8 days: longer would fire at once.
+    refuse(hook({ timeout: '30d' }), 'hooks.0.timeout', 'at most 1h');
     refuse(hook({ colour: 'red' }), 'hooks.0.colour', 'unknown');
     refuse(hook({ match: {} }), 'hooks.0.match', 'at least one');
     refuse(hook({ match: { command: '(' } }), 'hooks.0.match.command', 'regular expression');
