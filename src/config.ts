@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { domainToASCII, fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { z } from 'zod';
@@ -269,13 +269,19 @@ function whatWasWritten(
   return source ? `got ${shown} from ${source}` : `got ${shown}`;
 }
 
-// A DNS name as a URL's host carries it: dot-separated labels, none empty, none starting or ending with "-".
-const HOST_NAME = /^[\p{L}\p{N}_](?:[\p{L}\p{N}_-]{0,61}[\p{L}\p{N}_])?(?:\.[\p{L}\p{N}_](?:[\p{L}\p{N}_-]{0,61}[\p{L}\p{N}_])?)*$/u;
+// A DNS name in its ASCII form (IDN labels as punycode): dot-separated labels, none empty, none
+// starting or ending with "-".
+const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
 function isAllowlistHost(entry: string): boolean {
   if (entry.includes(':')) return isIPv6(entry.replace(/^\[(.*)\]$/, '$1'));
-  // `.example.com`, `example.org.` or `a..b` would never equal a callback URL's host.
-  return HOST_NAME.test(entry.startsWith('*.') ? entry.slice(2) : entry);
+  // `.example.com` or `a..b` would never equal a callback URL's host; `example.org.` (the
+  // fully qualified form) does, as does any IDN name, compared as URLs write it.
+  const name = entry.startsWith('*.') ? entry.slice(2) : entry;
+  // Letters (marks included), digits, "_", "-" and dots only: domainToASCII would cut a path off.
+  if (!/^[\p{L}\p{M}\p{N}_.-]+$/u.test(name)) return false;
+  const ascii = domainToASCII(name.endsWith('.') ? name.slice(0, -1) : name);
+  return ascii !== '' && HOST_NAME.test(ascii);
 }
 
 function parsesAsConnectionString(url: string): boolean {

@@ -241,7 +241,8 @@ describe('config', () => {
   });
 
   it('callbacks.allowlist takes hosts only: a URL or a host:port would start and never match', () => {
-    const hosts = ['hooks.example.com', '*.ci.example.org', '127.0.0.1', '[::1]', '::1', 'LOCALHOST', 'bücher.example'];
+    // IDN labels (with combining marks too) and the fully qualified form match URLs' hosts as written.
+    const hosts = ['hooks.example.com', '*.ci.example.org', '127.0.0.1', '[::1]', '::1', 'LOCALHOST', 'bücher.example', 'हिन्दी.भारत', 'example.org.'];
     expect(loadConfig({ env: {}, overrides: { callbacks: { allowlist: hosts } } as never }).callbacks.allowlist).toEqual(hosts);
     for (const entry of [
       'http://127.0.0.1:8080',
@@ -251,7 +252,7 @@ describe('config', () => {
       'a*.example.com',
       ' example.com',
       '.example.com',
-      'example.org.',
+      'example.org..',
       'a..b',
       '-bad-.com',
       '*.',
