@@ -141,6 +141,7 @@ export function createDeps(
     pingIntervalMs: durationMs(config.events.ping_interval),
     maxBufferedBytes: config.events.max_buffered_bytes,
     isSessionLive: (id) => webSessions.isLive(id),
+    sessionCheckMs: durationMs(config.web.session_idle_timeout) / 2,
     policy: policyEvents,
   });
   return {

@@ -25,6 +25,11 @@ export interface EventsHubOptions {
   maxBufferedBytes: number;
   /** Whether a web session is still live; asked for each session peer at every ping. */
   isSessionLive?: (id: string) => Promise<boolean>;
+  /**
+   * How often a session peer's session is checked (which counts as use) when that must be more
+   * often than the pings: within half the session's idle timeout, so an open page keeps it.
+   */
+  sessionCheckMs?: number;
   /** Policy changes (`rules.changed`, `auto.changed`), sent to every peer like request events. */
   policy?: PolicyEvents;
 }
@@ -42,7 +47,7 @@ export const SESSION_ENDED_CLOSE_CODE = 4401;
  * copy. Each peer's queue is its socket's unsent data, bounded by `maxBufferedBytes`: a peer that
  * would pass it is cut rather than buffered without bound (it resyncs with GET /v1/requests).
  */
-export function createEventsHub({ events, notify, log, pingIntervalMs, maxBufferedBytes, isSessionLive, policy }: EventsHubOptions) {
+export function createEventsHub({ events, notify, log, pingIntervalMs, maxBufferedBytes, isSessionLive, policy, sessionCheckMs }: EventsHubOptions) {
   const peers = new Set<Peer>();
   /** Messages of this turn, not sent yet. */
   let queued: Buffer[] = [];
@@ -114,6 +119,17 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
     }
   }, pingIntervalMs);
   pinger.unref();
+  // Sessions idle out sooner than a ping comes: checked on their own timer too.
+  const checker =
+    isSessionLive && sessionCheckMs !== undefined && sessionCheckMs < pingIntervalMs
+      ? setInterval(
+          () => {
+            for (const peer of peers) if (peer.webSessionId !== null) checkSession(peer, peer.webSessionId);
+          },
+          Math.max(sessionCheckMs, 100),
+        )
+      : null;
+  checker?.unref();
 
   return {
     /**
@@ -142,6 +158,7 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
     /** Closes every peer with 1001 (going away); used on shutdown. */
     close() {
       clearInterval(pinger);
+      if (checker) clearInterval(checker);
       unsubscribe();
       offNotify?.();
       offPolicy?.();

@@ -406,6 +406,25 @@ describe('the event stream for the page: authenticated by its first message', ()
     expect(typeof (await open({ authorization: `Bearer ${secret}` }))).toBe('object');
   });
 
+  it('an open stream keeps a session in use even when its idle timeout is shorter than the ping interval', async () => {
+    // The real clock: the session must be kept alive by the stream alone, over real time.
+    const short = await startTestServer({ events: { ping_interval: '1h' }, web: { session_idle_timeout: '1s', session_max_age: '1h' } });
+    try {
+      const secret = await signIn(short);
+      const socket = new WebSocket(`${short.wsUrl}/v1/events`, { origin: short.url });
+      sockets.push(socket);
+      const first = new Promise<unknown>((resolve) => socket.once('message', (data) => resolve(JSON.parse(String(data)))));
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      socket.send(JSON.stringify({ type: 'auth', token: secret }));
+      expect(await first).toEqual({ type: 'auth.ok' });
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(socket.readyState).toBe(WebSocket.OPEN);
+      expect(await sessionStatus(short, secret)).toBe(200);
+    } finally {
+      await short.close();
+    }
+  });
+
   it("sign-out closes the session's streams at once; expiry closes them at the next ping", async () => {
     const out = await signIn(t);
     const stale = await signIn(t);
