@@ -26,10 +26,12 @@ export interface ClusterViewOptions {
 export function createClusterView({ store, clock, log, id, version, heartbeatMs }: ClusterViewOptions) {
   const startedAt = clock.now();
   let timer: ReturnType<typeof setInterval> | null = null;
-  // When this daemon's heartbeats last came back after failing (null: failing now). While the
-  // store was unreachable nobody could beat: for a few beats after, a silent daemon may just not
-  // have beaten again yet, so its leases are not taken from it before they run out.
-  let beatingSince: number | null = Number.NEGATIVE_INFINITY;
+  // When this daemon's heartbeats last came back after failing or stalling (null: failing now).
+  // While the store was unreachable nobody could beat: for a few beats after, a silent daemon may
+  // just not have beaten again yet, so its leases are not taken from it before they run out. A
+  // daemon that starts may be starting just as the store comes back: it counts from its start.
+  let beatingSince: number | null = startedAt;
+  let lastBeat = startedAt;
 
   let skewed = false;
 
@@ -62,7 +64,12 @@ export function createClusterView({ store, clock, log, id, version, heartbeatMs 
       await beat();
       timer = setInterval(() => {
         beat().then(
-          () => (beatingSince ??= clock.now()),
+          () => {
+            const now = clock.now();
+            // A beat that hung (a partition, a paused host) hid an outage as well as one that failed.
+            if (beatingSince === null || now - lastBeat > 2 * heartbeatMs) beatingSince = now;
+            lastBeat = Math.max(lastBeat, now);
+          },
           (err: unknown) => {
             beatingSince = null;
             log.warn({ err: (err as Error).message }, 'heartbeat failed');

@@ -33,7 +33,9 @@ describe('cluster view', () => {
     let ok = true;
     const v = start(() => ok);
     await v.start();
-    expect(await v.liveIdsIfKnown()).toEqual(['me']);
+    // Just started: the store may have just come back, so not before three beats.
+    expect(await v.liveIdsIfKnown()).toBeNull();
+    await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
     ok = false;
     await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toBeNull();
     ok = true;
@@ -42,6 +44,30 @@ describe('cluster view', () => {
     expect(await v.liveIdsIfKnown()).toBeNull();
     await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
     expect(await v.liveIds()).toEqual(['me']);
+  });
+
+  it('a heartbeat that hung (a partition, a paused host) counts as an outage too: nobody is counted gone for three beats after', async () => {
+    let hang: Promise<void> | null = null;
+    let release = () => {};
+    const store = {
+      nodes: {
+        beat: async () => {
+          if (hang) await hang;
+          return null;
+        },
+        live: async () => [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }],
+        leave: async () => {},
+      },
+    } as unknown as Store;
+    const v = (view = createClusterView({ store, clock: systemClock, log: pino({ level: 'silent' }), id: 'me', version: '1', heartbeatMs: HEARTBEAT_MS }));
+    await v.start();
+    await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
+    hang = new Promise<void>((resolve) => (release = resolve));
+    await sleep(HEARTBEAT_MS * 5);
+    hang = null;
+    release();
+    await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toBeNull();
+    await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
   });
 
   it("warns once when its clock and the database server's differ by more than a second, and says when they agree again", async () => {
