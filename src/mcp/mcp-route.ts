@@ -20,7 +20,12 @@ const CLIENT_NAME_MAX_BYTES = 256;
  * client echoes on every later call instead. It is the client's own claim either way.
  */
 export function sessionIdFor(clientName: string): string {
-  return SESSION_PREFIX + Buffer.from(JSON.stringify({ name: truncateBytes(clientName, CLIENT_NAME_MAX_BYTES) })).toString('base64url');
+  return SESSION_PREFIX + Buffer.from(JSON.stringify({ name: clientNameText(clientName) })).toString('base64url');
+}
+
+/** The name as `source.agent` can hold it: no U+0000 (which no store column takes), at most its bytes. */
+function clientNameText(name: string): string {
+  return truncateBytes(name.replaceAll('\u0000', ''), CLIENT_NAME_MAX_BYTES);
 }
 
 export function clientNameFrom(sessionId: string | undefined): string | null {
@@ -28,7 +33,8 @@ export function clientNameFrom(sessionId: string | undefined): string | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(sessionId.slice(SESSION_PREFIX.length), 'base64url').toString('utf8'));
     const name = (value as { name?: unknown } | null)?.name;
-    return typeof name === 'string' && name.trim() ? truncateBytes(name, CLIENT_NAME_MAX_BYTES) : null;
+    const text = typeof name === 'string' ? clientNameText(name) : '';
+    return text.trim() ? text : null;
   } catch {
     return null;
   }

@@ -17,6 +17,7 @@ import {
   SourceSchema,
   STATUSES,
   TimeoutTextSchema,
+  TitleSchema,
   type Answer,
   type CreateRequestBody,
   type HandupRequest,
@@ -185,7 +186,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       description:
         'Creates an approval request in countersign and returns it. Status "pending" means nobody decided yet: do not proceed, call wait_for_decision. Give a command to show it as a command preview.',
       inputSchema: z.strictObject({
-        title: z.string().min(1).describe('what you want to do, in one line'),
+        title: TitleSchema.describe('what you want to do, in one line'),
         summary: z.string().optional().describe('why, and what happens if it goes wrong (Markdown)'),
         kind: z.enum(['command', 'edit', 'review', 'custom']).optional(),
         command: z.string().min(1).optional().describe('the shell command you want to run: shown as a command preview; kind defaults to command'),
@@ -223,7 +224,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       description:
         'Creates a question request (1-10 questions, each with options and/or free text). When answered, the result has answers keyed by question id. Status "pending": call wait_for_decision.',
       inputSchema: z.strictObject({
-        title: z.string().min(1).describe('what the questions are about'),
+        title: TitleSchema.describe('what the questions are about'),
         questions: z
           .array(QuestionSchema)
           .min(1)

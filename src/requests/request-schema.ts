@@ -233,10 +233,13 @@ const EchoedRunSchema = z.strictObject({
   stop: z.looseObject({}).nullable().optional(),
 });
 
+/** A request's title: one line of text, not blank (the MCP tools take it as the API does). */
+export const TitleSchema = text(MAX_TITLE_BYTES).refine((s) => s.trim().length > 0, { message: 'must not be empty' });
+
 /** POST /v1/requests body. Server-managed fields are accepted (a client may echo a Request) and ignored. */
 export const CreateRequestSchema = z
   .strictObject({
-    title: text(MAX_TITLE_BYTES).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
+    title: TitleSchema,
     tool: nullableText(512).optional(),
     callback_url: z.string().max(2048).nullable().optional(),
     summary: nullableText(64 * KiB).optional(),

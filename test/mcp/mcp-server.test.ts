@@ -79,6 +79,14 @@ describe('MCP server at /mcp', () => {
     }
   });
 
+  it('a client name with U+0000 (which no store keeps) is taken without it, not refused on every call', async () => {
+    t = await startTestServer();
+    const client = await mcp(t.adminToken, 'cursor\u0000x');
+    const res = await call(client, 'request_approval', { title: 'NUL in the name' });
+    expect(res.isError, res.content[0].text).toBeFalsy();
+    expect(res.structuredContent.request.source.agent).toBe('cursorx');
+  });
+
   it('request_approval stores an mcp request of the token, the client named as agent; a reviewer decides; wait_for_decision returns it', async () => {
     t = await startTestServer();
     const agent = await t.submitClient('cursor-laptop');
@@ -231,7 +239,14 @@ describe('MCP server at /mcp', () => {
     expect(await requestCount(t.api)).toBe(0);
 
     // Word for word what the HTTP API answers for the same body, not the MCP SDK's own wording.
-    for (const body of [{ title: 'ok', colour: 'red' }, { title: 7 }, { summary: 'no title' }, { title: 'ok', risk: 'extreme' }]) {
+    for (const body of [
+      { title: 'ok', colour: 'red' },
+      { title: 7 },
+      { title: '' },
+      { title: '  ' },
+      { summary: 'no title' },
+      { title: 'ok', risk: 'extreme' },
+    ]) {
       const res = await call(client, 'request_approval', body);
       const rest = await t.api.post('/v1/requests', body);
       expect(rest.status).toBe(400);
