@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { FollowUp, WireAdapter } from '../adapters/adapter.js';
 import { hasGrant, missingGrant, requireTimeoutApprove } from '../auth/grants.js';
@@ -5,7 +6,9 @@ import type { Principal } from '../auth/principal.js';
 import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
+import { canonicalJson } from '../lib/canonical-json.js';
 import { formatDuration, ONE_YEAR_MS } from '../lib/durations.js';
+import { newId } from '../lib/ids.js';
 import { AppError, RequestNotTaken, validationError } from '../lib/errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../storage/request-records.js';
@@ -41,6 +44,34 @@ export type FollowUpResult =
   | { ignored: true }
   /** `requests`: every request a session-wide follow-up ended, oldest first (`stored` is the first). */
   | { ignored: false; stored: StoredRequest; requests?: StoredRequest[] };
+
+export interface SubmitResult {
+  stored: StoredRequest;
+  created: boolean;
+  /**
+   * The native reply a record answers this frame with. A replay may ask in another shape than
+   * the frame that made the record (a Claude Code PermissionRequest after its PreToolUse): the
+   * stored reply is rendered again for this frame's context then, else it is the stored one.
+   */
+  replyFor(stored: StoredRequest): unknown;
+}
+
+/** See SubmitResult.replyFor: only adapters whose replays may differ in context (replayContext) render again. */
+function replyRenderer(adapter: WireAdapter, context: unknown): (stored: StoredRequest) => unknown {
+  return (stored) => {
+    const stays = stored.nativeReply === null || stored.nativeReply === undefined || !adapter.replayContext;
+    if (stays || canonicalJson(stored.nativeContext) === canonicalJson(context)) return stored.nativeReply ?? null;
+    const at = stored.resolvedAt ?? stored.record.created_at;
+    const noRpcId = (): number => {
+      throw new Error('a replay takes no new rpc id');
+    };
+    try {
+      return adapter.renderReply(stored.record, context, { now: at, uuid: () => randomUUID(), ulid: () => newId(at), rpcId: noRpcId }) ?? null;
+    } catch {
+      return stored.nativeReply;
+    }
+  };
+}
 
 export interface RequestIntakeDeps {
   requests: RequestService;
@@ -125,11 +156,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
      * truncating), and creates the record, or finds the one this submitter's earlier frame
      * with the same native key created (`created: false`).
      */
-    async submit(
-      adapter: WireAdapter,
-      frame: unknown,
-      { principal, overrides, context, admit, create }: SubmitOptions,
-    ): Promise<{ stored: StoredRequest; created: boolean }> {
+    async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create }: SubmitOptions): Promise<SubmitResult> {
       const parsed = parseFrame(adapter, frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const normalized = normalizeFrame(adapter, parsed.data, context);
@@ -139,7 +166,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       if (normalized.expiresAt !== undefined && normalized.expiresAt <= clock.now()) {
         // A replay still finds its record; a new frame whose deadline passed asks nobody anything.
         const seen = await requests.findByNativeKey(adapter.format, principal, key);
-        if (seen) return { stored: seen, created: false };
+        if (seen) return { stored: seen, created: false, replyFor: replyRenderer(adapter, normalized.context ?? null) };
         throw new RequestNotTaken(`expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
       }
 
@@ -168,7 +195,8 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
               details: { format: adapter.format, native_key: key },
             }
           : undefined;
-      return intake.create(body, { principal, format: adapter.format, onTimeoutFrom, native, supersede, admit, create });
+      const result = await intake.create(body, { principal, format: adapter.format, onTimeoutFrom, native, supersede, admit, create });
+      return { ...result, replyFor: replyRenderer(adapter, normalized.context ?? null) };
     },
 
     /**

@@ -54,8 +54,8 @@ const ControllerSeqMessage = z.strictObject({
  */
 export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   const { adapter, principal, intake } = o;
-  /** Requests sent on this socket that are still pending: their replies belong here. */
-  const watching = new Set<string>();
+  /** Requests sent on this socket that are still pending, each with how its frame wants the reply. */
+  const watching = new Map<string, (stored: StoredRequest) => unknown>();
   /** The controller sequence number of the next pushed reply that takes one; null until the bridge gives one. */
   let nextSeq: number | null = null;
   let missedPongs = 0;
@@ -71,10 +71,11 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     socket.send(text);
   }
 
-  function sendReply(stored: StoredRequest) {
-    if (stored.nativeReply === null || stored.nativeReply === undefined) return;
-    if (nextSeq === null) return send(stored.nativeReply);
-    const { reply, sequenced } = sequencedReply(adapter, stored.nativeReply, nextSeq, o.clock);
+  function sendReply(stored: StoredRequest, replyFor: (stored: StoredRequest) => unknown) {
+    const native = replyFor(stored);
+    if (native === null || native === undefined) return;
+    if (nextSeq === null) return send(native);
+    const { reply, sequenced } = sequencedReply(adapter, native, nextSeq, o.clock);
     if (sequenced) nextSeq++;
     send(reply);
   }
@@ -88,12 +89,14 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   }
 
   const unsubscribe = o.events.on((e) => {
-    if (e.type === 'request.created' || !watching.has(e.request.id)) return;
+    const replyFor = watching.get(e.request.id);
+    if (e.type === 'request.created' || !replyFor) return;
     watching.delete(e.request.id);
     // The event carries the record only; the reply was stored in the same transaction.
-    o.requests
-      .get(e.request.id, principal)
-      .then(sendReply, (err: unknown) => o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge'));
+    o.requests.get(e.request.id, principal).then(
+      (stored) => sendReply(stored, replyFor),
+      (err: unknown) => o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge'),
+    );
   });
 
   async function handle(raw: string) {
@@ -143,10 +146,10 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
   const takeRate = admitter(o.rateLimit, principal);
 
   async function submit(frame: unknown) {
-    const { stored } = await intake.submit(adapter, frame, { principal, overrides: o.query.overrides, context: o.query.context, admit: takeRate });
+    const { stored, replyFor } = await intake.submit(adapter, frame, { principal, overrides: o.query.overrides, context: o.query.context, admit: takeRate });
     send({ type: 'countersign.accepted', id: stored.record.id });
-    if (stored.record.status === 'pending') watching.add(stored.record.id);
-    else sendReply(stored);
+    if (stored.record.status === 'pending') watching.set(stored.record.id, replyFor);
+    else sendReply(stored, replyFor);
   }
 
   // One message at a time, in arrival order.

@@ -191,6 +191,33 @@ describe('POST /v1/formats/claude-code/hook', () => {
     expectError(other, 409, 'native_conflict');
   });
 
+  it('on the generic endpoint and the bridge socket too, a PermissionRequest replaying a PreToolUse gets its own shape of reply', async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('generic');
+    const REQUESTS = '/v1/formats/claude-code/requests';
+    const pre = await agent.api.post(REQUESTS, bashFrame('toolu_generic'));
+    expect(pre.status, pre.text).toBe(201);
+    expect((await decide(t.api, pre.body.request, 'allow')).status).toBe(200);
+    const again = await agent.api.post(REQUESTS, bashFrame('toolu_generic'));
+    expect(again.body.reply.hookSpecificOutput).toMatchObject({ hookEventName: 'PreToolUse', permissionDecision: 'allow' });
+    const perm = await agent.api.post(REQUESTS, { ...bashFrame('toolu_generic'), hook_event_name: 'PermissionRequest' });
+    expect(perm.status, perm.text).toBe(200);
+    expect(perm.body.request.id).toBe(pre.body.request.id);
+    expect(perm.body.reply.hookSpecificOutput).toMatchObject({ hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } });
+    // The stored reply is the first frame's, as GET …/reply shows it.
+    const stored = await agent.api.get(`${REQUESTS}/${pre.body.request.id}/reply`);
+    expect(stored.body.reply.hookSpecificOutput.hookEventName).toBe('PreToolUse');
+
+    // A bridge that sends the PermissionRequest while the request waits hears the reply in that shape once decided.
+    const waiting = await agent.api.post(REQUESTS, bashFrame('toolu_bridge'));
+    const ws = await connectWs(`${t.wsUrl}/v1/formats/claude-code/ws`, agent.token);
+    ws.socket.send(JSON.stringify({ ...bashFrame('toolu_bridge'), hook_event_name: 'PermissionRequest' }));
+    expect(await ws.next()).toEqual({ type: 'countersign.accepted', id: waiting.body.request.id });
+    expect((await decide(t.api, waiting.body.request, 'deny', { feedback: 'no' })).status).toBe(200);
+    expect((await ws.next()).hookSpecificOutput).toMatchObject({ hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'no' } });
+    ws.socket.close();
+  });
+
   it('takes the follow-up hooks on the same URL: PostToolUse ends what still waits, an unknown call changes nothing', async () => {
     t = await startTestServer();
     const agent = await t.submitClient('laptop');

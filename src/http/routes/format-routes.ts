@@ -77,9 +77,14 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
       const query = parseFormatQuery(request.query, 'request');
       const principal = request.principal;
       const admit = admitter(deps.rateLimit, principal);
-      const { stored, created } = await intake.submit(adapter, request.body, { principal, overrides: query.overrides, context: query.context, admit });
+      const { stored, created, replyFor } = await intake.submit(adapter, request.body, {
+        principal,
+        overrides: query.overrides,
+        context: query.context,
+        admit,
+      });
       const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
-      return reply.code(created ? 201 : 200).send(withReply(answer));
+      return reply.code(created ? 201 : 200).send({ request: answer.record, reply: replyFor(answer) });
     },
   );
 
