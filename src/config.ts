@@ -25,10 +25,20 @@ export { clientEnv };
  * variables override both. This module (and client-env.ts, its half for the CLI client) is the
  * only one that reads `process.env`.
  */
-const duration = z.string().refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 30s, 10m or 2h' });
+// Trimmed: a value from a CRLF .env file ends in "\r" (request bodies, unlike config, get no trim).
+const duration = z
+  .string()
+  .trim()
+  .refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 30s, 10m or 2h' });
 // What a repeating timer runs on: a year would overflow the timer (Node then fires it every millisecond).
-const interval = z.string().refine((s) => parseDuration(s, { max: 3_600_000 }).ok, { message: 'must be a duration such as 5s or 1m, at most 1h' });
-const durationOrNone = z.string().refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 10m, or "none"' });
+const interval = z
+  .string()
+  .trim()
+  .refine((s) => parseDuration(s, { max: 3_600_000 }).ok, { message: 'must be a duration such as 5s or 1m, at most 1h' });
+const durationOrNone = z
+  .string()
+  .trim()
+  .refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 10m, or "none"' });
 // Numbers from the environment arrive as text; only non-blank text is converted, because
 // z.coerce would turn an empty variable (null) into 0, a valid port.
 // Only plain decimals: Number() would also read "0x4301" and "1e3", which nobody means as a port.

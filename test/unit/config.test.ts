@@ -240,6 +240,12 @@ describe('config', () => {
     expect(message).not.toContain('sekrit-value');
   });
 
+  it('config durations are read trimmed (a CRLF .env file leaves "\\r" at the end)', () => {
+    const c = loadConfig({ env: { COUNTERSIGN_CALLBACKS_TIMEOUT: '10s\r', COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT: ' 30m ' } });
+    expect(c.callbacks.timeout).toBe('10s');
+    expect(c.requests.default_timeout).toBe('30m');
+  });
+
   it('callbacks.allowlist takes hosts only: a URL or a host:port would start and never match', () => {
     // IDN labels (with combining marks too) and the fully qualified form match URLs' hosts as written.
     const hosts = ['hooks.example.com', '*.ci.example.org', '127.0.0.1', '[::1]', '::1', 'LOCALHOST', 'bücher.example', 'हिन्दी.भारत', 'example.org.'];
