@@ -125,10 +125,6 @@ export function createRequestService({
     return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details: { ...details, ...extra } }, at);
   }
 
-  /**
-   * A request past its `expires_at` is expired, even in the moment before the expiry sweep has
-   * written so: a decision or a cancel arriving then must not win over the timeout.
-   */
   /** Expires a request past its deadline, recorded at the deadline however late (a busy loop, a daemon that was down). */
   function expireIn(tx: WriteTx, stored: StoredRequest, now: number): Promise<StoredRequest> {
     const at = Math.min(stored.record.expires_at ?? now, now);
@@ -137,6 +133,10 @@ export function createRequestService({
     return finish(tx, stored, { status: 'expired', decision }, 'request.expired', { event: 'expired', actor: 'timeout', details }, at);
   }
 
+  /**
+   * A request past its `expires_at` is expired, even in the moment before the expiry sweep has
+   * written so: a decision or a cancel arriving then must not win over the timeout.
+   */
   function pendingOrThrow(stored: StoredRequest, now: number) {
     const { status, expires_at: expiresAt } = stored.record;
     const effective = status === 'pending' && expiresAt !== null && expiresAt <= now ? 'expired' : status;
@@ -341,10 +341,9 @@ export function createRequestService({
         const stored = await tx.requests.get(id);
         if (!stored) throw new AppError('not_found', `request ${id} not found`);
         if (stored.record.status !== 'pending') return { stored, changed: false };
+        // Taken as the agent's side reports it even just past the deadline, before the sweep:
+        // the upstream ended its own interaction, and answering it now would end it twice.
         const at = clock.now();
-        // Past the deadline the request has expired, whatever the agent's side says: as the sweep would.
-        const { expires_at: expiresAt } = stored.record;
-        if (expiresAt !== null && expiresAt <= at) return { stored: await expireIn(tx, stored, at), changed: true };
         const event = type === 'request.decided' ? 'decided' : resolution.status;
         const updated = await finish(tx, stored, resolution, type, { event, actor: resolution.actor, details: resolution.details }, at);
         return { stored: updated, changed: true };

@@ -52,28 +52,14 @@ describe('request service: the deadline', () => {
     expect((await service.decide(s.id, { option: 'approve', content_hash: s.content_hash }, ADMIN)).record.status).toBe('approved');
   });
 
-  it('an upstream resolution after the deadline records the expiry instead, at the deadline', async () => {
-    for (const status of ['approved', 'cancelled'] as const) {
-      const r = await create();
-      clock.advance(5_000);
-      const decision =
-        status === 'approved'
-          ? {
-              option: 'approve',
-              outcome: 'approve' as const,
-              decided_by: 'upstream',
-              decided_at: clock.now(),
-              scope: 'once' as const,
-              feedback: null,
-              answers: null,
-            }
-          : null;
-      const { stored, changed } = await service.resolveUpstream(r.id, { status, decision: decision as never, actor: 'upstream' });
-      expect(changed).toBe(true);
-      expect(stored.record).toMatchObject({ status: 'expired', decision: { decided_by: 'timeout', decided_at: r.expires_at } });
-      expect(stored.resolvedAt).toBe(r.expires_at);
-      expect((await store.requests.audit(r.id)).at(-1)).toMatchObject({ event: 'expired', actor: 'timeout', at: r.expires_at });
-    }
+  it("an upstream follow-up just past the deadline, before the sweep, is taken as the agent's side reports it", async () => {
+    const r = await create();
+    clock.advance(5_000);
+    const { stored, changed } = await service.resolveUpstream(r.id, { status: 'cancelled', decision: null, actor: 'upstream:bridge' });
+    expect(changed).toBe(true);
+    expect(stored.record.status).toBe('cancelled');
+    // The reply hook skips what the upstream ended (an upstream actor): no answer goes back to it.
+    expect((await store.requests.audit(r.id)).at(-1)).toMatchObject({ event: 'cancelled', actor: 'upstream:bridge' });
   });
 
   it('records the deadline as the time of expiry, also when the sweep runs long after it', async () => {
