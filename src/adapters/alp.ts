@@ -46,6 +46,9 @@ const QuestionResolvedEvent = z
 /** Stands in for every event type this adapter does not read; `name` keeps the real type. */
 const OTHER = '*';
 const OtherEvent = z.object({ type: z.literal(OTHER), name: z.string() });
+// Marks a value mapped to OTHER already (a frame can carry `"type": "*"` itself, never a symbol).
+const MAPPED = Symbol('mapped to OTHER');
+const other = (name: string) => ({ type: OTHER, name, [MAPPED]: true });
 const READ_TYPES = new Set(['question', 'question.resolved']);
 
 /**
@@ -58,10 +61,10 @@ const openEventTypes = <S extends z.ZodType>(schema: S) =>
     (v) =>
       v !== null &&
       typeof v === 'object' &&
+      !(MAPPED in v) &&
       typeof (v as { type?: unknown }).type === 'string' &&
-      (v as { type: string }).type !== OTHER &&
       !READ_TYPES.has((v as { type: string }).type)
-        ? { type: OTHER, name: (v as { type: string }).type }
+        ? other((v as { type: string }).type)
         : v,
     schema,
   );
@@ -90,7 +93,7 @@ const otherNotifications = <S extends z.ZodType>(schema: S) =>
   z.preprocess((v) => {
     const n = v as { type?: unknown; jsonrpc?: unknown; method?: unknown } | null;
     return n !== null && typeof n === 'object' && n.type === undefined && n.jsonrpc === '2.0' && typeof n.method === 'string' && n.method !== 'event'
-      ? { type: OTHER, name: n.method }
+      ? other(n.method)
       : v;
   }, schema);
 

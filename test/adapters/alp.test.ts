@@ -226,6 +226,19 @@ describe('alp notifications other than event', () => {
     });
   });
 
+  it('an event whose type is literally "*" is one more type it does not read (422), not a malformed frame', () => {
+    for (const frame of [
+      { type: '*' },
+      { jsonrpc: '2.0', method: 'event', params: { sessionId: 's-1', epoch: 'e', seq: 1, ts: '2026-10-10T09:12:03.114Z', event: { type: '*' } } },
+    ]) {
+      const parsed = alpAdapter.frameSchema.safeParse(frame);
+      expect(parsed.success, JSON.stringify(frame)).toBe(true);
+      expect(() => alpAdapter.normalize(parsed.data!, { query: {} })).toThrow(
+        expect.objectContaining({ code: 'unsupported_frame', message: expect.stringContaining('"*"') }),
+      );
+    }
+  });
+
   it('still refuses a malformed event notification, naming the field', () => {
     expect(alpAdapter.frameSchema.safeParse({ jsonrpc: '2.0', method: 'event', params: { sessionId: 's-1' } }).success).toBe(false);
     expect(alpAdapter.frameSchema.safeParse({ jsonrpc: '2.0', method: 7 }).success).toBe(false);
