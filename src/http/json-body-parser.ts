@@ -37,13 +37,9 @@ export function jsonValueProblem(value: unknown, maxDepth = MAX_JSON_DEPTH, sour
       // would see, and the content hash cover, a number the agent never sent (I-JSON, RFC 7493
       // §2.2). Every float this large is integral too, so the text decides: only digits written
       // out (no fraction, no exponent) are an integer; 1.5e17 is a float, whose rounding is its own.
+      // Without the text, from 1e21 up only an exponent could have written it.
       const size = Math.abs(v);
-      if (
-        size > Number.MAX_SAFE_INTEGER &&
-        size < 1e21 &&
-        Number.isInteger(v) &&
-        (source === undefined || (literals ??= unsafeIntegerLiterals(source)).has(v))
-      ) {
+      if (size > Number.MAX_SAFE_INTEGER && Number.isInteger(v) && (source === undefined ? size < 1e21 : (literals ??= unsafeIntegerLiterals(source)).has(v))) {
         return `${formatIssuePath(pathOf(visit))}: the integer is too large to keep exactly (beyond ±(2^53 - 1)); send it as a string`;
       }
       continue;

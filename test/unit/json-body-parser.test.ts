@@ -47,6 +47,9 @@ describe('jsonValueProblem', () => {
       message: expect.stringMatching(/^a\[1\]: the integer is too large to keep exactly/),
     });
     expect(parseJson('{"a": -12345678901234567890}')).toMatchObject({ ok: false, message: expect.stringMatching(/^a: the integer is too large/) });
+    // However long: digits written out past 1e21 are rounded just the same.
+    expect(parseJson('{"n": 123456789012345678901234}')).toMatchObject({ ok: false, message: expect.stringMatching(/^n: the integer is too large/) });
+    expect(parseJson('{"n": 1.2345678901234568e+23}')).toMatchObject({ ok: true });
   });
 
   it('refuses numbers beyond float64 (JSON.parse reads 1e400 as Infinity), naming the field', () => {
