@@ -157,10 +157,6 @@ interface OpenApiDocument {
   [key: string]: unknown;
 }
 
-/**
- * Keeps only the components the paths use (directly or through other components): the zod
- * transform emits an input and an output variant of every named schema.
- */
 // Marks an operation whose body may be left out; swagger makes every requestBody required.
 const OPTIONAL_BODY = 'x-countersign-optional-body';
 
@@ -176,6 +172,10 @@ function optionalBodies(doc: OpenApiDocument): OpenApiDocument {
   return doc;
 }
 
+/**
+ * Keeps only the components the paths use (directly or through other components): the zod
+ * transform emits an input and an output variant of every named schema.
+ */
 function pruneUnusedComponents(doc: OpenApiDocument): OpenApiDocument {
   const all = doc.components?.schemas ?? {};
   const used = new Set<string>();

@@ -130,7 +130,10 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
     expect(errorCodes(create, 409)).toEqual(['dedupe_conflict']);
     // A submit token's on_timeout=approve without the grant, on a native create as on a handup one.
     expect(errorCodes(op('/v1/formats/{format}/requests', 'post'), 403)).toEqual(['forbidden']);
-    expect(errorCodes(op('/v1/rules/test', 'post'), 400)).toContain('invalid_query');
+    const ruleTest = op('/v1/rules/test', 'post');
+    expect(errorCodes(ruleTest, 400)).toContain('invalid_query');
+    expect(ruleTest.requestBody?.content['application/json']).toBeDefined();
+    expect([errorCodes(ruleTest, 413), errorCodes(ruleTest, 415)]).toEqual([['payload_too_large'], ['unsupported_media_type']]);
     const hook = op('/v1/formats/claude-code/hook', 'post');
     expect(hook.requestBody?.content['application/json']).toBeDefined();
     expect(errorCodes(hook, 413)).toEqual(['payload_too_large']);

@@ -74,6 +74,10 @@ function previewRecord(draft: RequestDraft, now: number): HandupRequest {
 }
 
 /** The policy's rules: list, add, remove, dry runs; and the policy audit log. Admin only. */
+const RuleTestBodyDoc = z
+  .record(z.string(), z.unknown())
+  .meta({ id: 'RuleTestBody', description: 'A request as for POST /v1/requests, or {format, frame, query?, integration?} for a native frame' });
+
 export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { rules, intake } = deps;
@@ -119,6 +123,8 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   r.post(
     '/v1/rules/test',
     {
+      // Either body shape is read in the handler: documented only.
+      config: { openapi: { body: RuleTestBodyDoc } },
       schema: {
         summary: 'Which rule a request would meet and what it would do; stores nothing',
         description:
