@@ -277,28 +277,34 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
           await tx.requests.appendAudit(requestId, 'callback.failed', ACTOR, now, { delivery_id: id, type, attempts: n, reason, status, error });
         else tx.afterCommit(() => log.warn({ delivery_id: id, request_id: requestId, reason, status, hook }, 'hook delivery failed'));
       };
+      // An attempt whose lease was taken over (marked interrupted, maybe leased again) changes
+      // nothing, its attempt row included; the attempt was still made, and is counted.
+      const lost = async (end: Parameters<typeof deliveries.endAttempt>[2], result: CallbackAttempt['result']) => {
+        if (await deliveries.endAttempt(id, n, end, node)) return false;
+        counted(result);
+        return true;
+      };
       switch (outcome.kind) {
         case 'delivered':
-          // A daemon that lost its lease (taken over as interrupted) changes nothing, its attempt row included.
-          if (!(await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: null, error: null }, node))) return;
+          if (await lost({ status: outcome.status, latencyMs, errorClass: null, error: null }, 'delivered')) return;
           counted('delivered');
           if ((await deliveries.finish(id, 'delivered', now, null, node)) && hook === null) {
             await tx.requests.appendAudit(requestId, 'callback.delivered', ACTOR, now, { delivery_id: id, type, attempts: n, status: outcome.status });
           }
           return;
         case 'interrupted':
-          if (!(await deliveries.endAttempt(id, n, { status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error }, node))) return;
+          if (await lost({ status: null, latencyMs: null, errorClass: 'interrupted', error: outcome.error }, 'interrupted')) return;
           counted('interrupted');
           // Not counted against the schedule and due again at once (on the next start, or another
           // daemon, which hears of it: it had no timer for a row that was leased when it last looked).
           if (await deliveries.release(id, now, null, node)) queued(tx);
           return;
         case 'fail':
-          if (!(await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error }, node))) return;
+          if (await lost({ status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error }, 'failed')) return;
           await fail(outcome.reason, outcome.status, outcome.error);
           return;
         case 'retry': {
-          if (!(await deliveries.endAttempt(id, n, { status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error }, node))) return;
+          if (await lost({ status: outcome.status, latencyMs, errorClass: outcome.errorClass, error: outcome.error }, 'failed')) return;
           const plan = planRetry({
             counted: await deliveries.countedAttempts(id),
             schedule,

@@ -86,8 +86,9 @@ export interface DeliveryOutbox extends DeliveryReads {
    */
   leaseDue(now: number, leaseUntil: number, node: string): Promise<LeasedDelivery | undefined>;
   /**
-   * Records how attempt `n` ended. With `node`, only while that daemon still holds the lease:
-   * false when it lost it (the attempt was marked interrupted and taken over), changing nothing.
+   * Records how attempt `n` ended. With `node`, only while that daemon still holds the lease for
+   * that attempt: false when it lost it (the attempt was marked interrupted and taken over, even
+   * if the same daemon leased the row again), changing nothing.
    */
   endAttempt(id: string, n: number, end: AttemptEnd, node?: string): Promise<boolean>;
   /** Attempts that count against the retry schedule: every one but the interrupted. */

@@ -396,6 +396,26 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.write((tx) => tx.deliveries.finish('d1', 'delivered', 10_004, null, 'b'))).toBe(true);
   });
 
+  it('an attempt taken over changes nothing even when the same daemon leased the row again', async () => {
+    const s = storedRequest({ callback_url: 'https://example.com/cb' });
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      await tx.deliveries.insert({ id: 'd1', requestId: s.record.id, type: 'request.decided', url: 'https://x', body: '{}', createdAt: 100 });
+    });
+    await store.write((tx) => tx.deliveries.leaseDue(200, 10_000, 'a'));
+    // Liveness known and 'a' not among the live: taken back at once, then leased by 'a' again.
+    expect(await store.write((tx) => tx.deliveries.reclaimAbandoned(300, ['b']))).toBe(1);
+    expect((await store.write((tx) => tx.deliveries.leaseDue(400, 10_000, 'a')))?.attempt).toBe(2);
+    const ok = { status: 200, latencyMs: 5, errorClass: null, error: null };
+    expect(await store.write((tx) => tx.deliveries.endAttempt('d1', 1, ok, 'a'))).toBe(false);
+    expect(await store.write((tx) => tx.deliveries.endAttempt('d1', 2, ok, 'a'))).toBe(true);
+    const [row] = await store.deliveries.listForRequest(s.record.id);
+    expect(row!.attempts.map((x) => [x.n, x.status, x.error_class])).toEqual([
+      [1, null, 'interrupted'],
+      [2, 200, null],
+    ]);
+  });
+
   it('counts up without repeats under concurrent writers', async () => {
     const values = await Promise.all(Array.from({ length: 20 }, () => store.write((tx) => tx.counters.next('rpc'))));
     expect(values.sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));

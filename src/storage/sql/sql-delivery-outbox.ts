@@ -94,10 +94,13 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
     },
 
     async endAttempt(id, n, end, node) {
-      const held = node === undefined ? '' : ` AND EXISTS (SELECT 1 FROM callback_deliveries WHERE id = ? AND state = 'leased'${heldBy(node)})`;
+      // Held means this daemon's lease on this very attempt: the same daemon may have leased the
+      // row again after the attempt was taken over.
+      const held =
+        node === undefined ? '' : ` AND EXISTS (SELECT 1 FROM callback_deliveries WHERE id = ? AND state = 'leased' AND attempts = ?${heldBy(node)})`;
       const changed = await sql.run(
         `UPDATE callback_attempts SET status = ?, latency_ms = ?, error_class = ?, error = ? WHERE delivery_id = ? AND n = ?${held}`,
-        [end.status, end.latencyMs === null ? null : Math.round(end.latencyMs), end.errorClass, end.error, id, n, ...(node === undefined ? [] : [id, node])],
+        [end.status, end.latencyMs === null ? null : Math.round(end.latencyMs), end.errorClass, end.error, id, n, ...(node === undefined ? [] : [id, n, node])],
       );
       return changed === 1;
     },
