@@ -29,9 +29,13 @@ export function createClusterView({ store, clock, log, id, version, heartbeatMs 
   // When this daemon's heartbeats last came back after failing or stalling (null: failing now).
   // While the store was unreachable nobody could beat: for a few beats after, a silent daemon may
   // just not have beaten again yet, so its leases are not taken from it before they run out. A
-  // daemon that starts may be starting just as the store comes back: it counts from its start.
-  let beatingSince: number | null = startedAt;
+  // daemon that starts on a shared store may be starting just as it comes back: it counts from
+  // its start. An embedded store is nobody else's: the rows left there are a dead run's.
+  let beatingSince: number | null = store.info.kind === 'postgres' ? startedAt : Number.NEGATIVE_INFINITY;
   let lastBeat = startedAt;
+  /** When each beat still running started: one running longer than a beat is a stall already. */
+  const running = new Set<number>();
+  const stalled = (now: number) => [...running].some((t) => now - t > heartbeatMs);
 
   let skewed = false;
 
@@ -63,18 +67,22 @@ export function createClusterView({ store, clock, log, id, version, heartbeatMs 
     async start(): Promise<void> {
       await beat();
       timer = setInterval(() => {
-        beat().then(
-          () => {
-            const now = clock.now();
-            // A beat that hung (a partition, a paused host) hid an outage as well as one that failed.
-            if (beatingSince === null || now - lastBeat > 2 * heartbeatMs) beatingSince = now;
-            lastBeat = Math.max(lastBeat, now);
-          },
-          (err: unknown) => {
-            beatingSince = null;
-            log.warn({ err: (err as Error).message }, 'heartbeat failed');
-          },
-        );
+        const started = clock.now();
+        running.add(started);
+        beat()
+          .finally(() => running.delete(started))
+          .then(
+            () => {
+              const now = clock.now();
+              // A beat that hung (a partition, a paused host) hid an outage as well as one that failed.
+              if (beatingSince === null || now - lastBeat > 2 * heartbeatMs) beatingSince = now;
+              lastBeat = Math.max(lastBeat, now);
+            },
+            (err: unknown) => {
+              beatingSince = null;
+              log.warn({ err: (err as Error).message }, 'heartbeat failed');
+            },
+          );
       }, heartbeatMs);
       timer.unref();
     },
@@ -96,8 +104,13 @@ export function createClusterView({ store, clock, log, id, version, heartbeatMs 
      * (this daemon's own heartbeats failed within the last few beats: the store was unreachable).
      */
     async liveIdsIfKnown(): Promise<string[] | null> {
-      if (beatingSince === null || clock.now() - beatingSince < MISSED_BEATS * heartbeatMs) return null;
-      return this.liveIds();
+      const asked = clock.now();
+      const since = beatingSince;
+      if (since === null || asked - since < MISSED_BEATS * heartbeatMs || stalled(asked)) return null;
+      const ids = await this.liveIds();
+      // A read that waited on a hung store saw only who beat since it came back.
+      const now = clock.now();
+      return beatingSince === since && !stalled(now) && now - asked <= heartbeatMs ? ids : null;
     },
   };
 }

@@ -15,6 +15,7 @@ describe('cluster view', () => {
 
   function start(beatOk: () => boolean) {
     const store = {
+      info: { kind: 'postgres', location: 'test' },
       nodes: {
         beat: async () => {
           if (!beatOk()) throw new Error('the database is unavailable');
@@ -50,6 +51,7 @@ describe('cluster view', () => {
     let hang: Promise<void> | null = null;
     let release = () => {};
     const store = {
+      info: { kind: 'postgres', location: 'test' },
       nodes: {
         beat: async () => {
           if (hang) await hang;
@@ -70,11 +72,52 @@ describe('cluster view', () => {
     await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
   });
 
+  it('on an embedded store (nobody else beats there) knows at once at start', async () => {
+    const store = {
+      info: { kind: 'sqlite', location: 'countersign.db' },
+      nodes: { beat: async () => null, live: async () => [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }], leave: async () => {} },
+    } as unknown as Store;
+    view = createClusterView({ store, clock: systemClock, log: pino({ level: 'silent' }), id: 'me', version: '1', heartbeatMs: HEARTBEAT_MS });
+    await view.start();
+    expect(await view.liveIdsIfKnown()).toEqual(['me']);
+  });
+
+  it('a check whose read waited on a hung store tells nothing: it saw only who beat since', async () => {
+    let gate: Promise<void> | null = null;
+    let open = () => {};
+    const store = {
+      info: { kind: 'postgres', location: 'test' },
+      nodes: {
+        beat: async () => {
+          if (gate) await gate;
+          return null;
+        },
+        live: async () => {
+          if (gate) await gate;
+          return [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }];
+        },
+        leave: async () => {},
+      },
+    } as unknown as Store;
+    const v = (view = createClusterView({ store, clock: systemClock, log: pino({ level: 'silent' }), id: 'me', version: '1', heartbeatMs: HEARTBEAT_MS }));
+    await v.start();
+    await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
+    gate = new Promise<void>((resolve) => (open = resolve));
+    const check = v.liveIdsIfKnown();
+    await sleep(HEARTBEAT_MS * 5);
+    // While a beat has hung for longer than a beat, a new check knows nothing either.
+    expect(await Promise.race([v.liveIdsIfKnown(), sleep(50).then(() => 'waiting')])).toBeNull();
+    gate = null;
+    open();
+    expect(await check).toBeNull();
+  });
+
   it("warns once when its clock and the database server's differ by more than a second, and says when they agree again", async () => {
     let serverOffset = -5_000;
     const lines: Array<{ level: number; msg: string; clock_ahead_ms: number }> = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     const store = {
+      info: { kind: 'postgres', location: 'test' },
       nodes: { beat: async () => Date.now() + serverOffset, live: async () => [], leave: async () => {} },
     } as unknown as Store;
     view = createClusterView({ store, clock: systemClock, log, id: 'me', version: '1', heartbeatMs: 20 });
@@ -92,7 +135,10 @@ describe('cluster view', () => {
 
   it('compares nothing when the database has no clock of its own (SQLite)', async () => {
     const lines: unknown[] = [];
-    const store = { nodes: { beat: async () => null, live: async () => [], leave: async () => {} } } as unknown as Store;
+    const store = {
+      info: { kind: 'postgres', location: 'test' },
+      nodes: { beat: async () => null, live: async () => [], leave: async () => {} },
+    } as unknown as Store;
     view = createClusterView({
       store,
       clock: { ...systemClock, now: () => 0 },
