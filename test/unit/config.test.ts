@@ -241,9 +241,18 @@ describe('config', () => {
   });
 
   it('config durations are read trimmed (a CRLF .env file leaves "\\r" at the end)', () => {
-    const c = loadConfig({ env: { COUNTERSIGN_CALLBACKS_TIMEOUT: '10s\r', COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT: ' 30m ' } });
+    const c = loadConfig({
+      env: {
+        COUNTERSIGN_CALLBACKS_TIMEOUT: '10s\r',
+        COUNTERSIGN_REQUESTS_DEFAULT_TIMEOUT: ' 30m ',
+        COUNTERSIGN_NOTIFICATIONS_REMIND_EVERY: 'none\r',
+        COUNTERSIGN_NOTIFICATIONS_EXPIRING_BEFORE: '5m\r',
+        COUNTERSIGN_NOTIFICATIONS_BURST_WINDOW: '1m\r',
+      },
+    });
     expect(c.callbacks.timeout).toBe('10s');
     expect(c.requests.default_timeout).toBe('30m');
+    expect(c.notifications).toMatchObject({ remind_every: 'none', expiring_before: '5m', burst: { window: '1m' } });
   });
 
   it('callbacks.allowlist takes hosts only: a URL or a host:port would start and never match', () => {
