@@ -12,7 +12,7 @@ import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
 import { decideHookSchemas } from './decide-hooks/decide-hook-schema.js';
 import { requestFormats } from './formats/request-formats.js';
 import { closestMatch } from './lib/closest-match.js';
-import { parseDuration } from './lib/durations.js';
+import { durationSchema } from './lib/duration-schema.js';
 import { hookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
 import { ruleMatchSchema, ruleSchemas } from './policy/rule-schema.js';
 
@@ -25,20 +25,10 @@ export { clientEnv };
  * variables override both. This module (and client-env.ts, its half for the CLI client) is the
  * only one that reads `process.env`.
  */
-// Trimmed: a value from a CRLF .env file ends in "\r" (request bodies, unlike config, get no trim).
-const duration = z
-  .string()
-  .trim()
-  .refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 30s, 10m or 2h' });
+const duration = durationSchema({ example: '30s, 10m or 2h' });
 // What a repeating timer runs on: a year would overflow the timer (Node then fires it every millisecond).
-const interval = z
-  .string()
-  .trim()
-  .refine((s) => parseDuration(s, { max: 3_600_000 }).ok, { message: 'must be a duration such as 5s or 1m, at most 1h' });
-const durationOrNone = z
-  .string()
-  .trim()
-  .refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 10m, or "none"' });
+const interval = durationSchema({ example: '5s or 1m', max: 3_600_000 });
+const durationOrNone = durationSchema({ example: '10m', none: true });
 // Numbers from the environment arrive as text; only non-blank text is converted, because
 // z.coerce would turn an empty variable (null) into 0, a valid port.
 // Only plain decimals: Number() would also read "0x4301" and "1e3", which nobody means as a port.

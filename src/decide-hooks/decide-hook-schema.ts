@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from '../lib/durations.js';
+import { durationSchema } from '../lib/duration-schema.js';
 import { RuleMatchSchema, type RuleMatchSchemaType } from '../policy/rule-schema.js';
 
 /** `decide_hooks:` in the config file: a program or a service that may decide. */
@@ -8,7 +8,7 @@ export const HOOK_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export const DEFAULT_HOOK_TIMEOUT = '10s';
 
 // At most an hour: a wait is a timer, and Node's timers cannot wait past 24.8 days.
-const duration = z.string().refine((s) => parseDuration(s, { max: 3_600_000 }).ok, { message: 'must be a duration such as 2s or 10s, at most 1h' });
+const duration = durationSchema({ example: '2s or 10s', max: 3_600_000 });
 
 /** The decide hook schemas over one `match` schema (the registry's formats, or the wired ones). */
 export function decideHookSchemas(match: RuleMatchSchemaType) {

@@ -1,6 +1,6 @@
 import Mustache from 'mustache';
 import { z } from 'zod';
-import { parseDuration } from '../lib/durations.js';
+import { durationSchema } from '../lib/duration-schema.js';
 import { RuleMatchSchema, type RuleMatchSchemaType } from '../policy/rule-schema.js';
 
 /** The events a hook can ask for; `events` defaults to all of them. */
@@ -25,16 +25,9 @@ export function issuesLinks(
 export const HOOK_FORMATS = ['json', 'slack', 'discord', 'teams', 'google-chat', 'ntfy', 'template'] as const;
 export type HookFormat = (typeof HOOK_FORMATS)[number];
 
-// Trimmed, as the rest of the configuration: a CRLF .env file leaves "\r" at the end of a value.
-const duration = z
-  .string()
-  .trim()
-  .refine((s) => parseDuration(s).ok, { message: 'must be a duration such as 30s, 10m or 2h' });
+const duration = durationSchema({ example: '30s, 10m or 2h' });
 // At most an hour: a wait is a timer, and Node's timers cannot wait past 24.8 days.
-const timeout = z
-  .string()
-  .trim()
-  .refine((s) => parseDuration(s, { max: 3_600_000 }).ok, { message: 'must be a duration such as 10s or 1m, at most 1h' });
+const timeout = durationSchema({ example: '10s or 1m', max: 3_600_000 });
 
 /** An absolute http(s) URL without credentials or a fragment (secrets belong in the path or query the service gives). */
 export function checkHttpUrl(raw: string): string | null {
@@ -119,14 +112,8 @@ export type HookConfig = z.infer<typeof HookSchema> & {
 
 export const NotificationsSchema = z.strictObject({
   // "none" (the default) sends no reminders.
-  remind_every: z
-    .string()
-    .trim()
-    .refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 15m, or "none"' }),
-  expiring_before: z
-    .string()
-    .trim()
-    .refine((s) => s === 'none' || parseDuration(s).ok, { message: 'must be a duration such as 5m, or "none"' }),
+  remind_every: durationSchema({ example: '15m', none: true }),
+  expiring_before: durationSchema({ example: '5m', none: true }),
   burst: z.strictObject({
     window: duration,
     max: z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number().int().min(0)),
