@@ -43,6 +43,19 @@ describe('request.reminder and request.expiring', () => {
   }
   const sinkCount = async (n: number) => waitForHookDeliveries(t!.api, 'sink', (d) => d.length === n && settledAll(d));
 
+  /** Stops the daemon and starts another on its data with these notification settings, its clock at `at`. */
+  async function restart(notifications: Record<string, unknown> | undefined, at: number) {
+    await t!.server.close();
+    const dataDir = t!.dataDir;
+    const later = createFakeClock(at);
+    const again = await startTestServer({ ...config(notifications), data_dir: dataDir }, { clock: later });
+    extra.push(async () => {
+      await again.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    return { again, later };
+  }
+
   it('reminds every remind_every while pending, warns expiring_before the deadline, each at its time', async () => {
     await setup();
     const ws = await connectWs(`${t!.wsUrl}/v1/events`, t!.adminToken);
@@ -120,14 +133,7 @@ describe('request.reminder and request.expiring', () => {
   it('reminders turned off by a restart stop; none goes out for requests scheduled before', async () => {
     await setup();
     const r = await createRequest(t!.api, COMMAND);
-    await t!.server.close();
-    const dataDir = t!.dataDir;
-    const later = createFakeClock(r.created_at + 35 * 60_000);
-    const again = await startTestServer({ ...config({ remind_every: 'none', expiring_before: '5m' }), data_dir: dataDir }, { clock: later });
-    extra.push(async () => {
-      await again.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const { again, later } = await restart({ remind_every: 'none', expiring_before: '5m' }, r.created_at + 35 * 60_000);
     await again.server.settled();
     later.set(r.created_at + 60 * 60_000);
     await again.server.settled();
@@ -139,14 +145,7 @@ describe('request.reminder and request.expiring', () => {
     await setup({ remind_every: 'none', expiring_before: '5m' });
     const r = await createRequest(t!.api, { ...COMMAND, timeout: '30m' });
     expect(await t!.count('request_notices')).toBe(1);
-    await t!.server.close();
-    const dataDir = t!.dataDir;
-    const later = createFakeClock(r.created_at + 10 * 60_000);
-    const again = await startTestServer({ ...config({ remind_every: 'none', expiring_before: 'none' }), data_dir: dataDir }, { clock: later });
-    extra.push(async () => {
-      await again.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const { again, later } = await restart({ remind_every: 'none', expiring_before: 'none' }, r.created_at + 10 * 60_000);
     const ws = await connectWs(`${again.wsUrl}/v1/events`, again.adminToken);
     extra.push(() => ws.socket.terminate());
     later.set(r.created_at + 25 * 60_000);
@@ -167,15 +166,8 @@ describe('request.reminder and request.expiring', () => {
     const decided = await createRequest(t!.api, { ...COMMAND, title: 'decided' });
     expect((await decide(t!.api, decided, 'approve')).status).toBe(200);
     expect(await t!.count('request_notices')).toBe(0);
-    await t!.server.close();
-    const dataDir = t!.dataDir;
     // 35 minutes in: the next ten-minute period of each begins at 40 (the deadline of `soon`).
-    const later = createFakeClock(open.created_at + 35 * 60_000);
-    const again = await startTestServer({ ...config({ remind_every: '10m', expiring_before: 'none' }), data_dir: dataDir }, { clock: later });
-    extra.push(async () => {
-      await again.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const { again, later } = await restart({ remind_every: '10m', expiring_before: 'none' }, open.created_at + 35 * 60_000);
     await again.server.settled();
     expect(await again.sql('SELECT request_id, remind_at FROM request_notices')).toEqual([{ request_id: open.id, remind_at: open.created_at + 40 * 60_000 }]);
     later.set(open.created_at + 40 * 60_000);
@@ -201,15 +193,8 @@ describe('request.reminder and request.expiring', () => {
   it('a reminder that came due while the daemon was down is sent once at the next start', async () => {
     await setup();
     const r = await createRequest(t!.api, COMMAND);
-    await t!.server.close();
-    const dataDir = t!.dataDir;
     // 35 minutes later: three reminder times were missed; one reminder goes out.
-    const later = createFakeClock(r.created_at + 35 * 60_000);
-    const again = await startTestServer({ ...config(), data_dir: dataDir }, { clock: later });
-    extra.push(async () => {
-      await again.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const { again, later } = await restart(undefined, r.created_at + 35 * 60_000);
     await again.server.settled();
     await waitForHookDeliveries(again.api, 'sink', (d) => d.length === 1 && settledAll(d));
     expect(JSON.parse(receiver!.received[0]!.body)).toMatchObject({ type: 'request.reminder', data: { request: { id: r.id } } });
