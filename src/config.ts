@@ -210,14 +210,15 @@ export function loadConfig({ file, env = process.env, overrides, adapters = regi
     const raw = env[envName];
     if (raw === undefined) continue;
     fromEnv.set(keyPath.join('.'), { envName, raw });
+    // Trimmed, as list items are: a CRLF .env file leaves "\r" at the end of every value.
     const value = isList
       ? raw
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean)
-      : raw === ''
+      : raw.trim() === ''
         ? null
-        : raw;
+        : raw.trim();
     merged = setPath(merged, keyPath, value);
   }
   if (overrides) merged = deepMerge(merged, overrides as Record<string, unknown>);

@@ -13,20 +13,34 @@ describe('cluster view', () => {
   let view: ClusterView | undefined;
   afterEach(async () => view?.stop());
 
+  const ME = () => [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }];
+
+  /** A view over a fake store: `beat` answers the database's clock (null: none), `live` the heartbeat rows. */
+  function viewOf({
+    kind = 'postgres',
+    beat = async () => null,
+    live = async () => ME(),
+    heartbeatMs = HEARTBEAT_MS,
+    log = pino({ level: 'silent' }),
+    clock = systemClock,
+  }: {
+    kind?: string;
+    beat?: () => Promise<number | null>;
+    live?: () => Promise<unknown[]>;
+    heartbeatMs?: number;
+    log?: pino.Logger;
+    clock?: typeof systemClock;
+  } = {}) {
+    const store = { info: { kind, location: 'test' }, nodes: { beat, live, leave: async () => {} } } as unknown as Store;
+    return (view = createClusterView({ store, clock, log, id: 'me', version: '1', heartbeatMs }));
+  }
   function start(beatOk: () => boolean) {
-    const store = {
-      info: { kind: 'postgres', location: 'test' },
-      nodes: {
-        beat: async () => {
-          if (!beatOk()) throw new Error('the database is unavailable');
-          return null;
-        },
-        live: async () => [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }],
-        leave: async () => {},
+    return viewOf({
+      beat: async () => {
+        if (!beatOk()) throw new Error('the database is unavailable');
+        return null;
       },
-    } as unknown as Store;
-    view = createClusterView({ store, clock: systemClock, log: pino({ level: 'silent' }), id: 'me', version: '1', heartbeatMs: HEARTBEAT_MS });
-    return view;
+    });
   }
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -50,18 +64,12 @@ describe('cluster view', () => {
   it('a heartbeat that hung (a partition, a paused host) counts as an outage too: nobody is counted gone for three beats after', async () => {
     let hang: Promise<void> | null = null;
     let release = () => {};
-    const store = {
-      info: { kind: 'postgres', location: 'test' },
-      nodes: {
-        beat: async () => {
-          if (hang) await hang;
-          return null;
-        },
-        live: async () => [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }],
-        leave: async () => {},
+    const v = viewOf({
+      beat: async () => {
+        if (hang) await hang;
+        return null;
       },
-    } as unknown as Store;
-    const v = (view = createClusterView({ store, clock: systemClock, log: pino({ level: 'silent' }), id: 'me', version: '1', heartbeatMs: HEARTBEAT_MS }));
+    });
     await v.start();
     await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
     hang = new Promise<void>((resolve) => (release = resolve));
@@ -73,33 +81,26 @@ describe('cluster view', () => {
   });
 
   it('on an embedded store (nobody else beats there) knows at once at start', async () => {
-    const store = {
-      info: { kind: 'sqlite', location: 'countersign.db' },
-      nodes: { beat: async () => null, live: async () => [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }], leave: async () => {} },
-    } as unknown as Store;
-    view = createClusterView({ store, clock: systemClock, log: pino({ level: 'silent' }), id: 'me', version: '1', heartbeatMs: HEARTBEAT_MS });
-    await view.start();
-    expect(await view.liveIdsIfKnown()).toEqual(['me']);
+    const v = viewOf({ kind: 'sqlite' });
+    await v.start();
+    expect(await v.liveIdsIfKnown()).toEqual(['me']);
   });
-
   it('a check whose read waited on a hung store tells nothing: it saw only who beat since', async () => {
     let gate: Promise<void> | null = null;
     let open = () => {};
-    const store = {
-      info: { kind: 'postgres', location: 'test' },
-      nodes: {
-        beat: async () => {
-          if (gate) await gate;
-          return null;
-        },
-        live: async () => {
-          if (gate) await gate;
-          return [{ id: 'me', version: '1', started_at: 0, last_seen: Date.now() }];
-        },
-        leave: async () => {},
+    const waitGate = async () => {
+      if (gate) await gate;
+    };
+    const v = viewOf({
+      beat: async () => {
+        await waitGate();
+        return null;
       },
-    } as unknown as Store;
-    const v = (view = createClusterView({ store, clock: systemClock, log: pino({ level: 'silent' }), id: 'me', version: '1', heartbeatMs: HEARTBEAT_MS }));
+      live: async () => {
+        await waitGate();
+        return ME();
+      },
+    });
     await v.start();
     await expect.poll(() => v.liveIdsIfKnown(), { timeout: 2_000, interval: 5 }).toEqual(['me']);
     gate = new Promise<void>((resolve) => (open = resolve));
@@ -116,12 +117,8 @@ describe('cluster view', () => {
     let serverOffset = -5_000;
     const lines: Array<{ level: number; msg: string; clock_ahead_ms: number }> = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const store = {
-      info: { kind: 'postgres', location: 'test' },
-      nodes: { beat: async () => Date.now() + serverOffset, live: async () => [], leave: async () => {} },
-    } as unknown as Store;
-    view = createClusterView({ store, clock: systemClock, log, id: 'me', version: '1', heartbeatMs: 20 });
-    await view.start();
+    const v = viewOf({ beat: async () => Date.now() + serverOffset, live: async () => [], log, heartbeatMs: 20 });
+    await v.start();
     await sleep(100);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 40, msg: expect.stringContaining("differs from the database server's") });
@@ -135,19 +132,13 @@ describe('cluster view', () => {
 
   it('compares nothing when the database has no clock of its own (SQLite)', async () => {
     const lines: unknown[] = [];
-    const store = {
-      info: { kind: 'postgres', location: 'test' },
-      nodes: { beat: async () => null, live: async () => [], leave: async () => {} },
-    } as unknown as Store;
-    view = createClusterView({
-      store,
+    const v = viewOf({
+      live: async () => [],
       clock: { ...systemClock, now: () => 0 },
       log: pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }),
-      id: 'me',
-      version: '1',
       heartbeatMs: 20,
     });
-    await view.start();
+    await v.start();
     await sleep(60);
     expect(lines).toEqual([]);
   });

@@ -240,7 +240,7 @@ describe('config', () => {
     expect(message).not.toContain('sekrit-value');
   });
 
-  it('config durations are read trimmed (a CRLF .env file leaves "\\r" at the end)', () => {
+  it('variables are read trimmed (a CRLF .env file leaves "\\r" at the end of each), durations in the file too', () => {
     const c = loadConfig({
       env: {
         COUNTERSIGN_CALLBACKS_TIMEOUT: '10s\r',
@@ -248,8 +248,14 @@ describe('config', () => {
         COUNTERSIGN_NOTIFICATIONS_REMIND_EVERY: 'none\r',
         COUNTERSIGN_NOTIFICATIONS_EXPIRING_BEFORE: '5m\r',
         COUNTERSIGN_NOTIFICATIONS_BURST_WINDOW: '1m\r',
+        COUNTERSIGN_NOTIFICATIONS_DECISION_LINKS: 'false\r',
+        COUNTERSIGN_LOG_LEVEL: 'info\r',
+        COUNTERSIGN_ADMIN_TOKEN: 'a-long-enough-admin-token-0123456789\r',
       },
     });
+    expect(c.log_level).toBe('info');
+    expect(c.admin_token).toBe('a-long-enough-admin-token-0123456789');
+    expect(c.notifications.decision_links).toBe(false);
     expect(c.callbacks.timeout).toBe('10s');
     expect(c.requests.default_timeout).toBe('30m');
     expect(c.notifications).toMatchObject({ remind_every: 'none', expiring_before: '5m', burst: { window: '1m' } });
