@@ -175,6 +175,20 @@ describe('GET /v1/metrics', () => {
     expect(receiver.received).toHaveLength(3);
   });
 
+  it('counts an attempt whose lease was taken over when its answer comes: it was made, though it changes nothing', async () => {
+    receiver = await startReceiver((n) => (n === 1 ? 'hang' : { status: 200 }));
+    t = await startTestServer({ callbacks: { allowlist: ['127.0.0.1'], secret: SECRET } });
+    const r = await createRequest(t.api, { title: 'Hung', callback_url: `${receiver.url}/cb` });
+    expect((await decide(t.api, r, 'approve')).status).toBe(200);
+    await expect.poll(() => receiver!.held.length).toBe(1);
+    // Another daemon takes the lease back (this one looks gone), and the delivery is sent again.
+    await t.server.deps.store.write((tx) => tx.deliveries.reclaimAbandoned(Date.now(), ['someone-else']));
+    receiver.held[0]!.writeHead(200).end();
+    const m = await scrapeUntil(t, (s) => sampleValue(s, 'countersign_callback_attempts_total', { target: 'callback', result: 'delivered' }) === 2);
+    expect(receiver.received).toHaveLength(2);
+    expect(m.get('countersign_callback_failures_total')?.samples ?? []).toEqual([]);
+  });
+
   it('is in the OpenAPI document as Prometheus text, for the admin token or metrics.token', async () => {
     t = await startTestServer();
     const doc = (await t.api.get('/v1/openapi.json')).body;

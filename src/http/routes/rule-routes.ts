@@ -73,11 +73,12 @@ function previewRecord(draft: RequestDraft, now: number): HandupRequest {
   };
 }
 
-/** The policy's rules: list, add, remove, dry runs; and the policy audit log. Admin only. */
+// rules/test reads either body shape in its handler: documented only.
 const RuleTestBodyDoc = z
   .record(z.string(), z.unknown())
   .meta({ id: 'RuleTestBody', description: 'A request as for POST /v1/requests, or {format, frame, query?, integration?} for a native frame' });
 
+/** The policy's rules: list, add, remove, dry runs; and the policy audit log. Admin only. */
 export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { rules, intake } = deps;
