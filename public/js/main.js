@@ -207,7 +207,8 @@ function showStatus(state) {
 
 async function checkStillSignedIn() {
   try {
-    if (signedIn && !(await checkSession())) leave('Your session ended. Sign in again.');
+    // Asked again after the check: a sign-out clicked meanwhile has said why already.
+    if (signedIn && !(await checkSession()) && signedIn) leave('Your session ended. Sign in again.');
   } catch {
     // The daemon is unreachable: keep retrying the stream.
   }
@@ -261,6 +262,8 @@ $('#signin-form').addEventListener('submit', async (e) => {
 });
 
 $('#signout').addEventListener('click', async () => {
+  // The daemon closes the event stream as it ends the session: that is no surprise to report.
+  signedIn = false;
   try {
     await signOut();
   } catch {
