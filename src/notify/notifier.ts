@@ -166,8 +166,10 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
     tx.afterCommit(() => events.emit({ type, request: stored.record, format: stored.format }));
   }
 
-  /** One event to every hook that wants it: mutes, `events`, `match`, bursts, then the outbox row. */
-  /** `at`: the event's time; `now`: when it is queued (later only for an expiry swept after its deadline). */
+  /**
+   * One event to every hook that wants it: mutes, `events`, `match`, bursts, then the outbox row.
+   * `at` is the event's time; `now` when it is queued (later only for an expiry swept after its deadline).
+   */
   async function dispatch(tx: WriteTx, type: HookEvent, stored: StoredRequest, at: number, now = at): Promise<number> {
     const facts = requestFacts(stored.record, stored.format);
     const wanting = hooks.filter((h) => h.events.has(type) && h.matches(facts));

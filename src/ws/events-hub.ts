@@ -119,16 +119,15 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
     }
   }, pingIntervalMs);
   pinger.unref();
+  /** Checks the session of every peer that has one now, closing those that ended. */
+  function checkAllSessions() {
+    if (!isSessionLive) return;
+    for (const peer of peers) if (peer.webSessionId !== null) checkSession(peer, peer.webSessionId);
+  }
+
   // Sessions idle out sooner than a ping comes: checked on their own timer too.
   const checker =
-    isSessionLive && sessionCheckMs !== undefined && sessionCheckMs < pingIntervalMs
-      ? setInterval(
-          () => {
-            for (const peer of peers) if (peer.webSessionId !== null) checkSession(peer, peer.webSessionId);
-          },
-          Math.max(sessionCheckMs, 100),
-        )
-      : null;
+    isSessionLive && sessionCheckMs !== undefined && sessionCheckMs < pingIntervalMs ? setInterval(checkAllSessions, Math.max(sessionCheckMs, 100)) : null;
   checker?.unref();
 
   return {
@@ -151,10 +150,7 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
       for (const peer of peers) if (peer.webSessionId === id) endSessionPeer(peer);
     },
     /** Checks every web session with a stream now (a sign-out on another daemon), closing those that ended. */
-    checkSessions() {
-      if (!isSessionLive) return;
-      for (const peer of peers) if (peer.webSessionId !== null) checkSession(peer, peer.webSessionId);
-    },
+    checkSessions: checkAllSessions,
     /** Closes every peer with 1001 (going away); used on shutdown. */
     close() {
       clearInterval(pinger);
