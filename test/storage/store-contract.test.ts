@@ -370,13 +370,19 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.write((tx) => tx.deliveries.countedAttempts(again!.id))).toBe(1);
   });
 
-  it('while who is live cannot be told, takes back only leases past their time; a holder that lost its lease changes nothing', async () => {
+  /** A request with delivery `d1`, leased by daemon `a` at 200 until 10_000. */
+  async function deliveryLeasedByA() {
     const s = storedRequest({ callback_url: 'https://example.com/cb' });
     await store.write(async (tx) => {
       await tx.requests.insert(s);
       await tx.deliveries.insert({ id: 'd1', requestId: s.record.id, type: 'request.decided', url: 'https://x', body: '{}', createdAt: 100 });
     });
     await store.write((tx) => tx.deliveries.leaseDue(200, 10_000, 'a'));
+    return s;
+  }
+
+  it('while who is live cannot be told, takes back only leases past their time; a holder that lost its lease changes nothing', async () => {
+    const s = await deliveryLeasedByA();
     // After an outage nobody could beat: 'a' looks gone, but its lease holds until 10_000.
     expect(await store.write((tx) => tx.deliveries.reclaimAbandoned(300, null))).toBe(0);
     expect(await store.write((tx) => tx.deliveries.reclaimAbandoned(10_001, null))).toBe(1);
@@ -397,12 +403,7 @@ describe.each(stores)('the %s store', (kind, harness) => {
   });
 
   it('an attempt taken over changes nothing even when the same daemon leased the row again', async () => {
-    const s = storedRequest({ callback_url: 'https://example.com/cb' });
-    await store.write(async (tx) => {
-      await tx.requests.insert(s);
-      await tx.deliveries.insert({ id: 'd1', requestId: s.record.id, type: 'request.decided', url: 'https://x', body: '{}', createdAt: 100 });
-    });
-    await store.write((tx) => tx.deliveries.leaseDue(200, 10_000, 'a'));
+    const s = await deliveryLeasedByA();
     // Liveness known and 'a' not among the live: taken back at once, then leased by 'a' again.
     expect(await store.write((tx) => tx.deliveries.reclaimAbandoned(300, ['b']))).toBe(1);
     expect((await store.write((tx) => tx.deliveries.leaseDue(400, 10_000, 'a')))?.attempt).toBe(2);
