@@ -551,27 +551,19 @@ if (SCENARIOS.has('8') || SCENARIOS.has('9')) {
           ['three nodes', 'm'],
           ['three apart', 's'],
         ]) {
-          lines(
-            'pg submit',
-            `requests/s, ${name}`,
-            collect(rows, (r) => r[k].rps),
-            'req/s',
-            bases('rps'),
-          );
-          lines(
-            'pg submit',
-            `latency p50, ${name}`,
-            collect(rows, (r) => r[k].p50),
-            'ms',
-            bases('p50'),
-          );
-          lines(
-            'pg submit',
-            `latency p99, ${name}`,
-            collect(rows, (r) => r[k].p99),
-            'ms',
-            bases('p99'),
-          );
+          for (const [what, figure, unit] of [
+            ['requests/s', 'rps', 'req/s'],
+            ['latency p50', 'p50', 'ms'],
+            ['latency p99', 'p99', 'ms'],
+          ]) {
+            lines(
+              'pg submit',
+              `${what}, ${name}`,
+              collect(rows, (r) => r[k][figure]),
+              unit,
+              bases(figure),
+            );
+          }
         }
         const cluster = spread(rows.map((r) => r.m.rps / r.s.rps));
         console.log(
