@@ -84,7 +84,7 @@ describe('request.reminder and request.expiring', () => {
     await sinkCount(3);
     await waitForHookDeliveries(t!.api, 'chat', (d) => d.length === 1 && settledAll(d));
     const chat = JSON.parse(receiver!.received.find((x) => x.path === '/chat')!.body);
-    expect(chat.blocks[0].text.text).toContain('*Expires in 5m*');
+    expect(chat.blocks[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'Expires in 5m', emoji: false } });
     expect(await ws.nextMatching((m: any) => m.type === 'request.expiring')).toMatchObject({ request: { id: r.id } });
 
     // No reminder at the deadline itself: the request expires instead.

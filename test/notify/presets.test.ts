@@ -88,18 +88,27 @@ describe('hook presets (loopback receivers)', () => {
     expect(receiver!.received).toHaveLength(1);
   });
 
-  it('slack: text plus Block Kit blocks with link buttons, request text escaped', async () => {
-    await setup({ format: 'slack', decision_links: true });
-    const r = await createRequest(t!.api, { ...COMMAND, title: 'Deploy <!channel> & friends' });
+  it('slack: text plus Block Kit blocks with link buttons, request text escaped and never styled', async () => {
+    await setup({ format: 'slack', decision_links: true, include_content: true });
+    const title = 'Deploy <!channel> & *friends* _now_';
+    const agent = '*boss* <@U123>';
+    const r = await createRequest(t!.api, { ...COMMAND, title, source: { agent } });
     const { body } = await oneMessage();
-    expect(Object.keys(body).sort()).toEqual(['blocks', 'text']);
-    expect(body.text).toContain('Approval needed: Deploy &lt;!channel&gt; &amp; friends (codex, high risk)');
-    expect(body.text).not.toContain('<!channel>');
-    expect(body.blocks[0]).toEqual({
-      type: 'section',
-      text: { type: 'mrkdwn', text: `*Approval needed*\n<https://approvals.example.com/#/requests/${r.id}|Deploy &lt;!channel&gt; &amp; friends>` },
-    });
-    expect(body.blocks[1]).toMatchObject({ type: 'context', elements: [{ type: 'mrkdwn', text: expect.stringContaining('codex') }] });
+    expect(Object.keys(body).sort()).toEqual(['blocks', 'mrkdwn', 'text']);
+    // The notification line is plain text: mrkdwn off, control characters escaped.
+    expect(body.mrkdwn).toBe(false);
+    expect(body.text).toBe(
+      `Approval needed: Deploy &lt;!channel&gt; &amp; *friends* _now_ (*boss* &lt;@U123&gt;, high risk) https://approvals.example.com/#/requests/${r.id}`,
+    );
+    const plain = (text: string) => ({ type: 'plain_text', text, emoji: false });
+    expect(body.blocks.slice(0, 4)).toEqual([
+      { type: 'header', text: plain('Approval needed') },
+      { type: 'section', text: plain('Deploy &lt;!channel&gt; &amp; *friends* _now_') },
+      { type: 'context', elements: [plain('Agent: *boss* &lt;@U123&gt;  ·  Risk: high  ·  command')] },
+      { type: 'section', text: plain(COMMAND.summary.split('\n')[0]!) },
+    ]);
+    // Nothing the agent wrote reaches a mrkdwn object.
+    expect(JSON.stringify(body.blocks)).not.toContain('"mrkdwn"');
     const actions = body.blocks.at(-1);
     expect(actions.type).toBe('actions');
     for (const el of actions.elements) {
@@ -113,8 +122,17 @@ describe('hook presets (loopback receivers)', () => {
     ]);
     expect(actions.elements[0].url).toMatch(/^https:\/\/approvals\.example\.com\/d\/[A-Za-z0-9_.-]+$/);
     expect(actions.elements[2].url).toBe(`https://approvals.example.com/#/requests/${r.id}`);
-    // Without include_content no summary is shown.
+  });
+
+  it('slack: without include_content no summary; long text is cut to Block Kit limits outside any entity', async () => {
+    await setup({ format: 'slack', events: ['request.decided'] });
+    const r = await createRequest(t!.api, COMMAND);
+    expect((await decide(t!.api, r, 'deny', { feedback: `${'a'.repeat(2987)}&b` })).status).toBe(200);
+    const { body } = await oneMessage();
     expect(JSON.stringify(body)).not.toContain('Roll out');
+    expect(body.blocks[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'Denied by admin', emoji: false } });
+    // Escaped, the line is 3,003 characters: cut to 3,000 with the half-written `&amp;` dropped.
+    expect(body.blocks[3].text.text).toBe(`Feedback: ${'a'.repeat(2987)}…`);
   });
 
   it('discord: content plus one embed, mentions disabled, links as markdown, request text escaped everywhere', async () => {

@@ -1,30 +1,41 @@
 import type { NoticeText } from '../notice-text.js';
 
-/** Slack's mrkdwn control characters; escaping them keeps `<!channel>` in a title from pinging anyone. */
+/**
+ * Slack's control characters. Slack decodes these three entities in every text object, so the
+ * escape is safe in plain_text too, and it keeps `<!channel>` from pinging anyone.
+ */
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const plain = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+/** Cut after escaping (the limits count what is sent), never inside an entity. */
+const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1).replace(/&[a-z]{0,3}$/, '')}…` : s);
+/**
+ * Text the agent or a reviewer wrote goes only into plain_text objects: mrkdwn has no escape for
+ * `*bold*` or `_italic_`, so a title could otherwise restyle the message. Block Kit limits:
+ * 150 characters for a header, 3,000 for other text.
+ */
+const plain = (s: string, max = 3000) => ({ type: 'plain_text', text: cut(esc(s), max), emoji: false });
 
 /**
  * A Slack incoming-webhook message: `text` (the notification and fallback line) plus Block Kit
- * `blocks`: the headline and linked title, agent and risk, the summary line when included, and
- * link buttons (the inbox, and with decision links one per option).
+ * `blocks`: the headline, the title, agent and risk, the summary line when included, and link
+ * buttons (the inbox, and with decision links one per option).
  */
 export function renderSlack(n: NoticeText): unknown {
   const blocks: unknown[] = [
-    { type: 'section', text: { type: 'mrkdwn', text: `*${esc(n.headline)}*\n<${n.url}|${esc(n.title)}>` } },
-    { type: 'context', elements: [{ type: 'mrkdwn', text: `Agent: *${esc(n.agent)}*  ·  Risk: *${n.risk}*  ·  ${n.kind}` }] },
+    { type: 'header', text: plain(n.headline, 150) },
+    { type: 'section', text: plain(n.title) },
+    { type: 'context', elements: [plain(`Agent: ${n.agent}  ·  Risk: ${n.risk}  ·  ${n.kind}`)] },
   ];
-  if (n.summary) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: esc(n.summary) } });
-  if (n.feedback) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `> ${esc(n.feedback.split(/\r?\n/)[0]!)}` } });
+  if (n.summary) blocks.push({ type: 'section', text: plain(n.summary) });
+  if (n.feedback) blocks.push({ type: 'section', text: plain(`Feedback: ${n.feedback.split(/\r?\n/)[0]!}`) });
   const buttons: unknown[] = n.links.map((l, i) => ({
     type: 'button',
     action_id: `countersign-link-${i}`,
-    text: { type: 'plain_text', text: plain(l.label, 75) },
+    text: plain(l.label, 75),
     url: l.url,
     ...(l.outcome === 'approve' ? { style: 'primary' } : { style: 'danger' }),
   }));
-  buttons.push({ type: 'button', action_id: 'countersign-open', text: { type: 'plain_text', text: 'Open in countersign' }, url: n.url });
+  buttons.push({ type: 'button', action_id: 'countersign-open', text: plain('Open in countersign', 75), url: n.url });
   blocks.push({ type: 'actions', elements: buttons });
-  // `text` is mrkdwn too (it is the notification line): escaped like the blocks.
-  return { text: `${esc(n.line)} (${esc(n.agent)}, ${n.risk} risk) ${n.url}`, blocks };
+  // `mrkdwn: false` keeps the notification line's text as written; URLs are still linked.
+  return { text: `${esc(n.line)} (${esc(n.agent)}, ${n.risk} risk) ${n.url}`, mrkdwn: false, blocks };
 }
