@@ -53,11 +53,19 @@ function firstLine(text: string | null | undefined, max = 280): string | null {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/**
+ * The agent as notifications name it: `unknown` when the request names none or a blank one (an
+ * empty agent would leave a gap in every preset, and Discord refuses an embed field left empty).
+ */
+function agentName(agent: string | null | undefined): string {
+  return agent?.trim() ? agent : 'unknown';
+}
+
 /** `expiresAt` and `now` are for the expiring headline ("Expires in 5m"). */
 export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: number }): NoticeText {
   const summaryEvent = env.type === 'notifications.summary';
   const r = (summaryEvent ? env.data.latest : env.data.request)!;
-  const agent = r.source.agent ?? 'unknown';
+  const agent = agentName(r.source.agent);
   let headline: string;
   switch (env.type) {
     case 'request.created':
@@ -75,7 +83,7 @@ export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: n
       break;
     }
     case 'notifications.summary':
-      headline = `${env.data.count} more from ${env.data.source?.agent ?? agent}`;
+      headline = `${env.data.count} more from ${agentName(env.data.source?.agent ?? agent)}`;
       break;
     case 'countersign.test':
       headline = 'Test notification';

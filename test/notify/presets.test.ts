@@ -139,6 +139,16 @@ describe('hook presets (loopback receivers)', () => {
     expect(e.description.length).toBeLessThanOrEqual(4096);
   });
 
+  it('discord: a request with a blank agent still fills every embed field (Discord refuses an empty field value)', async () => {
+    await setup({ format: 'discord' });
+    for (const agent of ['', '   ']) await createRequest(t!.api, { ...COMMAND, source: { agent } });
+    for (const rec of await receiver!.waitFor(2)) {
+      const { fields } = JSON.parse(rec.body).embeds[0];
+      for (const f of fields) expect(f.value.trim(), f.name).not.toBe('');
+      expect(fields[0]).toEqual({ name: 'Agent', value: 'unknown', inline: true });
+    }
+  });
+
   it('teams: a Workflows message with one Adaptive Card attachment and OpenUrl actions, request text never markdown', async () => {
     await setup({ format: 'teams', decision_links: true, include_content: true });
     const title = 'Deploy [Approve](https://evil.example/) **now**';
