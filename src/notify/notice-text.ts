@@ -19,7 +19,11 @@ export interface NoticeText {
   summary: string | null;
   url: string;
   links: NonNullable<Envelope['data']['links']>;
-  /** For decisions: the feedback given, if any. */
+  /**
+   * For decisions: the first line of the feedback given, if any, shortened like the summary
+   * (feedback may be 64 KiB, past what a chat message takes: Slack's section text, Teams' 28 KB
+   * message, Google Chat's 32,000 bytes, ntfy's 4 KiB).
+   */
   feedback: string | null;
 }
 
@@ -103,6 +107,6 @@ export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: n
     summary: firstLine(r.summary),
     url: r.url,
     links: env.data.links ?? [],
-    feedback: env.data.decision?.feedback ?? null,
+    feedback: firstLine(env.data.decision?.feedback),
   };
 }

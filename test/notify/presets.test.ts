@@ -149,6 +149,22 @@ describe('hook presets (loopback receivers)', () => {
     }
   });
 
+  it("long feedback on a decision is shortened to one line, so the message stays within each service's size limit", async () => {
+    receiver = await startReceiver();
+    const hook = (name: string, format: HookInput['format']) => ({ name, webhook: `${receiver!.url}/${name}/topic`, format, events: ['request.decided'] });
+    t = await startTestServer(
+      withHooks([hook('slack', 'slack'), hook('discord', 'discord'), hook('teams', 'teams'), hook('chat', 'google-chat'), hook('ntfy', 'ntfy')] as HookInput[]),
+    );
+    const r = await createRequest(t.api, COMMAND);
+    expect((await decide(t.api, r, 'deny', { feedback: `${'why '.repeat(10_000)}\nsecond line` })).status).toBe(200);
+    const sent = new Map((await receiver.waitFor(5)).map((rec) => [rec.path.split('/')[1], rec.body]));
+    // Teams takes about 28 KB, Google Chat 32,000 bytes, ntfy 4 KiB of message; Slack 3,000 characters of section text.
+    for (const [name, body] of sent) expect(Buffer.byteLength(body!), name).toBeLessThan(4096);
+    const shown = (body: string) => body.match(/(why )+why…/)?.[0] ?? '';
+    for (const [name, body] of sent) expect(shown(body!).length, name).toBe(280);
+    for (const body of sent.values()) expect(body).not.toContain('second line');
+  });
+
   it('teams: a Workflows message with one Adaptive Card attachment and OpenUrl actions, request text never markdown', async () => {
     await setup({ format: 'teams', decision_links: true, include_content: true });
     const title = 'Deploy [Approve](https://evil.example/) **now**';
