@@ -243,6 +243,36 @@ describe('hook presets (loopback receivers)', () => {
     expect(JSON.parse(second!.body).priority).toBe(2);
   });
 
+  it("ntfy: an http action decides at one tap, so its label says what it does when the agent's label does not", async () => {
+    receiver = await startReceiver();
+    t = await startTestServer(
+      withHooks([{ name: 'phone', webhook: `${receiver.url}/topic`, format: 'ntfy', decision_links: true }], { public_url: 'https://approvals.example.com' }),
+    );
+    await createRequest(t.api, {
+      ...COMMAND,
+      options: [
+        { id: 'stop', label: 'Deny', outcome: 'approve' },
+        { id: 'go', label: 'Approve', outcome: 'deny' },
+      ],
+    });
+    await createRequest(t.api, {
+      ...COMMAND,
+      options: [
+        { id: 'once', label: 'approve once', outcome: 'approve' },
+        { id: 'no', label: 'Not now', outcome: 'deny' },
+      ],
+    });
+    const labels = (await receiver.waitFor(2)).map((rec) =>
+      JSON.parse(rec.body)
+        .actions.slice(1)
+        .map((a: any) => a.label),
+    );
+    expect(labels).toEqual([
+      ['Approve: Deny', 'Deny: Approve'],
+      ['approve once', 'Deny: Not now'],
+    ]);
+  });
+
   it('template: Mustache over the envelope, values JSON-escaped, no code runs', async () => {
     const template =
       '{"msg": "{{text}}", "id": "{{data.request.id}}", "agent": "{{data.request.source.agent}}", "nope": "{{constructor}}{{#data.request}}{{title}}{{/data.request}}"}';
