@@ -37,7 +37,9 @@ export function ntfyPublishUrl(webhook: string): string {
  * inbox and, with decision links, `http` actions that POST the link (at most three in all).
  */
 export function renderNtfy(n: NoticeText, webhook: string): unknown {
-  let priority: number = WAITING.has(n.type) ? RISK_PRIORITY[n.risk] : 2;
+  // A burst summary is about its latest request: urgent while that one still waits.
+  const waiting = WAITING.has(n.type) || (n.type === 'notifications.summary' && n.status === 'pending');
+  let priority: number = waiting ? RISK_PRIORITY[n.risk] : 2;
   if (n.type === 'request.expiring') priority = Math.min(5, priority + 1);
   const lines = [n.title, `${n.agent} · ${n.risk} risk`];
   if (n.summary) lines.push(n.summary);
@@ -59,7 +61,7 @@ export function renderNtfy(n: NoticeText, webhook: string): unknown {
     title: n.headline,
     message: lines.join('\n'),
     priority,
-    tags: [n.risk === 'high' && WAITING.has(n.type) ? 'warning' : 'countersign'],
+    tags: [n.risk === 'high' && waiting ? 'warning' : 'countersign'],
     click: n.url,
     actions,
   };
