@@ -204,6 +204,8 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
       localBase = url.replace(/\/+$/, '');
     },
     baseUrl,
+    /** The decision-link key, made on first use (shared by every daemon through the store). */
+    linkKey,
 
     /**
      * A sample message for `POST /v1/hooks/{name}/test`: a made-up request (never stored) in

@@ -352,6 +352,18 @@ describe('hook presets (loopback receivers)', () => {
     expect((await submit.get('/v1/hooks')).status).toBe(403);
   });
 
+  it('a test of a hook with decision links carries them, even before any real notification made the link key', async () => {
+    await setup({ format: 'json', decision_links: true });
+    const test = await t!.api.post('/v1/hooks/team/test', {});
+    expect(test.body).toMatchObject({ ok: true });
+    const [rec] = await receiver!.waitFor(1);
+    const links = JSON.parse(rec!.body).data.links;
+    expect(links.map((l: any) => l.option)).toEqual(['approve', 'deny']);
+    // They lead to "Link not found": there is no such request.
+    const page = await fetch(t!.url + new URL(links[0].url).pathname);
+    expect(page.status).toBe(404);
+  });
+
   it('a failing receiver is a failed test attempt, reported with its status', async () => {
     receiver = await startReceiver(() => ({ status: 500 }));
     t = await startTestServer(withHooks([{ name: 'down', webhook: `${receiver.url}/x`, format: 'json' }]));
