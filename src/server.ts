@@ -31,6 +31,7 @@ import { createLinkService } from './notify/link-service.js';
 import { createMuteArrivalHook } from './notify/mute-arrival-hook.js';
 import { createMuteService } from './notify/mute-service.js';
 import { createHookSender } from './notify/hook-sender.js';
+import { localUrl } from './lib/local-url.js';
 import { createNoticeScheduler } from './notify/notice-scheduler.js';
 import { createNotifier } from './notify/notifier.js';
 import { NotifyEvents } from './notify/notify-events.js';
@@ -266,8 +267,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     await app.listen({ host: config.host, port: config.port });
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
+    url = localUrl(config.host, port);
     deps.notifier.setLocalUrl(url);
   }
 

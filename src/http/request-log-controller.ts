@@ -1,7 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { actorName } from '../auth/principal.js';
-import './route-config.js';
+import { SECRET_PATH_PREFIX } from './route-config.js';
 
 /**
  * Fastify's per-request log lines, one per request when it completes, at a level by outcome:
@@ -33,6 +33,8 @@ export class RequestLogController extends LogController {
 function loggedPath(request: FastifyRequest): string {
   if (request.routeOptions.config?.secretPath) return request.routeOptions.url ?? '';
   const path = request.url;
+  // A link asked with a method no route takes (PUT, OPTIONS, …) matched nothing, but its path is still the token.
+  if (path.startsWith(SECRET_PATH_PREFIX)) return `${SECRET_PATH_PREFIX}*`;
   const q = path.indexOf('?');
   return q === -1 ? path : path.slice(0, q);
 }

@@ -18,7 +18,8 @@ import type { RouteDocs } from './openapi.js';
  * - `openapi`: what the handler parses itself (native frames, their query), for the document
  *   only (openapi.ts); it changes nothing the route accepts.
  * - `secretPath`: the path itself is a credential (a decision link): request logs name the
- *   route pattern instead.
+ *   route pattern instead. Requests under `SECRET_PATH_PREFIX` that match no route (another
+ *   method on a link) are logged by that pattern too.
  * - `ownQuery`: the handler parses its query itself (native formats, the Claude Code hook, the
  *   bridge socket); every other `/v1/` route without a query schema takes no query at all.
  */
@@ -32,6 +33,9 @@ export interface RouteConfig {
   secretPath?: boolean;
   ownQuery?: boolean;
 }
+
+/** Where decision links live: every path below it is a credential, whatever the method. */
+export const SECRET_PATH_PREFIX = '/d/';
 
 declare module 'fastify' {
   interface FastifyContextConfig extends RouteConfig {}

@@ -19,7 +19,11 @@ export interface NoticeText {
   summary: string | null;
   url: string;
   links: NonNullable<Envelope['data']['links']>;
-  /** For decisions: the feedback given, if any. */
+  /**
+   * For decisions: the first line of the feedback given, if any, shortened like the summary
+   * (feedback may be 64 KiB, past what a chat message takes: Slack's section text, Teams' 28 KB
+   * message, Google Chat's 32,000 bytes, ntfy's 4 KiB).
+   */
   feedback: string | null;
 }
 
@@ -53,11 +57,19 @@ function firstLine(text: string | null | undefined, max = 280): string | null {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/**
+ * The agent as notifications name it: `unknown` when the request names none or a blank one (an
+ * empty agent would leave a gap in every preset, and Discord refuses an embed field left empty).
+ */
+function agentName(agent: string | null | undefined): string {
+  return agent?.trim() ? agent : 'unknown';
+}
+
 /** `expiresAt` and `now` are for the expiring headline ("Expires in 5m"). */
 export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: number }): NoticeText {
   const summaryEvent = env.type === 'notifications.summary';
   const r = (summaryEvent ? env.data.latest : env.data.request)!;
-  const agent = r.source.agent ?? 'unknown';
+  const agent = agentName(r.source.agent);
   let headline: string;
   switch (env.type) {
     case 'request.created':
@@ -75,7 +87,7 @@ export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: n
       break;
     }
     case 'notifications.summary':
-      headline = `${env.data.count} more from ${env.data.source?.agent ?? agent}`;
+      headline = `${env.data.count} more from ${agentName(env.data.source?.agent ?? agent)}`;
       break;
     case 'countersign.test':
       headline = 'Test notification';
@@ -95,6 +107,6 @@ export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: n
     summary: firstLine(r.summary),
     url: r.url,
     links: env.data.links ?? [],
-    feedback: env.data.decision?.feedback ?? null,
+    feedback: firstLine(env.data.decision?.feedback),
   };
 }

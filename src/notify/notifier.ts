@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { durationMs } from '../lib/durations.js';
 import { newId } from '../lib/ids.js';
+import { localUrl } from '../lib/local-url.js';
 import { requestFacts } from '../policy/request-facts.js';
 import { compileMatch, type FactsTest } from '../policy/rule-matcher.js';
 import type { HandupRequest } from '../requests/request-schema.js';
@@ -64,9 +65,10 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
   const burstMs = durationMs(config.notifications.burst.window);
   const wantsReminders = remindMs !== null && hooks.some((h) => h.events.has('request.reminder'));
   const wantsExpiring = expiringMs !== null && hooks.some((h) => h.events.has('request.expiring'));
-  let localUrl = `http://${config.host}:${config.port}`;
+  // The configured port until the daemon listens (notices due at start go out before it does).
+  let localBase = localUrl(config.host, config.port);
 
-  const baseUrl = () => config.public_url ?? localUrl;
+  const baseUrl = () => config.public_url ?? localBase;
 
   /** Tells this daemon's workers (after commit) and the other daemons that something was queued. */
   function queued(tx: WriteTx) {
@@ -199,9 +201,11 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
     hook: (name: string) => byName.get(name)?.config,
     /** The inbox URL to link to when `public_url` is unset (the address this daemon listens on). */
     setLocalUrl(url: string) {
-      localUrl = url.replace(/\/+$/, '');
+      localBase = url.replace(/\/+$/, '');
     },
     baseUrl,
+    /** The decision-link key, made on first use (shared by every daemon through the store). */
+    linkKey,
 
     /**
      * A sample message for `POST /v1/hooks/{name}/test`: a made-up request (never stored) in

@@ -111,6 +111,8 @@ export function renderLinkPage(outcome: LinkOutcome, inboxUrl: (id: string) => s
     const deny = option.outcome === 'deny';
     const required = deny && r.input?.feedback === 'required_on_deny';
     const error = outcome.state === 'invalid' ? `<p class="box" role="alert">${esc(outcome.message)}</p>` : '';
+    // The label is the agent's words and may say the opposite of what the option does ("Deny" that approves): say it plainly.
+    const effect = r.kind === 'info' ? 'dismisses this notice' : deny ? 'denies this request' : 'approves this request';
     return page(
       `${option.label}: ${r.title}`,
       `<p class="meta">${esc(r.source.agent ?? 'An agent')} asks · ${esc(r.risk)} risk · ${esc(r.kind)}</p>
@@ -121,6 +123,7 @@ ${error}
 <form method="post">
 <input type="hidden" name="token" value="${esc(token)}">
 ${deny ? `<p><label for="feedback">Feedback${required ? ' (required)' : ' (optional)'}</label><br><textarea id="feedback" name="feedback"${required ? ' required' : ''}></textarea></p>` : ''}
+<p>“${esc(option.label)}” ${effect}.</p>
 <p><button type="submit" class="${deny ? 'deny' : 'approve'}">${esc(option.label)}</button></p>
 </form>
 <p class="meta">Nothing happens until you press the button. <a href="${esc(inboxUrl(r.id))}">Open in the inbox</a></p>`,

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
+import { SECRET_PATH_PREFIX } from '../http/route-config.js';
 import { inboxLink } from '../notify/notify-envelope.js';
 import type { LinkOutcome } from '../notify/link-service.js';
 import { LINK_PAGE_CSP, renderLinkPage } from './link-page.js';
@@ -33,13 +34,17 @@ export function registerLinkRoutes(app: FastifyInstance, deps: Deps) {
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, _body, done) => done(null, {}));
 
     // A wildcard, not `:token`: tokens are longer than a path parameter may be (100 characters).
-    scope.get<{ Params: { '*': string } }>('/d/*', { config: { auth: 'public', secretPath: true }, schema: { hide: true } }, async (request, reply) => {
-      const token = request.params['*'];
-      return send(reply, await deps.links.inspect(token, request.ip), token);
-    });
+    scope.get<{ Params: { '*': string } }>(
+      `${SECRET_PATH_PREFIX}*`,
+      { config: { auth: 'public', secretPath: true }, schema: { hide: true } },
+      async (request, reply) => {
+        const token = request.params['*'];
+        return send(reply, await deps.links.inspect(token, request.ip), token);
+      },
+    );
 
     scope.post<{ Params: { '*': string }; Body: Record<string, string> | undefined }>(
-      '/d/*',
+      `${SECRET_PATH_PREFIX}*`,
       { config: { auth: 'public', secretPath: true }, bodyLimit: FORM_LIMIT, schema: { hide: true } },
       async (request, reply) => {
         const token = request.params['*'];

@@ -96,6 +96,22 @@ describe('decision links', () => {
     expect((await show(t!.api, r.id)).decision.option).toBe('approve');
   });
 
+  it('the page says what the option does, whatever its label says', async () => {
+    await setup();
+    const { r, links } = await notified({
+      ...COMMAND,
+      options: [
+        { id: 'stop', label: 'Deny', outcome: 'approve' },
+        { id: 'go', label: 'Approve', outcome: 'deny' },
+      ],
+    });
+    expect(await (await get(links.stop!)).text()).toContain('“Deny” approves this request.');
+    expect(await (await get(links.go!)).text()).toContain('“Approve” denies this request.');
+    expect((await show(t!.api, r.id)).status).toBe('pending');
+    const info = await notified({ title: 'Build done', kind: 'info' });
+    expect(await (await get(info.links.ok!)).text()).toContain('dismisses this notice.');
+  });
+
   it('the page shows everything a preview holds as text: an email, a command with its directory, a file set', async () => {
     await setup();
     const { links } = await notified({

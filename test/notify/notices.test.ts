@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver } from '../callbacks/callback-kit.js';
 import { createFakeClock, type FakeClock } from '../helpers/fake-clock.js';
@@ -188,6 +189,32 @@ describe('request.reminder and request.expiring', () => {
     await advanceTo(r.created_at + 119 * 60_000);
     expect(await hookDeliveries(t!.api, 'sink')).toEqual([]);
     expect(await t!.count('request_notices')).toBe(0);
+  });
+
+  it('without public_url, a reminder sent at start (before the daemon listens) links to the address the later ones use', async () => {
+    await setup();
+    const r = await createRequest(t!.api, COMMAND);
+    await t!.server.close();
+    // A fixed port on the wildcard address, as in a container (COUNTERSIGN_HOST=0.0.0.0).
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const later = createFakeClock(r.created_at + 15 * 60_000);
+    const again = await startTestServer({ ...config(), data_dir: t!.dataDir, host: '0.0.0.0', port }, { clock: later });
+    extra.push(async () => {
+      await again.close();
+      rmSync(t!.dataDir, { recursive: true, force: true });
+    });
+    await again.server.settled();
+    await waitForHookDeliveries(again.api, 'sink', (d) => d.length === 1 && settledAll(d));
+    later.set(r.created_at + 20 * 60_000);
+    await again.server.settled();
+    await waitForHookDeliveries(again.api, 'sink', (d) => d.length === 2 && settledAll(d));
+    const urls = receiver!.received.filter((x) => x.path === '/sink').map((x) => JSON.parse(x.body).data.request.url);
+    expect(urls).toEqual([`http://127.0.0.1:${port}/#/requests/${r.id}`, `http://127.0.0.1:${port}/#/requests/${r.id}`]);
   });
 
   it('a reminder that came due while the daemon was down is sent once at the next start', async () => {

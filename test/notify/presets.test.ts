@@ -124,15 +124,14 @@ describe('hook presets (loopback receivers)', () => {
     expect(actions.elements[2].url).toBe(`https://approvals.example.com/#/requests/${r.id}`);
   });
 
-  it('slack: without include_content no summary; long text is cut to Block Kit limits outside any entity', async () => {
+  it('slack: without include_content no summary; a decision shows its headline and feedback as plain text', async () => {
     await setup({ format: 'slack', events: ['request.decided'] });
     const r = await createRequest(t!.api, COMMAND);
-    expect((await decide(t!.api, r, 'deny', { feedback: `${'a'.repeat(2987)}&b` })).status).toBe(200);
+    expect((await decide(t!.api, r, 'deny', { feedback: 'not *today* <!here>' })).status).toBe(200);
     const { body } = await oneMessage();
     expect(JSON.stringify(body)).not.toContain('Roll out');
     expect(body.blocks[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'Denied by admin', emoji: false } });
-    // Escaped, the line is 3,003 characters: cut to 3,000 with the half-written `&amp;` dropped.
-    expect(body.blocks[3].text.text).toBe(`Feedback: ${'a'.repeat(2987)}…`);
+    expect(body.blocks[3]).toEqual({ type: 'section', text: { type: 'plain_text', text: 'Feedback: not *today* &lt;!here&gt;', emoji: false } });
   });
 
   it('discord: content plus one embed, mentions disabled, links as markdown, request text escaped everywhere', async () => {
@@ -155,6 +154,32 @@ describe('hook presets (loopback receivers)', () => {
     expect(e.description).not.toContain('Second line');
     expect(e.description).toMatch(/\[Approve\]\(https:\/\/approvals\.example\.com\/d\/[^)]+\)/);
     expect(e.description.length).toBeLessThanOrEqual(4096);
+  });
+
+  it('discord: a request with a blank agent still fills every embed field (Discord refuses an empty field value)', async () => {
+    await setup({ format: 'discord' });
+    for (const agent of ['', '   ']) await createRequest(t!.api, { ...COMMAND, source: { agent } });
+    for (const rec of await receiver!.waitFor(2)) {
+      const { fields } = JSON.parse(rec.body).embeds[0];
+      for (const f of fields) expect(f.value.trim(), f.name).not.toBe('');
+      expect(fields[0]).toEqual({ name: 'Agent', value: 'unknown', inline: true });
+    }
+  });
+
+  it("long feedback on a decision is shortened to one line, so the message stays within each service's size limit", async () => {
+    receiver = await startReceiver();
+    const hook = (name: string, format: HookInput['format']) => ({ name, webhook: `${receiver!.url}/${name}/topic`, format, events: ['request.decided'] });
+    t = await startTestServer(
+      withHooks([hook('slack', 'slack'), hook('discord', 'discord'), hook('teams', 'teams'), hook('chat', 'google-chat'), hook('ntfy', 'ntfy')] as HookInput[]),
+    );
+    const r = await createRequest(t.api, COMMAND);
+    expect((await decide(t.api, r, 'deny', { feedback: `${'why '.repeat(10_000)}\nsecond line` })).status).toBe(200);
+    const sent = new Map((await receiver.waitFor(5)).map((rec) => [rec.path.split('/')[1], rec.body]));
+    // Teams takes about 28 KB, Google Chat 32,000 bytes, ntfy 4 KiB of message; Slack 3,000 characters of section text.
+    for (const [name, body] of sent) expect(Buffer.byteLength(body!), name).toBeLessThan(4096);
+    const shown = (body: string) => body.match(/(why )+why…/)?.[0] ?? '';
+    for (const [name, body] of sent) expect(shown(body!).length, name).toBe(280);
+    for (const body of sent.values()) expect(body).not.toContain('second line');
   });
 
   it('teams: a Workflows message with one Adaptive Card attachment and OpenUrl actions, request text never markdown', async () => {
@@ -235,6 +260,36 @@ describe('hook presets (loopback receivers)', () => {
     expect(JSON.parse(second!.body).priority).toBe(2);
   });
 
+  it("ntfy: an http action decides at one tap, so its label says what it does when the agent's label does not", async () => {
+    receiver = await startReceiver();
+    t = await startTestServer(
+      withHooks([{ name: 'phone', webhook: `${receiver.url}/topic`, format: 'ntfy', decision_links: true }], { public_url: 'https://approvals.example.com' }),
+    );
+    await createRequest(t.api, {
+      ...COMMAND,
+      options: [
+        { id: 'stop', label: 'Deny', outcome: 'approve' },
+        { id: 'go', label: 'Approve', outcome: 'deny' },
+      ],
+    });
+    await createRequest(t.api, {
+      ...COMMAND,
+      options: [
+        { id: 'once', label: 'approve once', outcome: 'approve' },
+        { id: 'no', label: 'Not now', outcome: 'deny' },
+      ],
+    });
+    const labels = (await receiver.waitFor(2)).map((rec) =>
+      JSON.parse(rec.body)
+        .actions.slice(1)
+        .map((a: any) => a.label),
+    );
+    expect(labels).toEqual([
+      ['Approve: Deny', 'Deny: Approve'],
+      ['approve once', 'Deny: Not now'],
+    ]);
+  });
+
   it('template: Mustache over the envelope, values JSON-escaped, no code runs', async () => {
     const template =
       '{"msg": "{{text}}", "id": "{{data.request.id}}", "agent": "{{data.request.source.agent}}", "nope": "{{constructor}}{{#data.request}}{{title}}{{/data.request}}"}';
@@ -312,6 +367,18 @@ describe('hook presets (loopback receivers)', () => {
     expect(bad.body.error).toContain('event');
     const { api: submit } = await t!.submitClient('agent');
     expect((await submit.get('/v1/hooks')).status).toBe(403);
+  });
+
+  it('a test of a hook with decision links carries them, even before any real notification made the link key', async () => {
+    await setup({ format: 'json', decision_links: true });
+    const test = await t!.api.post('/v1/hooks/team/test', {});
+    expect(test.body).toMatchObject({ ok: true });
+    const [rec] = await receiver!.waitFor(1);
+    const links = JSON.parse(rec!.body).data.links;
+    expect(links.map((l: any) => l.option)).toEqual(['approve', 'deny']);
+    // They lead to "Link not found": there is no such request.
+    const page = await fetch(t!.url + new URL(links[0].url).pathname);
+    expect(page.status).toBe(404);
   });
 
   it('a failing receiver is a failed test attempt, reported with its status', async () => {

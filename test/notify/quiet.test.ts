@@ -73,6 +73,23 @@ describe('quiet: bursts and mutes', () => {
     expect(other.id).toBeTruthy();
   });
 
+  it("on ntfy, the summary of held notifications about a request still waiting gets its risk's priority", async () => {
+    clock = createFakeClock(Math.floor(Date.now() / 1000) * 1000);
+    receiver = await startReceiver();
+    t = await startTestServer(
+      withHooks([{ name: 'phone', webhook: `${receiver.url}/topic`, format: 'ntfy' }], { notifications: { burst: { window: '1m', max: 1 } } as never }),
+      { clock, callbacks: { random: () => 0.5 } },
+    );
+    for (let i = 1; i <= 3; i++) await createRequest(t.api, from('codex', 's-1', i));
+    await waitForHookDeliveries(t.api, 'phone', (d) => d.length === 1 && settledAll(d));
+    clock.advance(60_000);
+    await t.server.settled();
+    await waitForHookDeliveries(t.api, 'phone', (d) => d.length === 2 && settledAll(d));
+    const [first, summary] = bodies('/');
+    expect(summary).toMatchObject({ title: '2 more from codex', priority: first.priority, tags: ['warning'] });
+    expect(first.priority).toBe(4);
+  });
+
   it('max 0 disables the burst limit', async () => {
     await setup({ burst: { window: '1m', max: 0 } });
     for (let i = 1; i <= 25; i++) await createRequest(t!.api, from('codex', 's-1', i));

@@ -304,6 +304,12 @@ describe('HTTP request lines', () => {
     const res = await t.api.request('GET', `/d/${token}`, undefined, { token: null });
     expect(res.status).toBe(404);
     expect(completed(capture.lines, res.headers.get('x-request-id'))).toMatchObject([{ url: '/d/*', status: 404 }]);
+    // Asked with a method no route takes (a preflight, a link checker's PUT, a WebDAV client), it matches no route at all.
+    for (const method of ['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND']) {
+      const other = await t.api.request(method, `/d/${token}`, undefined, { token: null });
+      expect(other.status, method).toBe(404);
+      expect(completed(capture.lines, other.headers.get('x-request-id')), method).toMatchObject([{ method, url: '/d/*', status: 404 }]);
+    }
     expect(capture.text()).not.toContain(token);
   });
 

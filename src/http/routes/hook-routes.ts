@@ -3,9 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../lib/errors.js';
-import { HOOK_EVENTS, type HookConfig } from '../../notify/hook-config.js';
+import { HOOK_EVENTS, issuesLinks, type HookConfig } from '../../notify/hook-config.js';
 import { describeHookTarget } from '../../notify/hook-render.js';
-import { LINK_KEY } from '../../notify/notifier.js';
 import { ErrorDoc, limitParam } from '../schemas.js';
 import { DeliveryDoc } from './delivery-routes.js';
 
@@ -93,8 +92,9 @@ export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
     async (request) => {
       const hook = hookOr404(request.params.name);
       const now = deps.clock.now();
-      const key = await deps.store.keys.get(LINK_KEY);
-      const message = deps.notifier.sample(hook.name, request.body?.event ?? 'request.created', now, key ? Buffer.from(key, 'base64url') : null)!;
+      // Made here if no notification has needed it yet, so a first test already shows the links.
+      const key = issuesLinks(deps.config, hook) ? await deps.store.write((tx) => deps.notifier.linkKey(tx, now)) : null;
+      const message = deps.notifier.sample(hook.name, request.body?.event ?? 'request.created', now, key)!;
       const { outcome, latencyMs } = await deps.hookSender.send(hook, message, new AbortController());
       const ok = outcome.kind === 'delivered';
       return {

@@ -6,6 +6,17 @@ const WAITING = new Set(['request.created', 'request.reminder', 'request.expirin
 // An ntfy notification carries at most three action buttons.
 const MAX_ACTIONS = 3;
 
+/**
+ * An `http` action decides at one tap, with no page to read first, and its label is the agent's
+ * text: unless the label starts with what the option does, that goes first ("Approve: Deny").
+ * Every option of a notice (kind info) dismisses it, so its labels are shown as they are.
+ */
+const SAYS = { approve: /^\s*approve\b/i, deny: /^\s*deny\b/i } as const;
+function actionLabel(l: NoticeText['links'][number], kind: NoticeText['kind']): string {
+  if (kind === 'info' || SAYS[l.outcome].test(l.label)) return l.label;
+  return `${l.outcome === 'approve' ? 'Approve' : 'Deny'}: ${l.label}`;
+}
+
 /** The topic is the last path segment of the hook's URL (`https://ntfy.sh/<topic>`). */
 export function ntfyTopic(webhook: string): string {
   return decodeURIComponent(new URL(webhook).pathname.replace(/\/+$/, '').split('/').pop() ?? '');
@@ -26,7 +37,9 @@ export function ntfyPublishUrl(webhook: string): string {
  * inbox and, with decision links, `http` actions that POST the link (at most three in all).
  */
 export function renderNtfy(n: NoticeText, webhook: string): unknown {
-  let priority: number = WAITING.has(n.type) ? RISK_PRIORITY[n.risk] : 2;
+  // A burst summary is about its latest request: urgent while that one still waits.
+  const waiting = WAITING.has(n.type) || (n.type === 'notifications.summary' && n.status === 'pending');
+  let priority: number = waiting ? RISK_PRIORITY[n.risk] : 2;
   if (n.type === 'request.expiring') priority = Math.min(5, priority + 1);
   const lines = [n.title, `${n.agent} · ${n.risk} risk`];
   if (n.summary) lines.push(n.summary);
@@ -35,7 +48,7 @@ export function renderNtfy(n: NoticeText, webhook: string): unknown {
   for (const l of n.links.slice(0, MAX_ACTIONS - 1)) {
     actions.push({
       action: 'http',
-      label: l.label,
+      label: actionLabel(l, n.kind),
       url: l.url,
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -48,7 +61,7 @@ export function renderNtfy(n: NoticeText, webhook: string): unknown {
     title: n.headline,
     message: lines.join('\n'),
     priority,
-    tags: [n.risk === 'high' && WAITING.has(n.type) ? 'warning' : 'countersign'],
+    tags: [n.risk === 'high' && waiting ? 'warning' : 'countersign'],
     click: n.url,
     actions,
   };
