@@ -232,29 +232,36 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
     async applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): Promise<FollowUpResult> {
       if (asked.kind === 'ignored') return { ignored: true };
       if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
-      const stored = await findTarget(adapter, asked, principal);
-      if (!stored && asked.inSession) return { ignored: true };
-      if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
-      if (stored.record.status !== 'pending') return { ignored: true };
-      // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
-      // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
-      // Asked only of a frame that would change something: one naming no request is 404, one
-      // for a request that already ended 202, whoever sends it.
-      if (isUpstreamDecision(asked.status) && !hasGrant(principal, 'resolve_upstream')) {
-        throw new AppError('forbidden', `a follow-up that ends a request ${asked.status} ${missingGrant(principal, 'resolve_upstream')}`);
-      }
-      const details: Record<string, unknown> = { format: adapter.format };
-      if (asked.option !== undefined) details.option = asked.option;
-      if (asked.feedback) details.feedback = asked.feedback;
-      const result = await requests.resolveUpstream(stored.record.id, {
-        status: asked.status,
-        decision: upstreamDecision(stored.record, asked, clock.now()),
-        actor: upstreamActor(principal),
-        details,
-      });
-      return result.changed ? { ignored: false, stored: result.stored } : { ignored: true };
+      const result = await resolveOne(adapter, asked, principal);
+      for (const key of asked.releaseKeys ?? []) await requests.releaseNativeKey(adapter.format, principal, key);
+      return result;
     },
   };
+
+  /** The request a `resolve` follow-up names, ended as it asks (unless it already ended). */
+  async function resolveOne(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve' }>, principal: Principal): Promise<FollowUpResult> {
+    const stored = await findTarget(adapter, asked, principal);
+    if (!stored && asked.inSession) return { ignored: true };
+    if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
+    if (stored.record.status !== 'pending') return { ignored: true };
+    // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
+    // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
+    // Asked only of a frame that would change something: one naming no request is 404, one
+    // for a request that already ended 202, whoever sends it.
+    if (isUpstreamDecision(asked.status) && !hasGrant(principal, 'resolve_upstream')) {
+      throw new AppError('forbidden', `a follow-up that ends a request ${asked.status} ${missingGrant(principal, 'resolve_upstream')}`);
+    }
+    const details: Record<string, unknown> = { format: adapter.format };
+    if (asked.option !== undefined) details.option = asked.option;
+    if (asked.feedback) details.feedback = asked.feedback;
+    const result = await requests.resolveUpstream(stored.record.id, {
+      status: asked.status,
+      decision: upstreamDecision(stored.record, asked, clock.now()),
+      actor: upstreamActor(principal),
+      details,
+    });
+    return result.changed ? { ignored: false, stored: result.stored } : { ignored: true };
+  }
   return intake;
 }
 
