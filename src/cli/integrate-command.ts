@@ -131,6 +131,11 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
     followUps: !values['no-follow-ups'],
   });
 
+  // The settings file is read and merged first: one it cannot take stops the command before a
+  // token is created, so "nothing was written" holds and a re-run can use the same name.
+  const file = values.write === undefined ? undefined : resolve(ctx.cwd, values.write);
+  const merged = file === undefined ? undefined : mergeSettings(readSettings(file), block);
+
   if (values['token-name'] !== undefined) {
     const created = await connect(ctx, values).post<{ name: string; token: string }>('/v1/tokens', { name: values['token-name'] });
     ctx.err(
@@ -138,24 +143,10 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
     );
   }
 
-  if (values.write === undefined) {
+  if (file === undefined || merged === undefined) {
     ctx.out(`${JSON.stringify({ hooks: block }, null, 2)}\n`);
     return EXIT_OK;
   }
-  const file = resolve(ctx.cwd, values.write);
-  let settings: Record<string, unknown> = {};
-  if (existsSync(file)) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (err) {
-      throw new CliError('bad_settings', `${file} is not valid JSON (${(err as Error).message}); nothing was written`);
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw new CliError('bad_settings', `${file} does not hold a JSON object; nothing was written`);
-    settings = parsed as Record<string, unknown>;
-  }
-  const merged = mergeSettings(settings, block);
   mkdirSync(dirname(file), { recursive: true });
   // Written aside and renamed, so an interrupted write never leaves a half file.
   const tmp = `${file}.countersign-${process.pid}.tmp`;
@@ -163,4 +154,18 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
   renameSync(tmp, file);
   ctx.out(`wrote the Claude Code hooks to ${file}${values.command ? '' : ' (the HTTP hooks read the token from $COUNTERSIGN_TOKEN)'}\n`);
   return EXIT_OK;
+}
+
+/** The settings object in `file` ({} when there is none yet); anything else is bad_settings. */
+function readSettings(file: string): Record<string, unknown> {
+  if (!existsSync(file)) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new CliError('bad_settings', `${file} is not valid JSON (${(err as Error).message}); nothing was written`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new CliError('bad_settings', `${file} does not hold a JSON object; nothing was written`);
+  return parsed as Record<string, unknown>;
 }

@@ -225,6 +225,28 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
     expect(readFileSync(file, 'utf8')).toBe('{"model": ');
   });
 
+  it('--token-name with a settings file it cannot merge into creates no token, so a re-run with the same name works', async () => {
+    t = await startTestServer();
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-integrate-'));
+    dirs.push(dir);
+    const file = join(dir, 'settings.json');
+    const env = { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken };
+    for (const broken of ['{"model": ', '{"hooks": []}']) {
+      writeFileSync(file, broken);
+      const r = await runCli(['integrate', 'claude-code', '--token-name', 'claude-laptop', '--write', file], { env });
+      expect(r.code).toBe(4);
+      expect(r.stderr).toContain('bad_settings');
+      expect(r.stderr).not.toContain('export COUNTERSIGN_TOKEN');
+      expect(readFileSync(file, 'utf8')).toBe(broken);
+      expect((await t.api.get('/v1/tokens')).body).toEqual([]);
+    }
+    writeFileSync(file, '{}');
+    const fixed = await runCli(['integrate', 'claude-code', '--token-name', 'claude-laptop', '--write', file], { env });
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(fixed.stderr).toContain('export COUNTERSIGN_TOKEN=cst_');
+    expect(JSON.parse(readFileSync(file, 'utf8')).hooks.PreToolUse).toHaveLength(1);
+  });
+
   it('--token-name creates a submit token with the admin token and prints it once on stderr; the hook works with it', async () => {
     t = await startTestServer();
     const r = await runCli(['integrate', 'claude-code', '--token-name', 'claude-laptop'], { env: { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken } });
