@@ -76,12 +76,16 @@ const RequestId = z.string().min(1).max(64);
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** Text on one line: a title or feedback with line breaks would split a request's line in two. */
+const oneLine = (text: string) => text.replace(/\s*[\r\n\v\f\u0085\u2028\u2029]+\s*/g, ' ');
+
 /** The line clients that only read text see. */
 function line(r: HandupRequest): string {
-  const what = `request ${r.id} "${r.title}" is ${r.status}`;
+  const what = `request ${r.id} "${oneLine(r.title)}" is ${r.status}`;
+  const feedback = r.decision?.feedback ? ` (feedback: ${oneLine(r.decision.feedback)})` : '';
   if (r.status === 'pending') return `${what}: nobody has decided yet. Do not proceed; call wait_for_decision with this id.`;
-  if (r.status === 'approved') return `${what}${r.decision?.feedback ? ` (feedback: ${r.decision.feedback})` : ''}: go ahead.`;
-  if (r.status === 'denied') return `${what}${r.decision?.feedback ? ` (feedback: ${r.decision.feedback})` : ''}: do not do it.`;
+  if (r.status === 'approved') return `${what}${feedback}: go ahead.`;
+  if (r.status === 'denied') return `${what}${feedback}: do not do it.`;
   if (r.status === 'answered') return `${what}: ${JSON.stringify(r.decision?.fields?.answers ?? {})}`;
   return `${what}: nobody approved it; do not proceed.`;
 }

@@ -122,6 +122,18 @@ describe('MCP server at /mcp', () => {
     expect((await t.api.get(`/v1/requests/${record.id}/audit`)).body.map((a: { event: string }) => a.event)).toEqual(['created', 'decided']);
   });
 
+  it('answers each request in one line of text, whatever line breaks its title or feedback holds', async () => {
+    t = await startTestServer();
+    const client = await mcp(t.adminToken);
+    const created = await call(client, 'request_approval', { title: 'Deploy\nthe web app\u2028now' });
+    expect(created.content[0].text).toMatch(/^request \S+ "Deploy the web app now" is pending: [^\n]*$/);
+    const record = created.structuredContent.request;
+    expect(record.title).toBe('Deploy\nthe web app\u2028now');
+    expect((await decide(t.api, record, 'deny', { feedback: 'Not today.\r\n\r\nTry Monday.' })).status).toBe(200);
+    const listed = await call(client, 'list_requests', {});
+    expect(listed.content[0].text).toBe(`request ${record.id} "Deploy the web app now" is denied (feedback: Not today. Try Monday.): do not do it.`);
+  });
+
   it('waits in the call with wait_seconds until the reviewer decides; ask_question returns answers keyed by question id', async () => {
     t = await startTestServer();
     const client = await mcp(t.adminToken);
