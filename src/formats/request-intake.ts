@@ -16,6 +16,7 @@ import { parseCreateBody } from '../requests/create-body-fast-path.js';
 import type { CreateRequestBody } from '../requests/request-schema.js';
 import type { NativeOrigin, RequestService } from '../requests/request-service.js';
 import type { Supersede } from '../requests/request-hooks.js';
+import type { FrameContextReader } from './frame-context.js';
 import { parseFollowUp, parseFrame } from './parse-frame.js';
 import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
 
@@ -77,13 +78,15 @@ export interface RequestIntakeDeps {
   requests: RequestService;
   config: Readonly<Config>;
   clock: Clock;
+  /** Context a frame's adapter needs that takes I/O to find (a Claude Code hook's git work tree). */
+  frameContext?: FrameContextReader;
 }
 
 /**
  * Requests in, records out: the one create path of every request (a handup body over HTTP or
  * MCP, a native frame over HTTP or a bridge WebSocket), and the path of native follow-up frames.
  */
-export function createRequestIntake({ requests, config, clock }: RequestIntakeDeps) {
+export function createRequestIntake({ requests, config, clock, frameContext }: RequestIntakeDeps) {
   /**
    * Ends each of this submitter's pending requests of the session, one by one through
    * resolveUpstream (so each gets its audit row, event and terminal hooks). None pending, or all
@@ -159,7 +162,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
     async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create }: SubmitOptions): Promise<SubmitResult> {
       const parsed = parseFrame(adapter, frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
-      const normalized = normalizeFrame(adapter, parsed.data, context);
+      const normalized = normalizeFrame(adapter, parsed.data, frameContext ? await frameContext(adapter.format, parsed.data, context) : context);
       const key = normalized.nativeKey;
       // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
       if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);

@@ -333,6 +333,17 @@ describe('POST /v1/formats/claude-code/hook', () => {
     const elsewhere = await held(t.api, events, bashFrame('toolu_none', 'ls', { cwd: join(tmpdir(), 'no-such-dir-for-countersign') }), '?wait=1ms');
     expect(elsewhere.record.source).toMatchObject({ repo: null, branch: null });
     await elsewhere.answer;
+
+    // The same hook JSON on the generic endpoint and the bridge socket: the same source.
+    const generic = await t.api.post('/v1/formats/claude-code/requests', bashFrame('toolu_generic_git', 'ls', { cwd: root }));
+    expect(generic.status, generic.text).toBe(201);
+    expect(generic.body.request.source).toMatchObject({ cwd: root, repo: 'acme/web', branch: 'feature/login' });
+    const ws = await connectWs(`${t.wsUrl}/v1/formats/claude-code/ws`, t.adminToken);
+    sockets.push(ws);
+    ws.socket.send(JSON.stringify(bashFrame('toolu_bridge_git', 'ls', { cwd: root })));
+    const accepted = await ws.next();
+    expect(accepted.type).toBe('countersign.accepted');
+    expect((await show(t.api, accepted.id)).source).toMatchObject({ repo: 'acme/web', branch: 'feature/login' });
   });
 });
 
