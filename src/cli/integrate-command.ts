@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseDuration } from '../lib/durations.js';
 import { CliError, usageError } from './cli-error.js';
@@ -147,11 +147,14 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
     ctx.out(`${JSON.stringify({ hooks: block }, null, 2)}\n`);
     return EXIT_OK;
   }
-  mkdirSync(dirname(file), { recursive: true });
+  // A settings file that is a symlink (into a dotfiles repository) is written where it points:
+  // renaming onto the link itself would replace it with a copy.
+  const target = existsSync(file) ? realpathSync(file) : file;
+  mkdirSync(dirname(target), { recursive: true });
   // Written aside and renamed, so an interrupted write never leaves a half file.
-  const tmp = `${file}.countersign-${process.pid}.tmp`;
+  const tmp = `${target}.countersign-${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(merged, null, 2)}\n`);
-  renameSync(tmp, file);
+  renameSync(tmp, target);
   ctx.out(`wrote the Claude Code hooks to ${file}${values.command ? '' : ' (the HTTP hooks read the token from $COUNTERSIGN_TOKEN)'}\n`);
   return EXIT_OK;
 }

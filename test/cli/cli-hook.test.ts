@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -223,6 +223,23 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
     expect(broken.code).toBe(4);
     expect(broken.stderr).toContain('not valid JSON');
     expect(readFileSync(file, 'utf8')).toBe('{"model": ');
+  });
+
+  it('--write through a symlinked settings file updates the file it points to and keeps the link', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-integrate-'));
+    dirs.push(dir);
+    mkdirSync(join(dir, 'dotfiles'));
+    mkdirSync(join(dir, 'home', '.claude'), { recursive: true });
+    writeFileSync(join(dir, 'dotfiles', 'settings.json'), '{"model": "opus"}');
+    const link = join(dir, 'home', '.claude', 'settings.json');
+    symlinkSync(join('..', '..', 'dotfiles', 'settings.json'), link);
+    const r = await runCli(['integrate', 'claude-code', '--write', link], { env: {} });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    const settings = JSON.parse(readFileSync(join(dir, 'dotfiles', 'settings.json'), 'utf8'));
+    expect(settings.model).toBe('opus');
+    expect(settings.hooks.PreToolUse).toHaveLength(1);
+    expect(readdirSync(join(dir, 'dotfiles'))).toEqual(['settings.json']);
   });
 
   it('--token-name with a settings file it cannot merge into creates no token, so a re-run with the same name works', async () => {
