@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseDuration } from '../lib/durations.js';
 import { CliError, usageError } from './cli-error.js';
@@ -153,7 +153,10 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
   mkdirSync(dirname(target), { recursive: true });
   // Written aside and renamed, so an interrupted write never leaves a half file.
   const tmp = `${target}.countersign-${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(merged, null, 2)}\n`);
+  // The copy keeps the file's permissions: settings may hold secrets (`env`) in a 0600 file.
+  const mode = existsSync(target) ? statSync(target).mode & 0o7777 : undefined;
+  writeFileSync(tmp, `${JSON.stringify(merged, null, 2)}\n`, mode === undefined ? {} : { mode: 0o600 });
+  if (mode !== undefined) chmodSync(tmp, mode);
   renameSync(tmp, target);
   ctx.out(`wrote the Claude Code hooks to ${file}${values.command ? '' : ' (the HTTP hooks read the token from $COUNTERSIGN_TOKEN)'}\n`);
   return EXIT_OK;

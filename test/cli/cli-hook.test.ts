@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -240,6 +240,20 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
     expect(settings.model).toBe('opus');
     expect(settings.hooks.PreToolUse).toHaveLength(1);
     expect(readdirSync(join(dir, 'dotfiles'))).toEqual(['settings.json']);
+  });
+
+  it('--write keeps the permissions of the settings file it rewrites', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-integrate-'));
+    dirs.push(dir);
+    const file = join(dir, 'settings.json');
+    for (const mode of [0o600, 0o640]) {
+      writeFileSync(file, '{"env": {"ANTHROPIC_API_KEY": "sk-not-for-others"}}');
+      chmodSync(file, mode);
+      const r = await runCli(['integrate', 'claude-code', '--write', file], { env: {} });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(file, 'utf8')).hooks.PreToolUse).toHaveLength(1);
+      expect(statSync(file).mode & 0o777).toBe(mode);
+    }
   });
 
   it('--token-name with a settings file it cannot merge into creates no token, so a re-run with the same name works', async () => {
