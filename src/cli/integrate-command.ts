@@ -85,7 +85,11 @@ export function mergeSettings(settings: Record<string, unknown>, block: HooksBlo
     else delete hooks[event];
   }
   for (const [event, groups] of Object.entries(block)) {
-    const current = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+    // Replacing a value that is not a list would drop the hooks it holds, unseen.
+    if (hooks[event] !== undefined && !Array.isArray(hooks[event])) {
+      throw new CliError('bad_settings', `"hooks.${event}" in the settings file is not a list; nothing was written`);
+    }
+    const current = (hooks[event] as unknown[] | undefined) ?? [];
     hooks[event] = [...current, ...groups];
   }
   return { ...settings, hooks };

@@ -262,7 +262,11 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
     dirs.push(dir);
     const file = join(dir, 'settings.json');
     const env = { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken };
-    for (const broken of ['{"model": ', '{"hooks": []}']) {
+    for (const broken of [
+      '{"model": ',
+      '{"hooks": []}',
+      '{"hooks": {"PreToolUse": {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}}}',
+    ]) {
       writeFileSync(file, broken);
       const r = await runCli(['integrate', 'claude-code', '--token-name', 'claude-laptop', '--write', file], { env });
       expect(r.code).toBe(4);
