@@ -39,6 +39,8 @@ export interface McpServerDeps {
   clientName: string | null;
   /** How often a long wait tells a client that asked for progress that it is still waiting. */
   progressIntervalMs?: number;
+  /** Where a tool's unexpected failure is logged; the client hears only "internal error", as over HTTP. */
+  logError: (err: unknown) => void;
 }
 
 export const MCP_WAIT_MAX_SECONDS = 300;
@@ -101,9 +103,8 @@ function many(rs: HandupRequest[]): CallToolResult {
 }
 
 /** An error as an MCP tool result (`isError`), with the message the HTTP API gives. */
-function failure(err: unknown): CallToolResult {
-  if (err instanceof AppError) return { content: [{ type: 'text', text: err.message }], isError: true };
-  throw err;
+function failure(err: AppError): CallToolResult {
+  return { content: [{ type: 'text', text: err.message }], isError: true };
 }
 
 /**
@@ -167,7 +168,10 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       try {
         return await fn(args, extra);
       } catch (err) {
-        return failure(err);
+        if (err instanceof AppError) return failure(err);
+        // Its message may name files, hosts or SQL: logged here, never sent.
+        deps.logError(err);
+        return failure(new AppError('internal_error', 'internal error'));
       }
     };
 
