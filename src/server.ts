@@ -22,6 +22,7 @@ import type { Deps } from './deps.js';
 import { durationMs } from './lib/durations.js';
 import { createFormatCatalog } from './formats/format-catalog.js';
 import { createRequestIntake } from './formats/request-intake.js';
+import { createFrameContextReader } from './formats/frame-context.js';
 import { createNativeDecisionCheck } from './formats/native-decision-check.js';
 import { createNativeReplyHook } from './formats/native-reply-hook.js';
 import { newId } from './lib/ids.js';
@@ -161,7 +162,7 @@ export function createDeps(
     blobs: createBlobStore({ store, clock, quotaBytes: config.blobs.quota_per_token }),
     hub,
     formats,
-    intake: createRequestIntake({ requests, config, clock }),
+    intake: createRequestIntake({ requests, config, clock, frameContext: createFrameContextReader({ now: () => clock.now() }) }),
     cluster: createClusterView({
       store,
       clock,

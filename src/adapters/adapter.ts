@@ -55,6 +55,12 @@ export type FollowUp =
        */
       fallbackKeys?: string[];
       /**
+       * Keys freed once the frame is applied, whether it ended a request or found one already
+       * ended: the call they stood for is over, so a later frame with the same key is a new
+       * request. For keys a later, separate call repeats (Claude Code's input hash).
+       */
+      releaseKeys?: string[];
+      /**
        * For a frame that names no request but its session (Ask's `plan.approved` without an id):
        * the one pending request of this submitter's session whose native context has these
        * values. `nativeKey` then only names it in messages. None pending: the frame changes nothing.

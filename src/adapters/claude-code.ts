@@ -353,9 +353,12 @@ function followUp(frame: ClaudeCodeHook): FollowUp {
           ? 'the tool call was interrupted in Claude Code'
           : 'the tool call went ahead without a decision here and failed';
   const key = nativeKey(f);
+  const hash = inputKey(f);
   // A request made by a PermissionRequest hook (no tool_use_id) has the input hash as its key.
-  const fallback = f.tool_use_id !== undefined ? { fallbackKeys: [inputKey(f)] } : {};
-  return { kind: 'resolve', nativeKey: key, ...fallback, status: 'cancelled', feedback };
+  const fallback = f.tool_use_id !== undefined ? { fallbackKeys: [hash] } : {};
+  // The call is over, so the hash no longer stands for it: a later call with the same input in
+  // the session repeats the hash, and must be asked anew rather than get this one's decision.
+  return { kind: 'resolve', nativeKey: key, ...fallback, releaseKeys: [hash], status: 'cancelled', feedback };
 }
 
 export const claudeCodeAdapter = {

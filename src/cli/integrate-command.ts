@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseDuration } from '../lib/durations.js';
 import { CliError, usageError } from './cli-error.js';
@@ -85,7 +85,11 @@ export function mergeSettings(settings: Record<string, unknown>, block: HooksBlo
     else delete hooks[event];
   }
   for (const [event, groups] of Object.entries(block)) {
-    const current = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+    // Replacing a value that is not a list would drop the hooks it holds, unseen.
+    if (hooks[event] !== undefined && !Array.isArray(hooks[event])) {
+      throw new CliError('bad_settings', `"hooks.${event}" in the settings file is not a list; nothing was written`);
+    }
+    const current = (hooks[event] as unknown[] | undefined) ?? [];
     hooks[event] = [...current, ...groups];
   }
   return { ...settings, hooks };
@@ -131,6 +135,11 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
     followUps: !values['no-follow-ups'],
   });
 
+  // The settings file is read and merged first: one it cannot take stops the command before a
+  // token is created, so "nothing was written" holds and a re-run can use the same name.
+  const file = values.write === undefined ? undefined : resolve(ctx.cwd, values.write);
+  const merged = file === undefined ? undefined : mergeSettings(readSettings(file), block);
+
   if (values['token-name'] !== undefined) {
     const created = await connect(ctx, values).post<{ name: string; token: string }>('/v1/tokens', { name: values['token-name'] });
     ctx.err(
@@ -138,29 +147,35 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
     );
   }
 
-  if (values.write === undefined) {
+  if (file === undefined || merged === undefined) {
     ctx.out(`${JSON.stringify({ hooks: block }, null, 2)}\n`);
     return EXIT_OK;
   }
-  const file = resolve(ctx.cwd, values.write);
-  let settings: Record<string, unknown> = {};
-  if (existsSync(file)) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (err) {
-      throw new CliError('bad_settings', `${file} is not valid JSON (${(err as Error).message}); nothing was written`);
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw new CliError('bad_settings', `${file} does not hold a JSON object; nothing was written`);
-    settings = parsed as Record<string, unknown>;
-  }
-  const merged = mergeSettings(settings, block);
-  mkdirSync(dirname(file), { recursive: true });
+  // A settings file that is a symlink (into a dotfiles repository) is written where it points:
+  // renaming onto the link itself would replace it with a copy.
+  const target = existsSync(file) ? realpathSync(file) : file;
+  mkdirSync(dirname(target), { recursive: true });
   // Written aside and renamed, so an interrupted write never leaves a half file.
-  const tmp = `${file}.countersign-${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(merged, null, 2)}\n`);
-  renameSync(tmp, file);
+  const tmp = `${target}.countersign-${process.pid}.tmp`;
+  // The copy keeps the file's permissions: settings may hold secrets (`env`) in a 0600 file.
+  const mode = existsSync(target) ? statSync(target).mode & 0o7777 : undefined;
+  writeFileSync(tmp, `${JSON.stringify(merged, null, 2)}\n`, mode === undefined ? {} : { mode: 0o600 });
+  if (mode !== undefined) chmodSync(tmp, mode);
+  renameSync(tmp, target);
   ctx.out(`wrote the Claude Code hooks to ${file}${values.command ? '' : ' (the HTTP hooks read the token from $COUNTERSIGN_TOKEN)'}\n`);
   return EXIT_OK;
+}
+
+/** The settings object in `file` ({} when there is none yet); anything else is bad_settings. */
+function readSettings(file: string): Record<string, unknown> {
+  if (!existsSync(file)) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new CliError('bad_settings', `${file} is not valid JSON (${(err as Error).message}); nothing was written`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new CliError('bad_settings', `${file} does not hold a JSON object; nothing was written`);
+  return parsed as Record<string, unknown>;
 }

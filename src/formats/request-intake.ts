@@ -16,6 +16,7 @@ import { parseCreateBody } from '../requests/create-body-fast-path.js';
 import type { CreateRequestBody } from '../requests/request-schema.js';
 import type { NativeOrigin, RequestService } from '../requests/request-service.js';
 import type { Supersede } from '../requests/request-hooks.js';
+import type { FrameContextReader } from './frame-context.js';
 import { parseFollowUp, parseFrame } from './parse-frame.js';
 import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
 
@@ -77,13 +78,15 @@ export interface RequestIntakeDeps {
   requests: RequestService;
   config: Readonly<Config>;
   clock: Clock;
+  /** Context a frame's adapter needs that takes I/O to find (a Claude Code hook's git work tree). */
+  frameContext?: FrameContextReader;
 }
 
 /**
  * Requests in, records out: the one create path of every request (a handup body over HTTP or
  * MCP, a native frame over HTTP or a bridge WebSocket), and the path of native follow-up frames.
  */
-export function createRequestIntake({ requests, config, clock }: RequestIntakeDeps) {
+export function createRequestIntake({ requests, config, clock, frameContext }: RequestIntakeDeps) {
   /**
    * Ends each of this submitter's pending requests of the session, one by one through
    * resolveUpstream (so each gets its audit row, event and terminal hooks). None pending, or all
@@ -159,7 +162,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
     async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create }: SubmitOptions): Promise<SubmitResult> {
       const parsed = parseFrame(adapter, frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
-      const normalized = normalizeFrame(adapter, parsed.data, context);
+      const normalized = normalizeFrame(adapter, parsed.data, frameContext ? await frameContext(adapter.format, parsed.data, context) : context);
       const key = normalized.nativeKey;
       // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
       if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);
@@ -232,29 +235,36 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
     async applyFollowUp(adapter: WireAdapter, asked: FollowUp, principal: Principal): Promise<FollowUpResult> {
       if (asked.kind === 'ignored') return { ignored: true };
       if (asked.kind === 'resolve-session') return resolveSession(adapter, asked, principal);
-      const stored = await findTarget(adapter, asked, principal);
-      if (!stored && asked.inSession) return { ignored: true };
-      if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
-      if (stored.record.status !== 'pending') return { ignored: true };
-      // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
-      // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
-      // Asked only of a frame that would change something: one naming no request is 404, one
-      // for a request that already ended 202, whoever sends it.
-      if (isUpstreamDecision(asked.status) && !hasGrant(principal, 'resolve_upstream')) {
-        throw new AppError('forbidden', `a follow-up that ends a request ${asked.status} ${missingGrant(principal, 'resolve_upstream')}`);
-      }
-      const details: Record<string, unknown> = { format: adapter.format };
-      if (asked.option !== undefined) details.option = asked.option;
-      if (asked.feedback) details.feedback = asked.feedback;
-      const result = await requests.resolveUpstream(stored.record.id, {
-        status: asked.status,
-        decision: upstreamDecision(stored.record, asked, clock.now()),
-        actor: upstreamActor(principal),
-        details,
-      });
-      return result.changed ? { ignored: false, stored: result.stored } : { ignored: true };
+      const result = await resolveOne(adapter, asked, principal);
+      for (const key of asked.releaseKeys ?? []) await requests.releaseNativeKey(adapter.format, principal, key);
+      return result;
     },
   };
+
+  /** The request a `resolve` follow-up names, ended as it asks (unless it already ended). */
+  async function resolveOne(adapter: WireAdapter, asked: Extract<FollowUp, { kind: 'resolve' }>, principal: Principal): Promise<FollowUpResult> {
+    const stored = await findTarget(adapter, asked, principal);
+    if (!stored && asked.inSession) return { ignored: true };
+    if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
+    if (stored.record.status !== 'pending') return { ignored: true };
+    // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
+    // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
+    // Asked only of a frame that would change something: one naming no request is 404, one
+    // for a request that already ended 202, whoever sends it.
+    if (isUpstreamDecision(asked.status) && !hasGrant(principal, 'resolve_upstream')) {
+      throw new AppError('forbidden', `a follow-up that ends a request ${asked.status} ${missingGrant(principal, 'resolve_upstream')}`);
+    }
+    const details: Record<string, unknown> = { format: adapter.format };
+    if (asked.option !== undefined) details.option = asked.option;
+    if (asked.feedback) details.feedback = asked.feedback;
+    const result = await requests.resolveUpstream(stored.record.id, {
+      status: asked.status,
+      decision: upstreamDecision(stored.record, asked, clock.now()),
+      actor: upstreamActor(principal),
+      details,
+    });
+    return result.changed ? { ignored: false, stored: result.stored } : { ignored: true };
+  }
   return intake;
 }
 

@@ -81,6 +81,7 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
         version: deps.version,
         principal: request.principal,
         clientName,
+        logError: (err) => request.log.error({ err }, 'MCP tool call failed'),
       });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       reply.hijack();

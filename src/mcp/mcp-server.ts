@@ -39,6 +39,8 @@ export interface McpServerDeps {
   clientName: string | null;
   /** How often a long wait tells a client that asked for progress that it is still waiting. */
   progressIntervalMs?: number;
+  /** Where a tool's unexpected failure is logged; the client hears only "internal error", as over HTTP. */
+  logError: (err: unknown) => void;
 }
 
 export const MCP_WAIT_MAX_SECONDS = 300;
@@ -76,12 +78,16 @@ const RequestId = z.string().min(1).max(64);
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** Text on one line: a title or feedback with line breaks would split a request's line in two. */
+const oneLine = (text: string) => text.replace(/\s*[\r\n\v\f\u0085\u2028\u2029]+\s*/g, ' ');
+
 /** The line clients that only read text see. */
 function line(r: HandupRequest): string {
-  const what = `request ${r.id} "${r.title}" is ${r.status}`;
+  const what = `request ${r.id} "${oneLine(r.title)}" is ${r.status}`;
+  const feedback = r.decision?.feedback ? ` (feedback: ${oneLine(r.decision.feedback)})` : '';
   if (r.status === 'pending') return `${what}: nobody has decided yet. Do not proceed; call wait_for_decision with this id.`;
-  if (r.status === 'approved') return `${what}${r.decision?.feedback ? ` (feedback: ${r.decision.feedback})` : ''}: go ahead.`;
-  if (r.status === 'denied') return `${what}${r.decision?.feedback ? ` (feedback: ${r.decision.feedback})` : ''}: do not do it.`;
+  if (r.status === 'approved') return `${what}${feedback}: go ahead.`;
+  if (r.status === 'denied') return `${what}${feedback}: do not do it.`;
   if (r.status === 'answered') return `${what}: ${JSON.stringify(r.decision?.fields?.answers ?? {})}`;
   return `${what}: nobody approved it; do not proceed.`;
 }
@@ -97,9 +103,8 @@ function many(rs: HandupRequest[]): CallToolResult {
 }
 
 /** An error as an MCP tool result (`isError`), with the message the HTTP API gives. */
-function failure(err: unknown): CallToolResult {
-  if (err instanceof AppError) return { content: [{ type: 'text', text: err.message }], isError: true };
-  throw err;
+function failure(err: AppError): CallToolResult {
+  return { content: [{ type: 'text', text: err.message }], isError: true };
 }
 
 /**
@@ -163,7 +168,10 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       try {
         return await fn(args, extra);
       } catch (err) {
-        return failure(err);
+        if (err instanceof AppError) return failure(err);
+        // Its message may name files, hosts or SQL: logged here, never sent.
+        deps.logError(err);
+        return failure(new AppError('internal_error', 'internal error'));
       }
     };
 

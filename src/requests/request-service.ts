@@ -390,6 +390,14 @@ export function createRequestService({
       return store.requests.findByNativeKey(format, submitterKey(principal), key);
     },
 
+    /**
+     * For native formats: frees this submitter's native key (see RequestRecords.releaseNativeKey),
+     * so the next frame with it asks anew instead of getting the old request's decision.
+     */
+    releaseNativeKey(format: string, principal: Principal, key: string): Promise<boolean> {
+      return store.write((tx) => tx.requests.releaseNativeKey(format, submitterKey(principal), key));
+    },
+
     /** For native formats: this submitter's pending requests of one native session (`source.session`), oldest first. */
     findPendingBySession(format: string, principal: Principal, session: string): Promise<StoredRequest[]> {
       return store.requests.findPendingBySession(format, submitterKey(principal), session);

@@ -93,6 +93,11 @@ export interface RequestRecords extends RequestReads {
   finish(record: HandupRequest, resolvedAt: number): Promise<boolean>;
   setNativeReply(id: string, reply: unknown): Promise<void>;
   /**
+   * Frees a native key: the request holding it keeps it with its own id appended, so a later
+   * frame with the key creates a new request. False when no request of this submitter held it.
+   */
+  releaseNativeKey(format: string, submitter: string, nativeKey: string): Promise<boolean>;
+  /**
    * Pending requests due at `now`, oldest deadline first, held for this transaction: another
    * daemon sweeping at the same moment skips them rather than waiting.
    */

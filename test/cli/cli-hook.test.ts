@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -223,6 +223,63 @@ describe('countersign integrate claude-code', { timeout: 120_000 }, () => {
     expect(broken.code).toBe(4);
     expect(broken.stderr).toContain('not valid JSON');
     expect(readFileSync(file, 'utf8')).toBe('{"model": ');
+  });
+
+  it('--write through a symlinked settings file updates the file it points to and keeps the link', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-integrate-'));
+    dirs.push(dir);
+    mkdirSync(join(dir, 'dotfiles'));
+    mkdirSync(join(dir, 'home', '.claude'), { recursive: true });
+    writeFileSync(join(dir, 'dotfiles', 'settings.json'), '{"model": "opus"}');
+    const link = join(dir, 'home', '.claude', 'settings.json');
+    symlinkSync(join('..', '..', 'dotfiles', 'settings.json'), link);
+    const r = await runCli(['integrate', 'claude-code', '--write', link], { env: {} });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    const settings = JSON.parse(readFileSync(join(dir, 'dotfiles', 'settings.json'), 'utf8'));
+    expect(settings.model).toBe('opus');
+    expect(settings.hooks.PreToolUse).toHaveLength(1);
+    expect(readdirSync(join(dir, 'dotfiles'))).toEqual(['settings.json']);
+  });
+
+  it('--write keeps the permissions of the settings file it rewrites', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-integrate-'));
+    dirs.push(dir);
+    const file = join(dir, 'settings.json');
+    for (const mode of [0o600, 0o640]) {
+      writeFileSync(file, '{"env": {"ANTHROPIC_API_KEY": "sk-not-for-others"}}');
+      chmodSync(file, mode);
+      const r = await runCli(['integrate', 'claude-code', '--write', file], { env: {} });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(file, 'utf8')).hooks.PreToolUse).toHaveLength(1);
+      expect(statSync(file).mode & 0o777).toBe(mode);
+    }
+  });
+
+  it('--token-name with a settings file it cannot merge into creates no token, so a re-run with the same name works', async () => {
+    t = await startTestServer();
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-integrate-'));
+    dirs.push(dir);
+    const file = join(dir, 'settings.json');
+    const env = { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken };
+    for (const broken of [
+      '{"model": ',
+      '{"hooks": []}',
+      '{"hooks": {"PreToolUse": {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}}}',
+    ]) {
+      writeFileSync(file, broken);
+      const r = await runCli(['integrate', 'claude-code', '--token-name', 'claude-laptop', '--write', file], { env });
+      expect(r.code).toBe(4);
+      expect(r.stderr).toContain('bad_settings');
+      expect(r.stderr).not.toContain('export COUNTERSIGN_TOKEN');
+      expect(readFileSync(file, 'utf8')).toBe(broken);
+      expect((await t.api.get('/v1/tokens')).body).toEqual([]);
+    }
+    writeFileSync(file, '{}');
+    const fixed = await runCli(['integrate', 'claude-code', '--token-name', 'claude-laptop', '--write', file], { env });
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(fixed.stderr).toContain('export COUNTERSIGN_TOKEN=cst_');
+    expect(JSON.parse(readFileSync(file, 'utf8')).hooks.PreToolUse).toHaveLength(1);
   });
 
   it('--token-name creates a submit token with the admin token and prints it once on stderr; the hook works with it', async () => {

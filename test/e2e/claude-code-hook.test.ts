@@ -244,6 +244,41 @@ describe('POST /v1/formats/claude-code/hook', () => {
     expect(await requestCount(t.api)).toBe(1);
   });
 
+  it('a PermissionRequest with the input of a call that already ran asks anew, never getting the earlier decision', async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('perm-hooks');
+    // PermissionRequest hooks carry no tool_use_id: their key is the hash of session, tool and input.
+    const perm = (command: string) => ({
+      ...bashFrame('unused', command),
+      hook_event_name: 'PermissionRequest',
+      tool_use_id: undefined,
+      permission_suggestions: [],
+    });
+    const ran = (command: string, toolUseId: string) => ({ ...bashFrame(toolUseId, command), hook_event_name: 'PostToolUse', tool_response: { stdout: '' } });
+
+    // Approved in countersign; a retry before the call ran still gets that decision.
+    const first = agent.api.post(`${HOOK}?wait=5m`, perm('git push --force'));
+    await holding(1);
+    const [record] = (await t.api.get('/v1/requests?status=pending')).body;
+    expect((await decide(t.api, record, 'allow')).status).toBe(200);
+    expect((await first).body.hookSpecificOutput.decision).toEqual({ behavior: 'allow' });
+    expect((await agent.api.post(`${HOOK}?wait=1ms`, perm('git push --force'))).body.hookSpecificOutput.decision).toEqual({ behavior: 'allow' });
+    // The call ran; the same command later in the session is a new call, for a person again.
+    expect((await agent.api.post(HOOK, ran('git push --force', 'toolu_push_1'))).body).toEqual({});
+    expect((await agent.api.post(`${HOOK}?wait=1ms`, perm('git push --force'))).body).toEqual({});
+    const pending = (await t.api.get('/v1/requests?status=pending')).body;
+    expect(pending.map((r: { title: string }) => r.title)).toEqual(['git push --force']);
+    expect(pending[0].id).not.toBe(record.id);
+
+    // Nobody decided in time, Claude Code's own prompt allowed it, and it ran: its request is
+    // cancelled, and the next identical call waits for a person instead of a standing deny.
+    expect((await agent.api.post(`${HOOK}?wait=1ms`, perm('npm test'))).body).toEqual({});
+    expect((await agent.api.post(HOOK, ran('npm test', 'toolu_test_1'))).body).toEqual({});
+    expect((await agent.api.post(`${HOOK}?wait=1ms`, perm('npm test'))).body).toEqual({});
+    const statuses = (await t.api.get('/v1/requests?limit=10')).body.map((r: { title: string; status: string }) => `${r.title}: ${r.status}`);
+    expect(statuses).toEqual(['npm test: pending', 'npm test: cancelled', 'git push --force: pending', 'git push --force: approved']);
+  });
+
   it('refuses calls without a token and malformed hooks or queries with a 4xx naming the field, storing nothing', async () => {
     t = await startTestServer();
     expectError(await t.api.post(HOOK, bashFrame('toolu_1'), { token: null }), 401, 'unauthorized');
@@ -298,6 +333,17 @@ describe('POST /v1/formats/claude-code/hook', () => {
     const elsewhere = await held(t.api, events, bashFrame('toolu_none', 'ls', { cwd: join(tmpdir(), 'no-such-dir-for-countersign') }), '?wait=1ms');
     expect(elsewhere.record.source).toMatchObject({ repo: null, branch: null });
     await elsewhere.answer;
+
+    // The same hook JSON on the generic endpoint and the bridge socket: the same source.
+    const generic = await t.api.post('/v1/formats/claude-code/requests', bashFrame('toolu_generic_git', 'ls', { cwd: root }));
+    expect(generic.status, generic.text).toBe(201);
+    expect(generic.body.request.source).toMatchObject({ cwd: root, repo: 'acme/web', branch: 'feature/login' });
+    const ws = await connectWs(`${t.wsUrl}/v1/formats/claude-code/ws`, t.adminToken);
+    sockets.push(ws);
+    ws.socket.send(JSON.stringify(bashFrame('toolu_bridge_git', 'ls', { cwd: root })));
+    const accepted = await ws.next();
+    expect(accepted.type).toBe('countersign.accepted');
+    expect((await show(t.api, accepted.id)).source).toMatchObject({ repo: 'acme/web', branch: 'feature/login' });
   });
 });
 

@@ -1,9 +1,11 @@
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import Database from 'better-sqlite3';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { decide, expectError, requestCount, show } from '../helpers/request-api.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, TEST_STORE, type TestServer } from '../helpers/test-server.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
@@ -38,6 +40,17 @@ describe('MCP server at /mcp', () => {
   }
 
   const call = (client: Client, name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<any>;
+
+  /** Overwrites a stored record with `text`, straight in the daemon's database. */
+  async function corruptRecord(id: string, text: string) {
+    if (TEST_STORE === 'postgres') return void (await t.sql('UPDATE requests SET record = ? WHERE id = ?', [text, id]));
+    const db = new Database(join(t.dataDir, 'countersign.db'));
+    try {
+      db.prepare('UPDATE requests SET record = ? WHERE id = ?').run(text, id);
+    } finally {
+      db.close();
+    }
+  }
 
   it('introduces itself with instructions that say pending means wait, and lists six tools with schemas', async () => {
     t = await startTestServer();
@@ -120,6 +133,30 @@ describe('MCP server at /mcp', () => {
     expect(ended.content[0].text).toContain('do not do it');
     // No native frame, so no native reply and no failed render in the audit trail.
     expect((await t.api.get(`/v1/requests/${record.id}/audit`)).body.map((a: { event: string }) => a.event)).toEqual(['created', 'decided']);
+  });
+
+  it('answers each request in one line of text, whatever line breaks its title or feedback holds', async () => {
+    t = await startTestServer();
+    const client = await mcp(t.adminToken);
+    const created = await call(client, 'request_approval', { title: 'Deploy\nthe web app\u2028now' });
+    expect(created.content[0].text).toMatch(/^request \S+ "Deploy the web app now" is pending: [^\n]*$/);
+    const record = created.structuredContent.request;
+    expect(record.title).toBe('Deploy\nthe web app\u2028now');
+    expect((await decide(t.api, record, 'deny', { feedback: 'Not today.\r\n\r\nTry Monday.' })).status).toBe(200);
+    const listed = await call(client, 'list_requests', {});
+    expect(listed.content[0].text).toBe(`request ${record.id} "Deploy the web app now" is denied (feedback: Not today. Try Monday.): do not do it.`);
+  });
+
+  it('a tool that fails unexpectedly answers "internal error" as an isError result, never the cause', async () => {
+    t = await startTestServer();
+    const client = await mcp(t.adminToken);
+    const id = (await call(client, 'request_approval', { title: 'Rotate the keys' })).structuredContent.request.id;
+    // A damaged row: reading it fails with the JSON parser's own message, which quotes the row.
+    await corruptRecord(id, '{"note": "s3cret-row-content"x');
+    const res = await call(client, 'get_request', { id });
+    expect(res).toEqual({ content: [{ type: 'text', text: 'internal error' }], isError: true });
+    const listed = await call(client, 'list_requests', {});
+    expect(listed).toEqual({ content: [{ type: 'text', text: 'internal error' }], isError: true });
   });
 
   it('waits in the call with wait_seconds until the reviewer decides; ask_question returns answers keyed by question id', async () => {

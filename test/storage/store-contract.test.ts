@@ -87,6 +87,21 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect((await store.requests.findByNativeKey('ask', 'admin', 'ask:s:1'))?.record.id).toBe(a.record.id);
   });
 
+  it("frees a submitter's native key: its request keeps it with its id appended, and the key takes a new request", async () => {
+    const a = storedRequest({}, { format: 'claude-code', nativeKey: 'cc:h1' });
+    const other = storedRequest({}, { format: 'claude-code', nativeKey: 'cc:h1', submitter: 'bot' });
+    expect(await store.write((tx) => tx.requests.insert(a))).toBe(true);
+    expect(await store.write((tx) => tx.requests.insert(other))).toBe(true);
+    expect(await store.write((tx) => tx.requests.releaseNativeKey('claude-code', 'admin', 'cc:h1'))).toBe(true);
+    expect(await store.write((tx) => tx.requests.releaseNativeKey('claude-code', 'admin', 'cc:h1'))).toBe(false);
+    expect((await store.requests.get(a.record.id))?.nativeKey).toBe(`cc:h1#${a.record.id}`);
+    expect(await store.requests.findByNativeKey('claude-code', 'admin', 'cc:h1')).toBeUndefined();
+    expect((await store.requests.findByNativeKey('claude-code', 'bot', 'cc:h1'))?.record.id).toBe(other.record.id);
+    const b = storedRequest({}, { format: 'claude-code', nativeKey: 'cc:h1' });
+    expect(await store.write((tx) => tx.requests.insert(b))).toBe(true);
+    expect((await store.requests.findByNativeKey('claude-code', 'admin', 'cc:h1'))?.record.id).toBe(b.record.id);
+  });
+
   it('adds a request whose key is free; a taken key fails the whole write with RequestKeyTaken, whenever it surfaces', async () => {
     const a = storedRequest({}, { format: 'ask', nativeKey: 'ask:s:2' });
     const c = storedRequest({ dedupe_key: 'k2' });

@@ -6,7 +6,6 @@ import { admitter } from '../../auth/rate-limit.js';
 import type { Deps } from '../../deps.js';
 import { durationMs, parseDuration } from '../../lib/durations.js';
 import { AppError, validationError } from '../../lib/errors.js';
-import { createGitContextReader } from '../../formats/git-context.js';
 import { OnTimeoutSchema, TimeoutTextSchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
 
@@ -47,7 +46,6 @@ const HookInputDoc = z
 export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { formats, intake, requests, waiters, rateLimit } = deps;
-  const readGit = createGitContextReader({ now: () => deps.clock.now() });
 
   r.post(
     `/v1/formats/${FORMAT}/hook`,
@@ -84,10 +82,8 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
         return {};
       }
 
-      const context: Record<string, string> = {};
-      const git = repo === undefined && branch === undefined && hook.cwd ? await readGit(hook.cwd) : null;
-      if (repo ?? git?.repo) context.repo = (repo ?? git?.repo)!;
-      if (branch ?? git?.branch) context.branch = (branch ?? git?.branch)!;
+      // Without repo or branch here, the intake reads the git work tree at cwd.
+      const context: Record<string, string> = { ...(repo !== undefined ? { repo } : {}), ...(branch !== undefined ? { branch } : {}) };
       const { stored } = await intake.submit(adapter, request.body, {
         principal,
         overrides,

@@ -118,6 +118,15 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
       await sql.run('UPDATE requests SET native_reply = ? WHERE id = ?', [json(reply), id]);
     },
 
+    async releaseNativeKey(format, submitter, nativeKey) {
+      const changed = await sql.run(`UPDATE requests SET native_key = native_key || '#' || id WHERE format = ? AND submitter = ? AND native_key = ?`, [
+        format,
+        submitter,
+        nativeKey,
+      ]);
+      return changed === 1;
+    },
+
     claimDue: (now, limit) =>
       many(
         `SELECT ${COLS} FROM requests WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?${dialect.skipLocked}`,
