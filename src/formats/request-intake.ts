@@ -164,10 +164,13 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
       if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);
       if (normalized.expiresAt !== undefined && normalized.expiresAt <= clock.now()) {
-        // A replay still finds its record; a new frame whose deadline passed asks nobody anything.
+        // A new frame whose deadline passed asks nobody anything. A replay still finds its record,
+        // through the create below, which holds it to the stored content like any replay: a frame
+        // with other content must not get the old decision just because its deadline has passed.
         const seen = await requests.findByNativeKey(adapter.format, principal, key);
-        if (seen) return { stored: seen, created: false, replyFor: replyRenderer(adapter, normalized.context ?? null) };
-        throw new RequestNotTaken(`expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
+        if (!seen) {
+          throw new RequestNotTaken(`expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
+        }
       }
 
       // The record's dedupe_key holds the native key (docs/formats/README.md), so its limit is checked too.
