@@ -391,6 +391,37 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
     expect((await decide(t.api, await show(t.api, newer.id), 'approve')).status).toBe(200);
     expect(await replyOf('ask', newer.id)).toEqual({ id: 1, method: 'plan/approve', params: { sessionId: 's-1' } });
   });
+  it('a plan proposed before the pending one (lower seq) that arrives late is refused and supersedes nothing', async () => {
+    t = await startTestServer();
+    const newer = await post('ask', plan('s-1', 'plan_9', 9, '1. Deploy to production'));
+
+    // A bridge replaying the session's event log delivers plan_5 after plan_9: the host has superseded it.
+    const late = await t.api.post('/v1/formats/ask/requests', plan('s-1', 'plan_5', 5, '1. Run the tests'));
+    expectError(late, 422, 'unsupported_frame', newer.id);
+    const bridge = await ws('/v1/formats/ask/ws');
+    bridge.send(plan('s-1', 'plan_5', 5, '1. Run the tests'));
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unsupported_frame', error: expect.stringContaining('ask:s-1:plan_9') });
+    expect((await show(t.api, newer.id)).status).toBe('pending');
+    expect(await t.count('requests')).toBe(1);
+
+    // plan_9 itself, re-sent as an event or listed as an interaction (no seq), is the same request.
+    bridge.send(plan('s-1', 'plan_9', 9, '1. Deploy to production'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: newer.id });
+    const listed = await t.api.post('/v1/formats/ask/requests?session=s-1', {
+      id: 'plan_9',
+      kind: 'plan',
+      status: 'pending',
+      payload: { plan: '1. Deploy to production' },
+    });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.request.id).toBe(newer.id);
+
+    // A later plan still supersedes it.
+    const latest = await post('ask', plan('s-1', 'plan_12', 12, '1. Roll back'));
+    expect((await show(t.api, newer.id)).status).toBe('cancelled');
+    expect((await decide(t.api, latest, 'approve')).status).toBe(200);
+    expect(await replyOf('ask', latest.id)).toEqual({ id: 1, method: 'plan/approve', params: { sessionId: 's-1' } });
+  });
 });
 
 describe('Ask: plan.approved and plan.rejected without an id', () => {
