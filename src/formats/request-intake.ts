@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import { canonicalJson } from '../lib/canonical-json.js';
 import { formatDuration, ONE_YEAR_MS } from '../lib/durations.js';
 import { newId } from '../lib/ids.js';
+import { noNul } from '../lib/no-nul.js';
 import { AppError, RequestNotTaken, validationError } from '../lib/errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../storage/request-records.js';
@@ -71,6 +72,16 @@ function replyRenderer(adapter: WireAdapter, context: unknown): (stored: StoredR
       return stored.nativeReply;
     }
   };
+}
+
+/**
+ * Native keys and sessions are looked up in columns of their own, and PostgreSQL's text cannot
+ * hold U+0000: a frame naming one with it names no request on either store, so it is refused
+ * before any lookup (on PostgreSQL the lookup itself would fail).
+ */
+function refuseNul(what: string, values: ReadonlyArray<string | undefined>): void {
+  const bad = values.find((v) => v !== undefined && !noNul(v));
+  if (bad !== undefined) throw new AppError('invalid_frame', `${what} ${JSON.stringify(bad)}: must not contain U+0000`);
 }
 
 export interface RequestIntakeDeps {
@@ -177,6 +188,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       const key = normalized.nativeKey;
       // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
       if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);
+      refuseNul('native key', [key]);
       if (normalized.expiresAt !== undefined && normalized.expiresAt <= clock.now()) {
         // A new frame whose deadline passed asks nobody anything. A replay still finds its record,
         // through the create below, which holds it to the stored content like any replay: a frame
@@ -233,7 +245,10 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const ctx = { query: context };
       const asked = adapter.followUp(parsed.data, ctx);
+      if (asked.kind === 'resolve-session') refuseNul('session', [asked.session]);
       if (asked.kind !== 'resolve') return asked;
+      refuseNul('native key', [asked.nativeKey, ...(asked.fallbackKeys ?? [])]);
+      refuseNul('session', [asked.inSession?.session]);
       const stored = await findTarget(adapter, asked, principal);
       // Missing is applyFollowUp's 404; an ended request is left alone, whatever the record says.
       if (!stored || stored.record.status !== 'pending') return asked;
