@@ -271,7 +271,7 @@ export function createRequestIntake({ requests, config, clock }: RequestIntakeDe
       if (!stored && asked.inSession) return { ignored: true };
       if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
       if (stored.record.status !== 'pending') return { ignored: true };
-      // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
+      // An agent must never end its own request approved: a decision "made elsewhere"
       // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
       // Asked only of a frame that would change something: one naming no request is 404, one
       // for a request that already ended 202, whoever sends it.

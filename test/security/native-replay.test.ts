@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * Issue 10, item 4: approval laundering through native replays. A re-sent frame with the same
+ * Approval laundering through native replays. A re-sent frame with the same
  * native id but other content must never be answered with the earlier decision: 409
  * `native_conflict` (a `countersign.error` on the bridge socket). Envelope fields (Ask's and
  * ALP's seq, ALP's epoch and ts) are not content: a re-announced question maps to its record.
