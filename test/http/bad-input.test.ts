@@ -322,6 +322,9 @@ const CASES: Case[] = [
     names: 'params',
   },
   { name: 'a bad percent-encoding in the path', method: 'GET', path: '/v1/requests/%ZZ', status: 400, code: 'invalid_request', names: 'URL' },
+  // A WebSocket route asked without an upgrade answers in the error shape, not with an empty 404.
+  { name: 'GET /v1/events without an upgrade', method: 'GET', path: '/v1/events', status: 426, code: 'upgrade_required', names: 'WebSocket' },
+  { name: 'GET a bridge socket without an upgrade', method: 'GET', path: '/v1/formats/ask/ws', status: 426, code: 'upgrade_required', names: 'WebSocket' },
 
   // U+0000 where a store keeps the text in a column of its own (PostgreSQL's text cannot hold it)
   {
