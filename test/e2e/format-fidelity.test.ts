@@ -137,6 +137,50 @@ describe('ALP: declining a plain question', () => {
   });
 });
 
+describe('ALP: answers given in ALP itself, read as ALP reads them', () => {
+  const asked = (id: string, options: string[]) => ({
+    type: 'question',
+    question: {
+      id,
+      sessionId: 'ses_3f9a1c2b7d4e5f60',
+      rootId: 'ses_3f9a1c2b7d4e5f60',
+      agent: 'reviewer',
+      body: 'reviewer wants to run git push. Its permission profile careful asks you each time.',
+      options,
+      askedAt: '2026-10-10T09:30:00.000Z',
+    },
+  });
+  const answered = (id: string, answer: string) => ({ type: 'question.resolved', questionId: id, outcome: 'answered', answer });
+
+  it('ALP allows only on its own labels and approving words, compared trimmed and in any case; any other answer is a refusal with its reason', async () => {
+    t = await startTestServer();
+    const cases: Array<{ options: string[]; answer: string; status: string; option: string; feedback?: string }> = [
+      // ALP's two-option permission takes "Always allow" as a refusal (it offered no such choice).
+      { options: ['Allow once', 'Deny'], answer: 'Always allow', status: 'denied', option: 'deny', feedback: 'Always allow' },
+      { options: ['Allow once', 'Always allow', 'Deny'], answer: ' always allow ', status: 'approved', option: 'always_allow' },
+      { options: ['Allow once', 'Deny'], answer: 'lgtm', status: 'denied', option: 'deny', feedback: 'lgtm' },
+      { options: ['Allow once', 'Deny'], answer: 'OK.', status: 'denied', option: 'deny', feedback: 'OK.' },
+      { options: ['Allow once', 'Deny'], answer: 'Trust this workspace', status: 'denied', option: 'deny', feedback: 'Trust this workspace' },
+      { options: ['Allow once', 'Deny'], answer: ' OK ', status: 'approved', option: 'allow_once' },
+      { options: ['Allow once', 'Deny'], answer: 'có', status: 'approved', option: 'allow_once' },
+      { options: ['Allow once', 'Deny'], answer: 'deny', status: 'denied', option: 'deny' },
+      { options: ['Approve', 'Reject'], answer: 'Allow once', status: 'denied', option: 'reject', feedback: 'Allow once' },
+      { options: ['Approve', 'Reject'], answer: 'yes', status: 'approved', option: 'approve' },
+      { options: ['Duyệt', 'Từ chối'], answer: 'duyệt', status: 'approved', option: 'approve' },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const id = `q_answered_${i}`;
+      const record = await post('alp', asked(id, c.options));
+      const res = await t.api.post('/v1/formats/alp/events', answered(id, c.answer));
+      expect(res.status, `${c.answer}: ${res.text}`).toBe(200);
+      expect(res.body.request.status, c.answer).toBe(c.status);
+      expect(res.body.request.decision, c.answer).toMatchObject({ option: c.option, decided_by: 'upstream' });
+      const rows = await audit(record.id);
+      expect(rows.at(-1)?.details?.feedback, c.answer).toBe(c.feedback);
+    }
+  });
+});
+
 describe('PaperClip controllerSeq', () => {
   it('GET …/reply?controller_seq=n renders the command with n and a fresh commandId; without it the stored command says 1', async () => {
     t = await startTestServer();
