@@ -181,6 +181,51 @@ describe('ALP: answers given in ALP itself, read as ALP reads them', () => {
   });
 });
 
+describe('PaperClip: approvals nobody chose by hand allow once', () => {
+  const sessionFirst = (requestId: string) =>
+    prpEvent({
+      schema: 'paperclip.runtime_request.v2',
+      requestKind: 'permission_approval',
+      requestId,
+      type: 'permission',
+      status: 'pending',
+      prompt: 'Run git status?',
+      choices: [
+        { key: 'accept_for_session', label: 'Allow for this session' },
+        { key: 'accept', label: 'Allow once' },
+        { key: 'decline', label: 'Deny' },
+      ],
+      details: { command: 'git status' },
+      origin: { adapter: 'acpx-runtime-sidecar', provider: 'acpx', method: 'session/request_permission' },
+      turnId: 'turn-1',
+    });
+
+  it('a rule or an on_timeout approve answers accept even when the runner lists accept_for_session first; a reviewer may still pick it', async () => {
+    const clock = createFakeClock();
+    t = await startTestServer({}, { clock });
+    const rule = await t.api.post('/v1/rules', { id: 'git-status', match: { format: 'paperclip', command: '^git status$' }, action: 'approve' });
+    expect(rule.status, rule.text).toBe(201);
+    const ruled = await t.api.post('/v1/formats/paperclip/requests', sessionFirst('permission-rule'));
+    expect(ruled.status, ruled.text).toBe(201);
+    expect(ruled.body.request.status).toBe('approved');
+    expect(ruled.body.request.decision.option).toBe('accept');
+    expectCommand(ruled.body.reply);
+    expect(ruled.body.reply.payload.resolution).toEqual({ action: 'accept' });
+    expect((await t.api.delete('/v1/rules/git-status')).status).toBe(200);
+
+    const timed = await post('paperclip', sessionFirst('permission-timeout'), '?timeout=1m&on_timeout=approve');
+    clock.advance(60_000);
+    await expect.poll(async () => (await show(t.api, timed.id)).status).toBe('expired');
+    expect((await show(t.api, timed.id)).decision.option).toBe('accept');
+    expect((await replyOf('paperclip', timed.id)).payload.resolution).toEqual({ action: 'accept' });
+
+    const chosen = await post('paperclip', sessionFirst('permission-reviewer'));
+    expect(chosen.options.map((o: { id: string }) => o.id)).toEqual(['accept', 'accept_for_session', 'decline']);
+    expect((await decide(t.api, chosen, 'accept_for_session')).status).toBe(200);
+    expect((await replyOf('paperclip', chosen.id)).payload.resolution).toEqual({ action: 'accept_for_session' });
+  });
+});
+
 describe('PaperClip controllerSeq', () => {
   it('GET …/reply?controller_seq=n renders the command with n and a fresh commandId; without it the stored command says 1', async () => {
     t = await startTestServer();
