@@ -640,6 +640,30 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
     expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unsupported_frame', error: expect.stringContaining('encrypted') });
   });
 
+  it('refuses a userInput form the Runtime itself refuses: bounds no answer can meet (400 naming the field, nothing stored)', async () => {
+    t = await startTestServer();
+    const base = { label: 'Field', required: false };
+    const options = [
+      { id: 'a', label: 'A' },
+      { id: 'b', label: 'B' },
+    ];
+    const cases: Array<[control: Record<string, unknown>, field: string]> = [
+      [{ ...base, id: 'x', type: 'text', required: true, maxLength: 0 }, 'maxLength'],
+      [{ ...base, id: 'x', type: 'multiline', minLength: 5, maxLength: 3 }, 'maxLength'],
+      [{ ...base, id: 'x', type: 'number', min: 5, max: 1 }, 'min'],
+      [{ ...base, id: 'x', type: 'number', integer: true, min: 1.2, max: 1.8 }, 'integer'],
+      [{ ...base, id: 'x', type: 'choice', multiple: true, options, minSelections: 3 }, 'minSelections'],
+      [{ ...base, id: 'x', type: 'choice', multiple: true, options, maxSelections: 3 }, 'maxSelections'],
+      [{ ...base, id: 'x', type: 'choice', multiple: false, options, maxSelections: 2 }, 'maxSelections'],
+      [{ ...base, id: 'x', type: 'choice', multiple: false, options, minSelections: 2 }, 'minSelections'],
+    ];
+    for (const [control, field] of cases) {
+      const frame = interaction('userInput.request', { title: 'Deploy settings', controls: [control] }, inFiveMinutes());
+      expectError(await t.api.post('/v1/formats/roll/requests', frame), 400, 'invalid_frame', `controls[0].${field}`);
+    }
+    expect(await t.count('requests')).toBe(0);
+  });
+
   it('maps userInput.request controls to questions and answers with their values; limits are enforced at decision time', async () => {
     t = await startTestServer();
     const projection = {
