@@ -159,6 +159,14 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
    */
   supersedes?(newer: Ctx, older: Ctx): boolean;
   /**
+   * The other direction: whether a pending request of the same submitter and session makes this
+   * new one stale, because the upstream already replaced what it asks (Ask: a plan proposed
+   * before the session's pending plan, a replayed event log delivering it late). A new frame it
+   * holds for is refused (422 unsupported_frame) and supersedes nothing; a replay of a stored one
+   * still gets its record. Asked only when `maySupersede` allows.
+   */
+  supersededBy?(arrived: Ctx, pending: Ctx): boolean;
+  /**
    * Whether this new request can supersede anything at all; when it cannot, the session's
    * pending requests are not read (Ask: only a plan supersedes, and a busy session may hold
    * thousands of pending tool approvals). Absent: whenever `supersedes` is defined.

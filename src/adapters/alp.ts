@@ -346,36 +346,42 @@ function answeredUpstream(key: string, questionId: string, answer: string): Foll
   };
 }
 
-/** Whether the whole answer is an approving word or allow label (not merely starts with one). */
-function isConsentWord(answer: string): boolean {
-  const text = canonical(answer)
-    .toLowerCase()
-    .replace(/[\s.!?…,;:]+$/u, '');
-  return CONSENT_PHRASES.includes(text);
-}
+/** ALP's own approving words, as its runtime lists them ("answers that approve a proposal"). */
+const ALP_APPROVALS = ['approve', 'approved', 'yes', 'y', 'ok', 'đồng ý', 'duyệt', 'có'];
+
+/** A choice's labels in both languages, lower-cased, as ALP's runtime compares them. */
+const labelsOf = (id: ChoiceId) => [CHOICES[id].en.toLowerCase(), CHOICES[id].vi.toLowerCase()];
 
 /**
  * The answer read against the record it answers, the way ALP reads it. A question's answer that
  * is one of its suggestions (NFC, outer spaces aside) is that option selected, as a reviewer
- * picking it would be; other text is typed text. A permission or confirmation answered with one
- * of its labels (ALP compares them case-insensitively) is that option; otherwise ALP allows on an
- * approving word and takes any other text as a refusal whose reason it is.
+ * picking it would be; other text is typed text. For a permission or confirmation ALP trims the
+ * answer, lower-cases it and compares it exactly (nothing else is normalised): a permission
+ * allows on "Always allow" where it offered that choice, on "Allow once" or one of its approving
+ * words; a confirmation approves on an approving word (its "Approve"/"Duyệt" among them). Any
+ * other answer is a refusal, with the answer as its reason unless it is the refusal's own label.
+ * This is narrower than couldReadAsConsent on purpose: that one keeps a reviewer's refusal from
+ * reading as consent, this one records what ALP did.
  */
 function answeredAgainst(key: string, answer: string, { record, context }: FollowUpTarget<AlpContext>): FollowUp {
-  const wanted = canonical(answer);
   if (context.set === 'question') {
+    const wanted = canonical(answer);
     const question = record.input?.questions?.find((q) => q.id === context.questionId);
     const label = question?.options?.find((o) => canonical(o.label) === wanted)?.label;
     const given = label !== undefined ? { selected: [label] } : { selected: [], text: answer };
     return { kind: 'resolve', nativeKey: key, status: 'answered', option: 'submit', fields: { answers: { [context.questionId]: given } } };
   }
-  const options = record.options;
-  const chosen =
-    options.find((o) => canonical(o.label).toLowerCase() === wanted.toLowerCase()) ??
-    (isConsentWord(answer) ? options.find((o) => o.outcome === 'approve') : undefined);
-  if (chosen) return { kind: 'resolve', nativeKey: key, status: chosen.outcome === 'approve' ? 'approved' : 'denied', option: chosen.id };
-  const refusal = options.find((o) => o.outcome === 'deny');
-  return { kind: 'resolve', nativeKey: key, status: 'denied', ...(refusal ? { option: refusal.id } : {}), feedback: answer };
+  const choice = answer.trim().toLowerCase();
+  const offered = (id: ChoiceId) => record.options.some((o) => o.id === id);
+  let allowed: ChoiceId | undefined;
+  if (context.set === 'permission') {
+    if (offered('always_allow') && labelsOf('always_allow').includes(choice)) allowed = 'always_allow';
+    else if (labelsOf('allow_once').includes(choice) || ALP_APPROVALS.includes(choice)) allowed = 'allow_once';
+  } else if (ALP_APPROVALS.includes(choice)) allowed = 'approve';
+  if (allowed !== undefined && offered(allowed)) return { kind: 'resolve', nativeKey: key, status: 'approved', option: allowed };
+  const refusal: ChoiceId = context.set === 'permission' ? 'deny' : 'reject';
+  const option = offered(refusal) ? { option: refusal } : {};
+  return { kind: 'resolve', nativeKey: key, status: 'denied', ...option, ...(labelsOf(refusal).includes(choice) ? {} : { feedback: answer }) };
 }
 
 function followUp(frame: AlpFrame, _ctx: FrameContext, stored?: FollowUpTarget<AlpContext>): FollowUp {

@@ -150,6 +150,11 @@ export interface AskContext {
   sessionId: string;
   /** The interaction or plan id (plans are answered by session alone, see renderReply). */
   id: string;
+  /**
+   * A `plan.proposed` event's `seq`, which orders the session's plans (see supersedes); absent for
+   * interaction objects, which carry none. An envelope field: a replay need not repeat it.
+   */
+  seq?: number;
 }
 
 /** The one question of a user_input request; its answer becomes the `response` string. */
@@ -216,7 +221,7 @@ function approvalRequest(
   };
 }
 
-function planRequest(session: string, id: string, plan: string): Normalized<AskContext> {
+function planRequest(session: string, id: string, plan: string, seq?: number): Normalized<AskContext> {
   const key = nativeKey(session, id);
   return {
     request: {
@@ -228,7 +233,7 @@ function planRequest(session: string, id: string, plan: string): Normalized<AskC
       dedupe_key: key,
     },
     nativeKey: key,
-    context: { interaction: 'plan', sessionId: session, id },
+    context: { interaction: 'plan', sessionId: session, id, ...(seq !== undefined ? { seq } : {}) },
   };
 }
 
@@ -303,7 +308,7 @@ function normalize(frame: AskFrame, ctx: FrameContext): Normalized<AskContext> {
 
   if (item.kind === undefined) {
     if (item.type === 'approval.required') return approvalRequest(session(), item.payload.id, item.payload);
-    if (item.type === 'plan.proposed') return planRequest(session(), item.payload.id, item.payload.plan);
+    if (item.type === 'plan.proposed') return planRequest(session(), item.payload.id, item.payload.plan, item.seq);
     return unsupported(item);
   }
   if (item.status !== 'pending') return unsupported(item);
@@ -401,17 +406,34 @@ function followUp(frame: AskFollowUp, ctx: FrameContext, stored?: FollowUpTarget
   }
 }
 
+/** Two plans of one session, other than each other. */
+const rivalPlans = (a: AskContext, b: AskContext) => a.interaction === 'plan' && b.interaction === 'plan' && a.sessionId === b.sessionId && a.id !== b.id;
+
+/** Whether `a` was proposed before `b`, by the events' `seq`; unknown (false) when either came without one. */
+const proposedBefore = (a: AskContext, b: AskContext) => a.seq !== undefined && b.seq !== undefined && a.seq < b.seq;
+
 /**
  * A newer plan proposal supersedes the session's older pending plans (docs/formats/ask.md):
  * `plan/approve` names no plan, so the host applies it to its newest one, which the reviewer of
- * an older card never saw.
+ * an older card never saw. Newer is the higher `seq` where both frames carry one (a bridge may
+ * replay a session's events after the newest), else the later arrival.
  */
 function supersedes(newer: AskContext, older: AskContext): boolean {
-  return newer.interaction === 'plan' && older.interaction === 'plan' && newer.sessionId === older.sessionId && newer.id !== older.id;
+  return rivalPlans(newer, older) && !proposedBefore(newer, older);
+}
+
+/** A plan that arrives after the session's pending plan with a higher `seq` is one the host has superseded. */
+function supersededBy(arrived: AskContext, pending: AskContext): boolean {
+  return rivalPlans(arrived, pending) && proposedBefore(arrived, pending);
 }
 
 function maySupersede(newer: AskContext): boolean {
   return newer.interaction === 'plan';
+}
+
+/** A plan's `seq` is the event's, not the plan's: a replay in another envelope is the same request. */
+function replayContext({ seq: _seq, ...context }: AskContext): Omit<AskContext, 'seq'> {
+  return context;
 }
 
 export const askAdapter = {
@@ -422,5 +444,7 @@ export const askAdapter = {
   renderReply,
   followUp,
   supersedes,
+  supersededBy,
   maySupersede,
+  replayContext,
 } satisfies WireAdapter<AskFrame, AskContext, AskFollowUp>;

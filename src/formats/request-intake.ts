@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import { canonicalJson } from '../lib/canonical-json.js';
 import { formatDuration, ONE_YEAR_MS } from '../lib/durations.js';
 import { newId } from '../lib/ids.js';
+import { noNul } from '../lib/no-nul.js';
 import { AppError, RequestNotTaken, validationError } from '../lib/errors.js';
 import { draftFromBody } from '../requests/request-draft.js';
 import type { StoredRequest } from '../storage/request-records.js';
@@ -74,6 +75,16 @@ function replyRenderer(adapter: WireAdapter, context: unknown): (stored: StoredR
   };
 }
 
+/**
+ * Native keys and sessions are looked up in columns of their own, and PostgreSQL's text cannot
+ * hold U+0000: a frame naming one with it names no request on either store, so it is refused
+ * before any lookup (on PostgreSQL the lookup itself would fail).
+ */
+function refuseNul(what: string, values: ReadonlyArray<string | undefined>): void {
+  const bad = values.find((v) => v !== undefined && !noNul(v));
+  if (bad !== undefined) throw new AppError('invalid_frame', `${what} ${JSON.stringify(bad)}: must not contain U+0000`);
+}
+
 export interface RequestIntakeDeps {
   requests: RequestService;
   config: Readonly<Config>;
@@ -133,6 +144,20 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
     return undefined;
   }
 
+  /**
+   * A new frame that a pending request of its session has superseded upstream
+   * (WireAdapter.supersededBy) asks nothing: 422, nothing stored, nothing superseded. A replay of
+   * a frame already stored passes, to get its record.
+   */
+  async function refuseStale(adapter: WireAdapter, key: string, context: unknown, session: string, principal: Principal): Promise<void> {
+    const stale = (pending: StoredRequest) => pending.nativeKey !== key && adapter.supersededBy!(context, pending.nativeContext);
+    const newer = (await requests.findPendingBySession(adapter.format, principal, session)).find(stale);
+    if (!newer || (await requests.findByNativeKey(adapter.format, principal, key))) return;
+    throw new RequestNotTaken(
+      `pending request ${newer.record.id} (${newer.nativeKey}) of session "${session}" came after this frame upstream, which has superseded it`,
+    );
+  }
+
   const intake = {
     /**
      * The create path every request takes, once its body is a valid handup Request: the
@@ -166,11 +191,15 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
       const key = normalized.nativeKey;
       // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
       if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);
+      refuseNul('native key', [key]);
       if (normalized.expiresAt !== undefined && normalized.expiresAt <= clock.now()) {
-        // A replay still finds its record; a new frame whose deadline passed asks nobody anything.
+        // A new frame whose deadline passed asks nobody anything. A replay still finds its record,
+        // through the create below, which holds it to the stored content like any replay: a frame
+        // with other content must not get the old decision just because its deadline has passed.
         const seen = await requests.findByNativeKey(adapter.format, principal, key);
-        if (seen) return { stored: seen, created: false, replyFor: replyRenderer(adapter, normalized.context ?? null) };
-        throw new RequestNotTaken(`expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
+        if (!seen) {
+          throw new RequestNotTaken(`expiresAt ${new Date(normalized.expiresAt).toISOString()} has passed: the upstream no longer waits for an answer`);
+        }
       }
 
       // The record's dedupe_key holds the native key (docs/formats/README.md), so its limit is checked too.
@@ -189,9 +218,12 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
         ...(adapter.replayContext ? { replayContext: adapter.replayContext.bind(adapter) as (c: unknown) => unknown } : {}),
       };
       const newer = normalized.context;
+      const maySupersede = adapter.maySupersede?.(newer) !== false;
+      const session = checked.data.source?.session;
+      if (adapter.supersededBy && maySupersede && session) await refuseStale(adapter, key, newer, session, principal);
       const supersedes = adapter.supersedes?.bind(adapter);
       const supersede =
-        supersedes && adapter.maySupersede?.(newer) !== false
+        supersedes && maySupersede
           ? {
               matches: (older: StoredRequest) => supersedes(newer, older.nativeContext),
               actor: upstreamActor(principal),
@@ -216,7 +248,10 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
       const ctx = { query: context };
       const asked = adapter.followUp(parsed.data, ctx);
+      if (asked.kind === 'resolve-session') refuseNul('session', [asked.session]);
       if (asked.kind !== 'resolve') return asked;
+      refuseNul('native key', [asked.nativeKey, ...(asked.fallbackKeys ?? [])]);
+      refuseNul('session', [asked.inSession?.session]);
       const stored = await findTarget(adapter, asked, principal);
       // Missing is applyFollowUp's 404; an ended request is left alone, whatever the record says.
       if (!stored || stored.record.status !== 'pending') return asked;
@@ -247,7 +282,7 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
     if (!stored && asked.inSession) return { ignored: true };
     if (!stored) throw new AppError('not_found', `no ${adapter.format} request with native key "${asked.nativeKey}"`);
     if (stored.record.status !== 'pending') return { ignored: true };
-    // An agent must never end its own request approved (issue 10): a decision "made elsewhere"
+    // An agent must never end its own request approved: a decision "made elsewhere"
     // counts only from a token the admin trusted with it. Withdrawals and timeouts need nothing.
     // Asked only of a frame that would change something: one naming no request is 404, one
     // for a request that already ended 202, whoever sends it.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { validationError } from '../lib/errors.js';
+import { NO_NUL, noNul } from '../lib/no-nul.js';
 import { isControllerSeq } from '../formats/sequenced-reply.js';
 import { OnTimeoutSchema, TimeoutTextSchema, type OnTimeout } from '../requests/request-schema.js';
 import { durationParam, waitBudget } from './schemas.js';
@@ -16,7 +17,8 @@ export const FormatQuerySchema = z
     callback_url: z.string().min(1).max(2048).optional(),
     wait: durationParam.optional(),
   })
-  .catchall(z.string().max(1024, 'must be at most 1024 characters'));
+  // Context values name sessions and interactions, which the stores look up in text columns.
+  .catchall(z.string().max(1024, 'must be at most 1024 characters').refine(noNul, NO_NUL));
 
 export interface FormatQuery {
   /** Applied over the normalised request; absent keys leave the frame's own values. */

@@ -27,6 +27,7 @@ export const ERRORS = {
   quota_exceeded: 413,
   unsupported_media_type: 415,
   unsupported_frame: 422,
+  upgrade_required: 426,
   host_not_allowed: 421,
   rate_limited: 429,
   internal_error: 500,

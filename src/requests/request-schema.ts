@@ -74,7 +74,7 @@ export const SourceSchema = z.strictObject({
 
 /**
  * Option and question ids end up in URLs, element ids, CSS selectors, terminal output and native
- * replies, so they are held to a set no context has to escape (issue 10).
+ * replies, so they are held to a set no context has to escape.
  */
 export const SAFE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const SafeIdSchema = z.string().regex(SAFE_ID, 'must be 1-64 characters of A-Z, a-z, 0-9, "_", ".", ":" and "-"');

@@ -160,7 +160,7 @@ export function createRequestService({
     if (native) {
       const found = await from.requests.findByNativeKey(format, submitter, native.key);
       // A replay maps to its record only when it asks the same thing: the reviewer decided on
-      // that content, so a frame with other content must never get the old decision (issue 10).
+      // that content, so a frame with other content must never get the old decision.
       // What the reply is rendered from counts too (option ids behind the labels, a turn id,
       // answer checks), since the old reply would answer a frame that no longer asks it.
       // Envelope fields (sequence numbers, timestamps) are in neither.

@@ -7,6 +7,7 @@ import { parseFormatQuery } from '../http/format-query.js';
 import { durationMs } from '../lib/durations.js';
 import { attachBridgeSocket } from './bridge-socket.js';
 import { checkCallbackUrl } from '../callbacks/callback-url-policy.js';
+import { upgradeRequired } from './upgrade-required.js';
 
 const FormatParams = z.strictObject({ format: z.string() });
 
@@ -15,23 +16,23 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { formats, intake, requests, config } = deps;
 
-  r.get(
-    '/v1/formats/:format/ws',
-    {
-      websocket: true,
-      config: { auth: 'submit', validationCode: 'invalid_query', ownQuery: true },
-      // Runs before the upgrade, so an unknown format or a bad query is a plain HTTP error.
-      preValidation: async (request) => {
-        const { format } = request.params as { format: string };
-        formats.native(format);
-        const query = parseFormatQuery(request.query, 'socket');
-        // Every frame on the socket would be refused: say so before the upgrade.
-        if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'query.on_timeout');
-        if (query.overrides.callback_url !== undefined) checkCallbackUrl(query.overrides.callback_url, config.callbacks.allowlist);
-      },
-      schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams },
+  r.route({
+    method: 'GET',
+    url: '/v1/formats/:format/ws',
+    config: { auth: 'submit', validationCode: 'invalid_query', ownQuery: true },
+    // Runs before the upgrade, so an unknown format or a bad query is a plain HTTP error.
+    preValidation: async (request) => {
+      const { format } = request.params as { format: string };
+      formats.native(format);
+      const query = parseFormatQuery(request.query, 'socket');
+      // Every frame on the socket would be refused: say so before the upgrade.
+      if (query.overrides.on_timeout === 'approve') requireTimeoutApprove(request.principal, 'query.on_timeout');
+      if (query.overrides.callback_url !== undefined) checkCallbackUrl(query.overrides.callback_url, config.callbacks.allowlist);
     },
-    (socket, request) => {
+    // OpenAPI cannot describe a WebSocket (docs/api.md).
+    schema: { summary: 'WebSocket for bridges: native frames in, native replies out', params: FormatParams, hide: true },
+    handler: upgradeRequired,
+    wsHandler: (socket, request) => {
       deps.metrics.bridgeOpened(socket);
       attachBridgeSocket(socket, {
         adapter: formats.native(request.params.format),
@@ -47,5 +48,5 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
         maxBufferedBytes: config.events.max_buffered_bytes,
       });
     },
-  );
+  });
 }

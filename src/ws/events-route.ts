@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { authenticateThrottled } from '../http/auth-hook.js';
 import { awaitFirstMessageAuth } from './first-message-auth.js';
+import { upgradeRequired } from './upgrade-required.js';
 
 /**
  * `GET /v1/events`: reviewers' WebSocket stream (admin only). API clients authenticate the
@@ -9,14 +10,13 @@ import { awaitFirstMessageAuth } from './first-message-auth.js';
  * opens it from its own origin and sends `{"type":"auth","token":"<session secret>"}` first.
  */
 export function registerEventsRoute(app: FastifyInstance, deps: Deps) {
-  app.get(
-    '/v1/events',
-    {
-      websocket: true,
-      config: { firstMessageAuth: true },
-      schema: { summary: 'WebSocket stream of request events', hide: true },
-    },
-    (socket, request) => {
+  app.route({
+    method: 'GET',
+    url: '/v1/events',
+    config: { firstMessageAuth: true },
+    schema: { summary: 'WebSocket stream of request events', hide: true },
+    handler: upgradeRequired,
+    wsHandler: (socket, request) => {
       if (request.principal) {
         deps.hub.add(socket, { webSessionId: request.webSession?.id ?? null, wire: request.raw.socket });
         return;
@@ -29,5 +29,5 @@ export function registerEventsRoute(app: FastifyInstance, deps: Deps) {
         onAuthenticated: (who) => deps.hub.add(socket, { webSessionId: who.webSession?.id ?? null, wire: request.raw.socket }),
       });
     },
-  );
+  });
 }

@@ -137,6 +137,95 @@ describe('ALP: declining a plain question', () => {
   });
 });
 
+describe('ALP: answers given in ALP itself, read as ALP reads them', () => {
+  const asked = (id: string, options: string[]) => ({
+    type: 'question',
+    question: {
+      id,
+      sessionId: 'ses_3f9a1c2b7d4e5f60',
+      rootId: 'ses_3f9a1c2b7d4e5f60',
+      agent: 'reviewer',
+      body: 'reviewer wants to run git push. Its permission profile careful asks you each time.',
+      options,
+      askedAt: '2026-10-10T09:30:00.000Z',
+    },
+  });
+  const answered = (id: string, answer: string) => ({ type: 'question.resolved', questionId: id, outcome: 'answered', answer });
+
+  it('ALP allows only on its own labels and approving words, compared trimmed and in any case; any other answer is a refusal with its reason', async () => {
+    t = await startTestServer();
+    const cases: Array<{ options: string[]; answer: string; status: string; option: string; feedback?: string }> = [
+      // ALP's two-option permission takes "Always allow" as a refusal (it offered no such choice).
+      { options: ['Allow once', 'Deny'], answer: 'Always allow', status: 'denied', option: 'deny', feedback: 'Always allow' },
+      { options: ['Allow once', 'Always allow', 'Deny'], answer: ' always allow ', status: 'approved', option: 'always_allow' },
+      { options: ['Allow once', 'Deny'], answer: 'lgtm', status: 'denied', option: 'deny', feedback: 'lgtm' },
+      { options: ['Allow once', 'Deny'], answer: 'OK.', status: 'denied', option: 'deny', feedback: 'OK.' },
+      { options: ['Allow once', 'Deny'], answer: 'Trust this workspace', status: 'denied', option: 'deny', feedback: 'Trust this workspace' },
+      { options: ['Allow once', 'Deny'], answer: ' OK ', status: 'approved', option: 'allow_once' },
+      { options: ['Allow once', 'Deny'], answer: 'có', status: 'approved', option: 'allow_once' },
+      { options: ['Allow once', 'Deny'], answer: 'deny', status: 'denied', option: 'deny' },
+      { options: ['Approve', 'Reject'], answer: 'Allow once', status: 'denied', option: 'reject', feedback: 'Allow once' },
+      { options: ['Approve', 'Reject'], answer: 'yes', status: 'approved', option: 'approve' },
+      { options: ['Duyệt', 'Từ chối'], answer: 'duyệt', status: 'approved', option: 'approve' },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const id = `q_answered_${i}`;
+      const record = await post('alp', asked(id, c.options));
+      const res = await t.api.post('/v1/formats/alp/events', answered(id, c.answer));
+      expect(res.status, `${c.answer}: ${res.text}`).toBe(200);
+      expect(res.body.request.status, c.answer).toBe(c.status);
+      expect(res.body.request.decision, c.answer).toMatchObject({ option: c.option, decided_by: 'upstream' });
+      const rows = await audit(record.id);
+      expect(rows.at(-1)?.details?.feedback, c.answer).toBe(c.feedback);
+    }
+  });
+});
+
+describe('PaperClip: approvals nobody chose by hand allow once', () => {
+  const sessionFirst = (requestId: string) =>
+    prpEvent({
+      schema: 'paperclip.runtime_request.v2',
+      requestKind: 'permission_approval',
+      requestId,
+      type: 'permission',
+      status: 'pending',
+      prompt: 'Run git status?',
+      choices: [
+        { key: 'accept_for_session', label: 'Allow for this session' },
+        { key: 'accept', label: 'Allow once' },
+        { key: 'decline', label: 'Deny' },
+      ],
+      details: { command: 'git status' },
+      origin: { adapter: 'acpx-runtime-sidecar', provider: 'acpx', method: 'session/request_permission' },
+      turnId: 'turn-1',
+    });
+
+  it('a rule or an on_timeout approve answers accept even when the runner lists accept_for_session first; a reviewer may still pick it', async () => {
+    const clock = createFakeClock();
+    t = await startTestServer({}, { clock });
+    const rule = await t.api.post('/v1/rules', { id: 'git-status', match: { format: 'paperclip', command: '^git status$' }, action: 'approve' });
+    expect(rule.status, rule.text).toBe(201);
+    const ruled = await t.api.post('/v1/formats/paperclip/requests', sessionFirst('permission-rule'));
+    expect(ruled.status, ruled.text).toBe(201);
+    expect(ruled.body.request.status).toBe('approved');
+    expect(ruled.body.request.decision.option).toBe('accept');
+    expectCommand(ruled.body.reply);
+    expect(ruled.body.reply.payload.resolution).toEqual({ action: 'accept' });
+    expect((await t.api.delete('/v1/rules/git-status')).status).toBe(200);
+
+    const timed = await post('paperclip', sessionFirst('permission-timeout'), '?timeout=1m&on_timeout=approve');
+    clock.advance(60_000);
+    await expect.poll(async () => (await show(t.api, timed.id)).status).toBe('expired');
+    expect((await show(t.api, timed.id)).decision.option).toBe('accept');
+    expect((await replyOf('paperclip', timed.id)).payload.resolution).toEqual({ action: 'accept' });
+
+    const chosen = await post('paperclip', sessionFirst('permission-reviewer'));
+    expect(chosen.options.map((o: { id: string }) => o.id)).toEqual(['accept', 'accept_for_session', 'decline']);
+    expect((await decide(t.api, chosen, 'accept_for_session')).status).toBe(200);
+    expect((await replyOf('paperclip', chosen.id)).payload.resolution).toEqual({ action: 'accept_for_session' });
+  });
+});
+
 describe('PaperClip controllerSeq', () => {
   it('GET …/reply?controller_seq=n renders the command with n and a fresh commandId; without it the stored command says 1', async () => {
     t = await startTestServer();
@@ -391,6 +480,37 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
     expect((await decide(t.api, await show(t.api, newer.id), 'approve')).status).toBe(200);
     expect(await replyOf('ask', newer.id)).toEqual({ id: 1, method: 'plan/approve', params: { sessionId: 's-1' } });
   });
+  it('a plan proposed before the pending one (lower seq) that arrives late is refused and supersedes nothing', async () => {
+    t = await startTestServer();
+    const newer = await post('ask', plan('s-1', 'plan_9', 9, '1. Deploy to production'));
+
+    // A bridge replaying the session's event log delivers plan_5 after plan_9: the host has superseded it.
+    const late = await t.api.post('/v1/formats/ask/requests', plan('s-1', 'plan_5', 5, '1. Run the tests'));
+    expectError(late, 422, 'unsupported_frame', newer.id);
+    const bridge = await ws('/v1/formats/ask/ws');
+    bridge.send(plan('s-1', 'plan_5', 5, '1. Run the tests'));
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unsupported_frame', error: expect.stringContaining('ask:s-1:plan_9') });
+    expect((await show(t.api, newer.id)).status).toBe('pending');
+    expect(await t.count('requests')).toBe(1);
+
+    // plan_9 itself, re-sent as an event or listed as an interaction (no seq), is the same request.
+    bridge.send(plan('s-1', 'plan_9', 9, '1. Deploy to production'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: newer.id });
+    const listed = await t.api.post('/v1/formats/ask/requests?session=s-1', {
+      id: 'plan_9',
+      kind: 'plan',
+      status: 'pending',
+      payload: { plan: '1. Deploy to production' },
+    });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.request.id).toBe(newer.id);
+
+    // A later plan still supersedes it.
+    const latest = await post('ask', plan('s-1', 'plan_12', 12, '1. Roll back'));
+    expect((await show(t.api, newer.id)).status).toBe('cancelled');
+    expect((await decide(t.api, latest, 'approve')).status).toBe(200);
+    expect(await replyOf('ask', latest.id)).toEqual({ id: 1, method: 'plan/approve', params: { sessionId: 's-1' } });
+  });
 });
 
 describe('Ask: plan.approved and plan.rejected without an id', () => {
@@ -518,6 +638,30 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
     expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unsupported_frame', error: expect.stringContaining('expiresAt') });
     bridge.send({ type: 'runtime.encrypted', workspaceId: WS, relaySequence: 5, envelopeId: randomUUID(), payloadKind: 'event', ciphertext: 'AAAA' });
     expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unsupported_frame', error: expect.stringContaining('encrypted') });
+  });
+
+  it('refuses a userInput form the Runtime itself refuses: bounds no answer can meet (400 naming the field, nothing stored)', async () => {
+    t = await startTestServer();
+    const base = { label: 'Field', required: false };
+    const options = [
+      { id: 'a', label: 'A' },
+      { id: 'b', label: 'B' },
+    ];
+    const cases: Array<[control: Record<string, unknown>, field: string]> = [
+      [{ ...base, id: 'x', type: 'text', required: true, maxLength: 0 }, 'maxLength'],
+      [{ ...base, id: 'x', type: 'multiline', minLength: 5, maxLength: 3 }, 'maxLength'],
+      [{ ...base, id: 'x', type: 'number', min: 5, max: 1 }, 'min'],
+      [{ ...base, id: 'x', type: 'number', integer: true, min: 1.2, max: 1.8 }, 'integer'],
+      [{ ...base, id: 'x', type: 'choice', multiple: true, options, minSelections: 3 }, 'minSelections'],
+      [{ ...base, id: 'x', type: 'choice', multiple: true, options, maxSelections: 3 }, 'maxSelections'],
+      [{ ...base, id: 'x', type: 'choice', multiple: false, options, maxSelections: 2 }, 'maxSelections'],
+      [{ ...base, id: 'x', type: 'choice', multiple: false, options, minSelections: 2 }, 'minSelections'],
+    ];
+    for (const [control, field] of cases) {
+      const frame = interaction('userInput.request', { title: 'Deploy settings', controls: [control] }, inFiveMinutes());
+      expectError(await t.api.post('/v1/formats/roll/requests', frame), 400, 'invalid_frame', `controls[0].${field}`);
+    }
+    expect(await t.count('requests')).toBe(0);
   });
 
   it('maps userInput.request controls to questions and answers with their values; limits are enforced at decision time', async () => {

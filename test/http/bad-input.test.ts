@@ -322,6 +322,9 @@ const CASES: Case[] = [
     names: 'params',
   },
   { name: 'a bad percent-encoding in the path', method: 'GET', path: '/v1/requests/%ZZ', status: 400, code: 'invalid_request', names: 'URL' },
+  // A WebSocket route asked without an upgrade answers in the error shape, not with an empty 404.
+  { name: 'GET /v1/events without an upgrade', method: 'GET', path: '/v1/events', status: 426, code: 'upgrade_required', names: 'WebSocket' },
+  { name: 'GET a bridge socket without an upgrade', method: 'GET', path: '/v1/formats/ask/ws', status: 426, code: 'upgrade_required', names: 'WebSocket' },
 
   // U+0000 where a store keeps the text in a column of its own (PostgreSQL's text cannot hold it)
   {
@@ -363,6 +366,49 @@ const CASES: Case[] = [
     names: 'id: must not contain U+0000',
   },
   { name: 'history q with a NUL', method: 'GET', path: '/v1/history?q=%00', status: 400, code: 'invalid_request', names: 'query.q' },
+  // …nor a native follow-up naming a request by such an id (a 500 on PostgreSQL, a 404 or 202 on SQLite, before)
+  ...(
+    [
+      [
+        'ask',
+        {
+          method: 'session/event',
+          params: { sessionId: 's-1', event: { type: 'approval.updated', seq: 3, payload: { id: 'act\u0000', status: 'approved' } } },
+        },
+      ],
+      ['ask', { method: 'session/event', params: { sessionId: 's\u0000', event: { type: 'turn.aborted', seq: 3, payload: { turnId: 't-1' } } } }],
+      ['alp', { type: 'question.resolved', questionId: 'q_\u0000', outcome: 'canceled' }],
+      ['paperclip', { schema: 'paperclip.prp.event.v1', eventType: 'runtime_request.cancelled', runId: 'run-\u0000', payload: { requestId: 'req-1' } }],
+      [
+        'claude-code',
+        {
+          session_id: 's-1',
+          transcript_path: '/tmp/t.jsonl',
+          cwd: '/tmp',
+          hook_event_name: 'PostToolUse',
+          tool_name: 'Bash',
+          tool_input: { command: 'ls' },
+          tool_use_id: 'toolu_\u0000',
+          tool_response: {},
+        },
+      ],
+    ] as const
+  ).map(([format, body], i): Case => ({
+    name: `a ${format} follow-up naming an id with a NUL (${i})`,
+    path: `/v1/formats/${format}/events`,
+    body,
+    status: 400,
+    code: 'invalid_frame',
+    names: 'must not contain U+0000',
+  })),
+  {
+    name: 'a native session query parameter with a NUL',
+    path: '/v1/formats/ask/events?session=s%00',
+    body: { type: 'turn.aborted', seq: 3, payload: { turnId: 't-1' } },
+    status: 400,
+    code: 'invalid_query',
+    names: 'query.session: must not contain U+0000',
+  },
   { name: 'a mute of an agent with a NUL', path: '/v1/mutes', body: { agent: 't\u0000x', for: '1m' }, status: 400, code: 'invalid_request', names: 'agent' },
 
   // Query parameters a route does not take, and bodies a route does not read

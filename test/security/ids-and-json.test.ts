@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * Issue 10, items 5 and 11: option and question ids are 1-64 characters of [A-Za-z0-9_.:-]
+ * Option and question ids are 1-64 characters of [A-Za-z0-9_.:-]
  * whatever the wire format, and HTTP bodies and bridge frames go through one JSON parser.
  */
 

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createFakeClock } from '../helpers/fake-clock.js';
 import { loadFixtures } from '../helpers/fixtures.js';
 import { decide, expectError, requestCount, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * Issue 10, item 4: approval laundering through native replays. A re-sent frame with the same
+ * Approval laundering through native replays. A re-sent frame with the same
  * native id but other content must never be answered with the earlier decision: 409
  * `native_conflict` (a `countersign.error` on the bridge socket). Envelope fields (Ask's and
  * ALP's seq, ALP's epoch and ts) are not content: a re-announced question maps to its record.
@@ -123,5 +124,36 @@ describe('native replays with other content', () => {
     const changed = fixture('alp', 'announce-seq0.json').frame;
     changed.params.event.question.body = 'reviewer wants to run rm -rf ~.';
     expectError(await agent.api.post('/v1/formats/alp/requests', changed), 409, 'native_conflict');
+  });
+});
+
+describe('native replays whose own deadline has passed', () => {
+  let t: TestServer;
+  afterEach(async () => t?.close());
+
+  it('a Roll interaction re-sent after its expiresAt with other content is 409 native_conflict, never the old approval', async () => {
+    const clock = createFakeClock(Date.parse('2026-08-04T00:00:00.000Z'));
+    t = await startTestServer({}, { clock });
+    const agent = await t.submitClient('agent');
+    const frame = fixture('roll', 'interaction-approval-candidate.json').frame;
+    const first = await agent.api.post('/v1/formats/roll/requests', frame);
+    expect(first.status, first.text).toBe(201);
+    const record = first.body.request;
+    expect((await decide(t.api, record, 'approve')).status).toBe(200);
+    clock.advance(10 * 60_000);
+
+    // The same frame, re-sent once its deadline has passed, still gets its record and reply.
+    const same = await agent.api.post('/v1/formats/roll/requests', frame);
+    expect(same.status, same.text).toBe(200);
+    expect(same.body.reply.params.candidate).toEqual({ decision: 'approve' });
+
+    const laundered = structuredClone(frame);
+    laundered.projection.toolName = 'shell';
+    laundered.projection.explanation = 'rm -rf /srv/production';
+    const res = await agent.api.post('/v1/formats/roll/requests', laundered);
+    expectError(res, 409, 'native_conflict', `roll:${frame.workspaceId}:${frame.interactionId}`);
+    expect(res.body.details).toEqual({ existing_id: record.id });
+    expect(res.text).not.toContain('interaction.candidate');
+    expect(await requestCount(t.api)).toBe(1);
   });
 });

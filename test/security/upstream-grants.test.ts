@@ -7,7 +7,7 @@ import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
- * Issue 10, item 3: a submit token must not end its own request approved. Native "resolved
+ * A submit token must not end its own request approved. Native "resolved
  * elsewhere" follow-ups and `on_timeout: approve` need a grant the admin gives at token
  * creation; cancel and expiry follow-ups and `on_timeout: deny` need none.
  */

@@ -110,6 +110,20 @@ const DEFAULT_LABELS: Record<Action, string> = {
 const STYLES: Record<Action, string | null> = { accept: 'primary', accept_for_session: null, decline: 'danger', cancel: null };
 const OUTCOMES: Record<Action, Option['outcome']> = { accept: 'approve', accept_for_session: 'approve', decline: 'deny', cancel: 'deny' };
 
+/**
+ * The choices with `accept_for_session` right after `accept` when the runner listed it first.
+ * Whatever approves without a person choosing (a rule, auto mode, `on_timeout: approve`) takes
+ * the first option that approves, and must allow this call once, not every call of the session.
+ */
+function narrowestFirst<C extends { key: Action }>(choices: C[]): C[] {
+  const once = choices.findIndex((c) => c.key === 'accept');
+  const session = choices.findIndex((c) => c.key === 'accept_for_session');
+  if (once < 0 || session < 0 || session > once) return choices;
+  const rest = choices.filter((_, i) => i !== session);
+  const at = rest.findIndex((c) => c.key === 'accept');
+  return [...rest.slice(0, at + 1), choices[session]!, ...rest.slice(at + 1)];
+}
+
 /** v2 permission approvals and driver approvals: one option per PRP choice, keyed by action. */
 export function approval(
   r: { prompt?: string | undefined; details?: Details | undefined; origin?: Origin | undefined; requestId: string; requestKind: string },
@@ -136,7 +150,7 @@ export function approval(
     kind,
     source: source(r.origin, env),
     previews: detailPreviews(details),
-    options: choices.map((c) => ({ id: c.key, label: c.label, outcome: OUTCOMES[c.key], style: STYLES[c.key] })),
+    options: narrowestFirst(choices).map((c) => ({ id: c.key, label: c.label, outcome: OUTCOMES[c.key], style: STYLES[c.key] })),
   };
   const tool = text(details.toolName);
   if (tool) request.tool = tool;

@@ -35,26 +35,50 @@ const TEXT_MAX = 10000;
 const CANCEL_REASON_MAX = 500;
 
 const base = { id: identifier, label, description: description.optional(), required: z.boolean() };
-const TextControl = z.strictObject({ type: z.enum(['text', 'multiline']), ...base, minLength: length.optional(), maxLength: length.optional() });
-const NumberControl = z.strictObject({
-  type: z.literal('number'),
-  ...base,
-  min: z.number().optional(),
-  max: z.number().optional(),
-  integer: z.boolean().optional(),
-});
+const flag = (ctx: z.RefinementCtx, field: string, message: string) => ctx.addIssue({ code: 'custom', path: [field], message });
+
+// The Runtime's own form schema refuses bounds no answer can meet; so does this, naming the field
+// as it does, rather than show a reviewer a form only a decline can end.
+const TextControl = z
+  .strictObject({ type: z.enum(['text', 'multiline']), ...base, minLength: length.optional(), maxLength: length.optional() })
+  .superRefine((c, ctx) => {
+    if (Math.max(c.minLength ?? 0, c.required ? 1 : 0) > (c.maxLength ?? TEXT_MAX)) flag(ctx, 'maxLength', 'effective minLength must not exceed maxLength');
+  });
+const NumberControl = z
+  .strictObject({
+    type: z.literal('number'),
+    ...base,
+    min: z.number().optional(),
+    max: z.number().optional(),
+    integer: z.boolean().optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.min !== undefined && c.max !== undefined && c.min > c.max) flag(ctx, 'min', 'min must not exceed max');
+    if (c.integer === true && Math.ceil(c.min ?? -Infinity) > Math.floor(c.max ?? Infinity)) {
+      flag(ctx, 'integer', 'integer bounds must include at least one integer');
+    }
+  });
 const BooleanControl = z.strictObject({ type: z.literal('boolean'), ...base });
-const ChoiceControl = z.strictObject({
-  type: z.literal('choice'),
-  ...base,
-  multiple: z.boolean(),
-  options: z
-    .array(z.strictObject({ id: identifier, label, description: description.optional() }))
-    .min(1)
-    .max(50),
-  minSelections: count.optional(),
-  maxSelections: count.min(1).optional(),
-});
+const ChoiceControl = z
+  .strictObject({
+    type: z.literal('choice'),
+    ...base,
+    multiple: z.boolean(),
+    options: z
+      .array(z.strictObject({ id: identifier, label, description: description.optional() }))
+      .min(1)
+      .max(50),
+    minSelections: count.optional(),
+    maxSelections: count.min(1).optional(),
+  })
+  .superRefine((c, ctx) => {
+    const maximum = c.maxSelections ?? (c.multiple ? c.options.length : 1);
+    if (c.minSelections !== undefined && c.minSelections > maximum) flag(ctx, 'minSelections', 'minSelections must not exceed maxSelections');
+    if (maximum > c.options.length) flag(ctx, 'maxSelections', 'maxSelections must not exceed the option count');
+    if (!c.multiple && ((c.minSelections ?? 0) > 1 || maximum > 1)) {
+      flag(ctx, (c.minSelections ?? 0) > 1 ? 'minSelections' : 'maxSelections', 'single-choice controls allow at most one selection');
+    }
+  });
 const Control = z.discriminatedUnion('type', [TextControl, NumberControl, BooleanControl, ChoiceControl]);
 type Control = z.infer<typeof Control>;
 
