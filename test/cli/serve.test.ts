@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,6 +52,20 @@ describe('countersign serve: start-up errors and warnings', { timeout: 60_000 },
     const r = await runCli(['serve'], { env: { ...baseEnv(), COUNTERSIGN_PORT: 'eighty' } });
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/^countersign: invalid configuration:\n {2}port: .*\(got "eighty" from COUNTERSIGN_PORT\)\n$/);
+  });
+
+  it('a PostgreSQL it cannot reach: exit 4 naming where and why, never the password', async () => {
+    // A port nothing listens on: taken from a server that is then closed.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const r = await runCli(['serve'], { env: { ...baseEnv(), COUNTERSIGN_STORAGE_URL: `postgres://cs:hunter2-secret@127.0.0.1:${port}/approvals` } });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toBe(`countersign: cannot start: cannot reach PostgreSQL at 127.0.0.1:${port}/approvals: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+    expect(r.stdout + r.stderr).not.toContain('hunter2');
   });
 
   it.skipIf(!NOBODY)('a data directory the user cannot write: exit 4 naming the path, the user id and the fix', async () => {
