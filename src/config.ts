@@ -37,6 +37,19 @@ const port = numeric(z.number().int().min(0).max(65535));
 const positiveInt = numeric(z.number().int().positive());
 const nonNegativeInt = numeric(z.number().int().min(0));
 
+/**
+ * A secret clients present as `Authorization: Bearer <secret>`: one header token, so printable
+ * ASCII without spaces. A passphrase with spaces (or non-ASCII letters, which arrive as other
+ * bytes) would start the daemon and then never authenticate.
+ */
+const bearerSecret = z
+  .string()
+  .min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32')
+  .regex(
+    /^[\x21-\x7e]*$/,
+    'must be printable ASCII without spaces (it is sent as Authorization: Bearer <token>): use a long random secret, e.g. openssl rand -base64 32',
+  );
+
 type Adapters = readonly WireAdapter<any, any, any>[];
 
 /** A wire format's settings (`formats.<format>`), as its adapter declares them. */
@@ -64,8 +77,8 @@ export function configSchema(adapters: Adapters) {
       host: z.string().min(1),
       port,
       data_dir: z.string().min(1),
-      // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
-      admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+      // A short admin token could be guessed: `serve` refuses to start with one (exit 4).
+      admin_token: bearerSecret.nullable(),
       /**
        * Where people reach the inbox (absolute http(s) URL): links in notifications use it, and its
        * host is one of the daemon's names. Stored without a trailing slash.
@@ -78,7 +91,7 @@ export function configSchema(adapters: Adapters) {
       }),
       metrics: z.strictObject({
         // A bearer that reads GET /v1/metrics and nothing else (the admin token always can).
-        token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+        token: bearerSecret.nullable(),
       }),
       server: z.strictObject({
         // Host names (or IP literals) requests may name besides the built-in ones: the loopback

@@ -153,6 +153,10 @@ describe('config', () => {
     ['COUNTERSIGN_BLOBS_RETENTION', 'forever', 'blobs.retention'],
     ['COUNTERSIGN_LOG_FORMAT', 'text', 'log.format'],
     ['COUNTERSIGN_METRICS_TOKEN', 'short-secret', 'metrics.token'],
+    // Sent as Authorization: Bearer <token>, which takes one token of printable ASCII.
+    ['COUNTERSIGN_ADMIN_TOKEN', 'correct horse battery staple', 'admin_token'],
+    ['COUNTERSIGN_ADMIN_TOKEN', 'pässwört-0123456789abcdef', 'admin_token'],
+    ['COUNTERSIGN_METRICS_TOKEN', 'scrape\ttoken-0123456789', 'metrics.token'],
   ])('%s=%j is a ConfigError naming %s and the variable', (name, value, key) => {
     const message = configError(() => loadConfig({ env: { [name]: value } }));
     expect(message).toContain(key);
@@ -169,6 +173,14 @@ describe('config', () => {
     expect(message).toContain('metrics.token: must be at least 16 characters');
     expect(message).toContain('from COUNTERSIGN_METRICS_TOKEN; value not shown');
     expect(message).not.toContain('short-secret');
+  });
+
+  it('an admin token with a space is refused at start, without being shown: no Authorization header could carry it', () => {
+    const message = configError(() => loadConfig({ env: { COUNTERSIGN_ADMIN_TOKEN: 'correct horse battery staple' } }));
+    expect(message).toContain('admin_token: must be printable ASCII without spaces');
+    expect(message).not.toContain('horse');
+    // Every character a base64, hex or URL-safe secret uses is fine.
+    expect(loadConfig({ env: { COUNTERSIGN_ADMIN_TOKEN: 'Ab0+/=_-.~!#$%&*^|abcdef' } }).admin_token).toBe('Ab0+/=_-.~!#$%&*^|abcdef');
   });
 
   it('a bad value in a file names the key; unknown keys and bad YAML are errors', () => {
