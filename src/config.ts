@@ -96,12 +96,14 @@ export function configSchema(adapters: Adapters) {
       server: z.strictObject({
         // Host names (or IP literals) requests may name besides the built-in ones: the loopback
         // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).
+        // Compared exactly, on any port: an entry with a port or a wildcard would start cleanly
+        // and then never match, refusing the very name it was meant to let in.
         allowed_hosts: z.array(
           z
             .string()
             .min(1)
             .max(253)
-            .refine((h) => !/[\s/@]/.test(h), { message: 'must be a host name or IP literal, without scheme or path' }),
+            .refine((h) => isHostEntry(h, { wildcard: false }), { message: 'must be a host name or IP literal, without scheme, port, path or wildcard' }),
         ),
       }),
       requests: z.strictObject({
@@ -138,7 +140,11 @@ export function configSchema(adapters: Adapters) {
         // Hosts only (docs/callbacks.md): an entry with a scheme, a port or a path would start
         // cleanly and then never match, refusing every callback.
         allowlist: z.array(
-          z.string().min(1).max(253).refine(isAllowlistHost, { message: 'must be a host: a name, *.name or an IP literal, without scheme, port or path' }),
+          z
+            .string()
+            .min(1)
+            .max(253)
+            .refine((h) => isHostEntry(h, { wildcard: true }), { message: 'must be a host: a name, *.name or an IP literal, without scheme, port or path' }),
         ),
         secret: z
           .string()
@@ -287,11 +293,12 @@ function whatWasWritten(
 // starting or ending with "-".
 const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
-function isAllowlistHost(entry: string): boolean {
+/** A host name or IP literal as a list of hosts takes it (`*.name` too where `wildcard`). */
+function isHostEntry(entry: string, { wildcard }: { wildcard: boolean }): boolean {
   if (entry.includes(':')) return isIPv6(entry.replace(/^\[(.*)\]$/, '$1'));
-  // `.example.com` or `a..b` would never equal a callback URL's host; `example.org.` (the
-  // fully qualified form) does, as does any IDN name, compared as URLs write it.
-  const name = entry.startsWith('*.') ? entry.slice(2) : entry;
+  // `.example.com` or `a..b` would never equal a host; `example.org.` (the fully qualified
+  // form) does, as does any IDN name, compared as URLs write it.
+  const name = wildcard && entry.startsWith('*.') ? entry.slice(2) : entry;
   // Letters (marks included), digits, "_", "-" and dots only: domainToASCII would cut a path off.
   if (!/^[\p{L}\p{M}\p{N}_.-]+$/u.test(name)) return false;
   const ascii = domainToASCII(name.endsWith('.') ? name.slice(0, -1) : name);
