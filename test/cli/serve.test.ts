@@ -8,6 +8,7 @@ import { ensureWritableDataDir } from '../../src/data-dir.js';
 import { ConfigError } from '../../src/config.js';
 import { CLI_PATH, runCli } from '../helpers/cli-process.js';
 import { spawnDaemon } from '../helpers/daemon-process.js';
+import { createApiClient } from '../helpers/test-server.js';
 
 const ADMIN = 'serve-test-admin-token-0123456789';
 
@@ -97,6 +98,27 @@ describe('countersign serve: start-up errors and warnings', { timeout: 60_000 },
     const good = join(root, 'fresh', 'data');
     ensureWritableDataDir(good);
     expect(execFileSync('ls', ['-A', good], { encoding: 'utf8' })).toBe('');
+  });
+
+  it('a second daemon on the same SQLite file stops with exit 4, touching nothing; once the first is killed (kill -9) one starts at once', async () => {
+    const env = baseEnv();
+    const first = await spawnDaemon({ env });
+    try {
+      const second = await runCli(['serve'], { env });
+      expect(second.code).toBe(4);
+      expect(second.stderr).toBe(
+        `countersign: cannot start: another countersign daemon is using ${join(env.COUNTERSIGN_DATA_DIR, 'countersign.db')}: one daemon per SQLite file (stop the other one, give this one its own data_dir, or share a PostgreSQL database between several with storage.url)\n`,
+      );
+      // The first one still serves, and still counts itself in the cluster list.
+      const api = createApiClient(first.url, ADMIN);
+      expect((await api.get('/v1/cluster')).body.nodes).toHaveLength(1);
+    } finally {
+      await first.kill9();
+    }
+    // A crash releases the file: the restart is not refused.
+    const again = await spawnDaemon({ env });
+    expect((await createApiClient(again.url, ADMIN).get('/v1/health')).status).toBe(200);
+    expect(await again.stop('SIGTERM')).toMatchObject({ code: 0 });
   });
 
   it('warns that callbacks go unsigned only when callbacks are on (an allowlist) without a secret', async () => {
