@@ -47,6 +47,14 @@ describe('tokens', () => {
     expect((await t.api.post('/v1/tokens', { name: 'dup' })).status).toBe(201);
   });
 
+  it('creates racing for one name: one 201, every other 409 token_exists, never a 500', async () => {
+    t = await startTestServer();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => t.api.post('/v1/tokens', { name: 'race' })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    for (const a of answers.filter((x) => x.status === 409)) expectError(a, 409, 'token_exists', 'race');
+    expect((await t.api.get('/v1/tokens')).body).toHaveLength(1);
+  });
+
   it.each([['CI'], ['has space'], ['a'.repeat(41)], [''], ['under_score']])('400 for the bad name %j, nothing stored', async (name) => {
     t = await startTestServer();
     expectError(await t.api.post('/v1/tokens', { name }), 400, 'invalid_request', 'name');

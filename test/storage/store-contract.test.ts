@@ -484,6 +484,21 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.blobs.size('sha256:bb')).toBe(3);
   });
 
+  it('refuses a second live token with the same name without failing the transaction; a revoked one frees the name', async () => {
+    const token = (id: string) => ({ id, name: 'bot', digest: `d-${id}`, created_at: 1, expires_at: null, grants: [] });
+    expect(await store.write((tx) => tx.tokens.insert(token('t1')))).toBe(true);
+    // The losing insert writes nothing, and what else its transaction did still commits.
+    const [second, alsoWritten] = await store.write(async (tx) => [
+      await tx.tokens.insert(token('t2')),
+      await tx.tokens.insert({ ...token('t3'), name: 'other' }),
+    ]);
+    expect([second, alsoWritten]).toEqual([false, true]);
+    expect((await store.tokens.listLive()).map((t) => t.id)).toEqual(['t1', 't3']);
+    expect(await store.write((tx) => tx.tokens.revoke('t1', 5))).toBe(true);
+    expect(await store.write((tx) => tx.tokens.insert(token('t4')))).toBe(true);
+    expect((await store.tokens.liveByName('bot'))?.id).toBe('t4');
+  });
+
   it('keeps tokens with their grants', async () => {
     await store.write((tx) => tx.tokens.insert({ id: 't1', name: 'bot', digest: 'd1', created_at: 1, expires_at: null, grants: ['resolve_upstream'] }));
     expect(await store.tokens.byDigest('d1')).toMatchObject({ id: 't1', name: 'bot', grants: ['resolve_upstream'], revoked_at: null });
