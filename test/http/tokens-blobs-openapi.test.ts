@@ -114,6 +114,17 @@ describe('blobs', () => {
     expect(r.previews[0].blob).toBe(hash);
   });
 
+  it('uploads of the same bytes at once: every one 201 with the hash, one copy stored, never a 500', async () => {
+    t = await startTestServer();
+    const bytes = randomBytes(100);
+    const hash = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => upload(bytes)));
+    expect(answers.map((a) => [a.status, a.text])).toEqual(Array.from({ length: 8 }, () => [201, hash]));
+    expect(await t.count('blobs')).toBe(1);
+    const down = await fetch(`${t.url}/v1/blobs/${hash}`, { headers: { authorization: `Bearer ${t.adminToken}` } });
+    expect(Buffer.from(await down.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
   it('accepts a JSON upload as bytes too', async () => {
     t = await startTestServer();
     const text = '{"a": 1}';

@@ -447,6 +447,17 @@ describe.each(stores)('the %s store', (kind, harness) => {
     else expect(Math.abs(server! - before)).toBeLessThan(60_000);
   });
 
+  it("creates a blob's row once: a second insert of the same hash writes nothing and its transaction goes on", async () => {
+    expect(await store.write((tx) => tx.blobs.insert('sha256:cc', 3, 10))).toBe(true);
+    const [again, owned] = await store.write(async (tx) => {
+      const inserted = await tx.blobs.insert('sha256:cc', 4, 20);
+      await tx.blobs.addOwner('token:t', 'sha256:cc', 3);
+      return [inserted, await tx.blobs.usage('token:t')];
+    });
+    expect([again, owned]).toEqual([false, 3]);
+    expect(await store.blobs.size('sha256:cc')).toBe(3);
+  });
+
   it('keeps blobs in chunks with their uploaders and references, and sweeps only unreferenced ones', async () => {
     const r = storedRequest();
     await store.write(async (tx) => {
