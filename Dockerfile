@@ -38,8 +38,10 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
 EXPOSE 7470
+# The address comes from the daemon's own configuration (COUNTERSIGN_PORT, or a config file named
+# by COUNTERSIGN_CONFIG), so the check follows the port wherever it is set.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.COUNTERSIGN_PORT||7470)+'/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "import('./dist/config.js').then(({loadConfig})=>{const c=loadConfig(),h=c.host==='0.0.0.0'||c.host==='::'?'127.0.0.1':c.host.includes(':')?'['+c.host+']':c.host;return fetch('http://'+h+':'+c.port+'/v1/health')}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # countersign handles SIGTERM itself (it runs as PID 1 without an init): it answers open
 # long-polls, closes WebSockets with 1001 and closes the database before exiting 0.
 STOPSIGNAL SIGTERM

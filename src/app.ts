@@ -87,7 +87,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   await app.register(fastifySwagger, openApiOptions(deps.version));
   // Bridges send native frames over WebSocket: the same size limit as an HTTP body.
-  await app.register(fastifyWebsocket, { options: { maxPayload: deps.config.requests.max_body_bytes } });
+  await app.register(fastifyWebsocket, {
+    options: { maxPayload: deps.config.requests.max_body_bytes },
+    // At shutdown every socket still open (a bridge's; the events hub has closed its own) hears
+    // 1001 "going away", as the reviewers' do, not a close frame without a code.
+    preClose(this: FastifyInstance, done) {
+      for (const client of this.websocketServer.clients) client.close(1001, 'server shutting down');
+      this.websocketServer.close(() => done());
+    },
+  });
   // The Host check first: a request under a foreign name is refused before authentication.
   registerHostCheck(app, deps.config);
   // Bearer tokens and the reviewer page's sessions, throttled per address; cookies are never read.

@@ -37,6 +37,19 @@ const port = numeric(z.number().int().min(0).max(65535));
 const positiveInt = numeric(z.number().int().positive());
 const nonNegativeInt = numeric(z.number().int().min(0));
 
+/**
+ * A secret clients present as `Authorization: Bearer <secret>`: one header token, so printable
+ * ASCII without spaces. A passphrase with spaces (or non-ASCII letters, which arrive as other
+ * bytes) would start the daemon and then never authenticate.
+ */
+const bearerSecret = z
+  .string()
+  .min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32')
+  .regex(
+    /^[\x21-\x7e]*$/,
+    'must be printable ASCII without spaces (it is sent as Authorization: Bearer <token>): use a long random secret, e.g. openssl rand -base64 32',
+  );
+
 type Adapters = readonly WireAdapter<any, any, any>[];
 
 /** A wire format's settings (`formats.<format>`), as its adapter declares them. */
@@ -64,8 +77,8 @@ export function configSchema(adapters: Adapters) {
       host: z.string().min(1),
       port,
       data_dir: z.string().min(1),
-      // A short admin token could be guessed (issue 10): `serve` refuses to start with one (exit 4).
-      admin_token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+      // A short admin token could be guessed: `serve` refuses to start with one (exit 4).
+      admin_token: bearerSecret.nullable(),
       /**
        * Where people reach the inbox (absolute http(s) URL): links in notifications use it, and its
        * host is one of the daemon's names. Stored without a trailing slash.
@@ -78,17 +91,19 @@ export function configSchema(adapters: Adapters) {
       }),
       metrics: z.strictObject({
         // A bearer that reads GET /v1/metrics and nothing else (the admin token always can).
-        token: z.string().min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32').nullable(),
+        token: bearerSecret.nullable(),
       }),
       server: z.strictObject({
         // Host names (or IP literals) requests may name besides the built-in ones: the loopback
         // names, the bind address and public_url's host. Anything else is 421 (DNS rebinding).
+        // Compared exactly, on any port: an entry with a port or a wildcard would start cleanly
+        // and then never match, refusing the very name it was meant to let in.
         allowed_hosts: z.array(
           z
             .string()
             .min(1)
             .max(253)
-            .refine((h) => !/[\s/@]/.test(h), { message: 'must be a host name or IP literal, without scheme or path' }),
+            .refine((h) => isHostEntry(h, { wildcard: false }), { message: 'must be a host name or IP literal, without scheme, port, path or wildcard' }),
         ),
       }),
       requests: z.strictObject({
@@ -125,7 +140,11 @@ export function configSchema(adapters: Adapters) {
         // Hosts only (docs/callbacks.md): an entry with a scheme, a port or a path would start
         // cleanly and then never match, refusing every callback.
         allowlist: z.array(
-          z.string().min(1).max(253).refine(isAllowlistHost, { message: 'must be a host: a name, *.name or an IP literal, without scheme, port or path' }),
+          z
+            .string()
+            .min(1)
+            .max(253)
+            .refine((h) => isHostEntry(h, { wildcard: true }), { message: 'must be a host: a name, *.name or an IP literal, without scheme, port or path' }),
         ),
         secret: z
           .string()
@@ -274,11 +293,12 @@ function whatWasWritten(
 // starting or ending with "-".
 const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
-function isAllowlistHost(entry: string): boolean {
+/** A host name or IP literal as a list of hosts takes it (`*.name` too where `wildcard`). */
+function isHostEntry(entry: string, { wildcard }: { wildcard: boolean }): boolean {
   if (entry.includes(':')) return isIPv6(entry.replace(/^\[(.*)\]$/, '$1'));
-  // `.example.com` or `a..b` would never equal a callback URL's host; `example.org.` (the
-  // fully qualified form) does, as does any IDN name, compared as URLs write it.
-  const name = entry.startsWith('*.') ? entry.slice(2) : entry;
+  // `.example.com` or `a..b` would never equal a host; `example.org.` (the fully qualified
+  // form) does, as does any IDN name, compared as URLs write it.
+  const name = wildcard && entry.startsWith('*.') ? entry.slice(2) : entry;
   // Letters (marks included), digits, "_", "-" and dots only: domainToASCII would cut a path off.
   if (!/^[\p{L}\p{M}\p{N}_.-]+$/u.test(name)) return false;
   const ascii = domainToASCII(name.endsWith('.') ? name.slice(0, -1) : name);

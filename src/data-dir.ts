@@ -9,7 +9,7 @@ import { ConfigError } from './config.js';
  * user, the container runs as uid 1000.
  */
 export function ensureWritableDataDir(dir: string): void {
-  const files = ['countersign.db', 'countersign.db-wal', 'countersign.db-shm', 'admin-token'].map((f) => join(dir, f));
+  const files = ['countersign.db', 'countersign.db-wal', 'countersign.db-shm', 'countersign.db.lock', 'admin-token'].map((f) => join(dir, f));
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const probe = join(dir, `.write-check-${process.pid}`);

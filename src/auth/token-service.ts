@@ -40,7 +40,6 @@ export function createTokenService({ store, clock, adminToken }: { store: Store;
     create(name: string, expiresInMs: number | null, grants: readonly Grant[] = []): Promise<TokenInfo & { token: string }> {
       const token = newSecret('cst_');
       return store.write(async (tx) => {
-        if (await tx.tokens.liveByName(name)) throw new AppError('token_exists', `a token named "${name}" already exists; revoke it first`);
         const now = clock.now();
         const row = {
           id: newId(now),
@@ -50,8 +49,8 @@ export function createTokenService({ store, clock, adminToken }: { store: Store;
           expires_at: expiresInMs === null ? null : now + expiresInMs,
           grants: normalizeGrants(grants),
         };
-        // The unique index on live names settles a race between two daemons.
-        await tx.tokens.insert(row);
+        // Checked by the insert itself, so two creates racing on several daemons cannot both pass.
+        if (!(await tx.tokens.insert(row))) throw new AppError('token_exists', `a token named "${name}" already exists; revoke it first`);
         return { ...info({ ...row, revoked_at: null, last_used_at: null }), token };
       });
     },

@@ -114,9 +114,10 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
           try {
             await store.write(async (tx) => {
               const now = clock.now();
-              if ((await tx.blobs.size(digest)) === undefined) {
+              // The blob's row is claimed by inserting it, not after a look: of two uploads of the
+              // same bytes finishing at once (on two daemons), exactly one keeps its chunks.
+              if (await tx.blobs.insert(digest, size, now)) {
                 await tx.blobs.renameChunks(key, digest);
-                await tx.blobs.insert(digest, size, now);
               } else {
                 // Stored already: keep the one copy, and count retention from this upload.
                 await tx.blobs.deleteChunks(key);

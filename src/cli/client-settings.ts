@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ClientEnv } from '../client-env.js';
 import { CliError, usageError } from './cli-error.js';
@@ -15,14 +17,33 @@ export interface ClientSettings {
  * Where the daemon is and which token to send. `--url` wins over COUNTERSIGN_URL over the
  * default; `--token` over COUNTERSIGN_TOKEN over COUNTERSIGN_ADMIN_TOKEN over the admin-token
  * file the daemon wrote in its data dir (COUNTERSIGN_DATA_DIR, else ./data), so on the daemon's
- * own machine the CLI works with no setup at all.
+ * own machine the CLI works with no setup at all. That file is this machine's daemon's: it is
+ * sent only to a URL on this machine, never to another host a `--url` names.
  */
 export function resolveClientSettings(
   flags: { url?: string | undefined; token?: string | undefined },
   env: ClientEnv,
-  { cwd, readFile = (p) => readFileSync(p, 'utf8') }: { cwd: string; readFile?: (path: string) => string },
+  {
+    cwd,
+    readFile = (p) => readFileSync(p, 'utf8'),
+    isThisMachine = isThisMachineHost,
+  }: { cwd: string; readFile?: (path: string) => string; isThisMachine?: (host: string) => boolean },
 ): ClientSettings {
-  return { url: resolveUrl(flags.url ?? env.url ?? DEFAULT_URL), token: resolveToken(flags.token, env, cwd, readFile) };
+  const url = resolveUrl(flags.url ?? env.url ?? DEFAULT_URL);
+  return { url, token: resolveToken(flags.token, env, cwd, readFile, new URL(url).hostname, isThisMachine) };
+}
+
+/** Loopback names and addresses, this host's name, and the addresses of its own interfaces. */
+export function isThisMachineHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost') || h === hostname().toLowerCase()) return true;
+  if (isIP(h) === 4) return h.startsWith('127.') || ownAddresses().includes(h);
+  if (isIP(h) === 6) return h === '::1' || ownAddresses().includes(h) || /^::ffff:127\./.test(h);
+  return false;
+}
+
+function ownAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address.toLowerCase()));
 }
 
 function resolveUrl(raw: string): string {
@@ -36,13 +57,24 @@ function resolveUrl(raw: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
-function resolveToken(flag: string | undefined, env: ClientEnv, cwd: string, readFile: (path: string) => string): string {
+function resolveToken(
+  flag: string | undefined,
+  env: ClientEnv,
+  cwd: string,
+  readFile: (path: string) => string,
+  host: string,
+  isThisMachine: (host: string) => boolean,
+): string {
   if (flag !== undefined) {
     if (!flag.trim()) throw usageError('--token: must not be empty');
     return flag.trim();
   }
   if (env.token) return env.token;
   const file = join(resolve(cwd, env.dataDir ?? DEFAULT_DATA_DIR), 'admin-token');
+  // The admin token of the daemon on this machine would approve anything wherever it is sent.
+  if (!isThisMachine(host)) {
+    throw new CliError('no_token', `no token for ${host}: pass --token or set COUNTERSIGN_TOKEN (${file}, if any, is sent only to a daemon on this machine)`);
+  }
   let token = '';
   try {
     token = readFile(file).trim();

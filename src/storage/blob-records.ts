@@ -20,7 +20,8 @@ export interface BlobRecords extends BlobReads {
   deleteChunks(key: string): Promise<void>;
   /** Drops chunks staged before `before` (a staging key's time) by uploads that never finished; answers how many. */
   deleteStaged(before: number): Promise<number>;
-  insert(hash: string, size: number, at: number): Promise<void>;
+  /** Creates blob `hash`'s row; false (nothing written) when it is stored already, whoever stored it first. */
+  insert(hash: string, size: number, at: number): Promise<boolean>;
   /** Another upload of the same bytes: retention counts from the latest. */
   touch(hash: string, at: number): Promise<void>;
   addOwner(owner: string, hash: string, size: number): Promise<void>;

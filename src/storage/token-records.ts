@@ -19,7 +19,8 @@ export interface TokenReads {
 }
 
 export interface TokenRecords extends TokenReads {
-  insert(row: Pick<TokenRow, 'id' | 'name' | 'digest' | 'created_at' | 'expires_at' | 'grants'>): Promise<void>;
+  /** False (and nothing written) when a live token already has the name, whoever wrote it first. */
+  insert(row: Pick<TokenRow, 'id' | 'name' | 'digest' | 'created_at' | 'expires_at' | 'grants'>): Promise<boolean>;
   revoke(id: string, at: number): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { authenticateSecret } from '../auth/authenticate-secret.js';
 import { requireTimeoutApprove } from '../auth/grants.js';
 import type { Deps } from '../deps.js';
+import { bearerToken } from '../http/auth-hook.js';
 import { parseFormatQuery } from '../http/format-query.js';
 import { durationMs } from '../lib/durations.js';
 import { attachBridgeSocket } from './bridge-socket.js';
@@ -34,6 +36,9 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
     handler: upgradeRequired,
     wsHandler: (socket, request) => {
       deps.metrics.bridgeOpened(socket);
+      // The auth hook has checked this secret (a token, or a reviewer page's session); it is
+      // checked again while the socket lasts.
+      const secret = bearerToken(request)!;
       attachBridgeSocket(socket, {
         adapter: formats.native(request.params.format),
         principal: request.principal,
@@ -46,6 +51,7 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
         log: deps.log.child({ module: 'bridge', format: request.params.format }),
         pingIntervalMs: durationMs(config.events.ping_interval),
         maxBufferedBytes: config.events.max_buffered_bytes,
+        stillAuthenticated: async () => (await authenticateSecret(deps.tokens, deps.webSessions, secret)) !== null,
       });
     },
   });

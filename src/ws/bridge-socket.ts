@@ -29,7 +29,15 @@ export interface BridgeSocketOptions {
   pingIntervalMs: number;
   /** A bridge whose unsent data passes this many bytes is cut (it replays its frames to resync). */
   maxBufferedBytes: number;
+  /**
+   * Whether the secret the socket was opened with still authenticates. A socket outlives the
+   * upgrade's check: a token revoked or expired since (on any daemon) must not go on asking.
+   */
+  stillAuthenticated: () => Promise<boolean>;
 }
+
+/** Closed with 4000 + the status the same refusal gets over HTTP, as the events socket is. */
+export const TOKEN_RETIRED_CLOSE_CODE = 4401;
 
 /** Messages to countersign itself rather than native frames: their `type` starts with this. */
 const CONTROL_PREFIX = 'countersign.';
@@ -152,12 +160,23 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     else sendReply(stored, replyFor);
   }
 
+  /** Ends the socket when its secret no longer authenticates; true when it did. */
+  async function refusedAsRetired(): Promise<boolean> {
+    if (await o.stillAuthenticated()) return false;
+    if (socket.readyState === socket.OPEN) {
+      send({ type: 'countersign.error', ...toErrorBody(new AppError('unauthorized', 'the token has been revoked or has expired')) });
+      socket.close(TOKEN_RETIRED_CLOSE_CODE, 'unauthorized');
+    }
+    return true;
+  }
+
   // One message at a time, in arrival order.
   let queue = Promise.resolve();
   socket.on('message', (data: WebSocket.RawData) => {
     const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     queue = queue.then(async () => {
       try {
+        if (socket.readyState !== socket.OPEN || (await refusedAsRetired())) return;
         await handle(raw.toString('utf8'));
       } catch (err) {
         if (!(err instanceof AppError)) o.log.error({ err, format: adapter.format }, 'bridge frame failed');
@@ -174,6 +193,13 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     }
     missedPongs++;
     socket.ping();
+    // A socket that only waits for replies is ended too, within a ping of the revocation.
+    queue = queue
+      .then(() => refusedAsRetired())
+      .then(
+        () => {},
+        (err: unknown) => o.log.warn({ err: (err as Error).message, format: adapter.format }, 'cannot check the bridge socket token'),
+      );
   }, o.pingIntervalMs);
   pinger.unref();
   socket.on('pong', () => (missedPongs = 0));

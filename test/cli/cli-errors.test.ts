@@ -158,6 +158,22 @@ describe('countersign CLI: errors, usage and settings', { timeout: 60_000 }, () 
     expect((await inProcessCli({ env: { ...url, COUNTERSIGN_TOKEN: 'wrong-token-value' } })(['ls', '--token', t.adminToken])).code).toBe(0);
     expect((await inProcessCli({ cwd })(['--url', t.url, '--token', t.adminToken, 'ls'])).code).toBe(0);
 
+    // The admin-token file goes only to a daemon on this machine: a URL elsewhere gets nothing.
+    const dialled: string[] = [];
+    const spy: typeof fetch = async (input, init) => {
+      dialled.push(`${String(input)} ${JSON.stringify(init?.headers ?? {})}`);
+      return fetch(input, init);
+    };
+    const elsewhere = await inProcessCli({ cwd, fetch: spy })(['--url', 'https://approvals.example.com', 'ls']);
+    expect(elsewhere.code).toBe(4);
+    expect(elsewhere.stderr).toBe(
+      `countersign: no_token: no token for approvals.example.com: pass --token or set COUNTERSIGN_TOKEN (${join(dataSub, 'admin-token')}, if any, is sent only to a daemon on this machine)\n`,
+    );
+    expect(dialled).toEqual([]);
+    // Any name of this machine still finds it.
+    expect((await inProcessCli({ cwd, fetch: spy })(['--url', t.url.replace('127.0.0.1', 'localhost'), 'ls'])).code).toBe(0);
+    expect(dialled).toHaveLength(1);
+
     const none = await inProcessCli({ env: { ...url, COUNTERSIGN_DATA_DIR: join(dataDir, 'missing') } })(['ls']);
     expect(none.code).toBe(4);
     expect(none.stderr).toMatch(/^countersign: no_token: no token: pass --token or set COUNTERSIGN_TOKEN \(could not read .*admin-token: it does not exist\)/);

@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { ensureWritableDataDir } from '../../src/data-dir.js';
 import { ConfigError } from '../../src/config.js';
 import { CLI_PATH, runCli } from '../helpers/cli-process.js';
 import { spawnDaemon } from '../helpers/daemon-process.js';
+import { createApiClient } from '../helpers/test-server.js';
 
 const ADMIN = 'serve-test-admin-token-0123456789';
 
@@ -53,6 +55,20 @@ describe('countersign serve: start-up errors and warnings', { timeout: 60_000 },
     expect(r.stderr).toMatch(/^countersign: invalid configuration:\n {2}port: .*\(got "eighty" from COUNTERSIGN_PORT\)\n$/);
   });
 
+  it('a PostgreSQL it cannot reach: exit 4 naming where and why, never the password', async () => {
+    // A port nothing listens on: taken from a server that is then closed.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const r = await runCli(['serve'], { env: { ...baseEnv(), COUNTERSIGN_STORAGE_URL: `postgres://cs:hunter2-secret@127.0.0.1:${port}/approvals` } });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toBe(`countersign: cannot start: cannot reach PostgreSQL at 127.0.0.1:${port}/approvals: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+    expect(r.stdout + r.stderr).not.toContain('hunter2');
+  });
+
   it.skipIf(!NOBODY)('a data directory the user cannot write: exit 4 naming the path, the user id and the fix', async () => {
     // The Docker bind-mount case: the directory belongs to another user than the daemon's.
     const root = tempDir();
@@ -82,6 +98,27 @@ describe('countersign serve: start-up errors and warnings', { timeout: 60_000 },
     const good = join(root, 'fresh', 'data');
     ensureWritableDataDir(good);
     expect(execFileSync('ls', ['-A', good], { encoding: 'utf8' })).toBe('');
+  });
+
+  it('a second daemon on the same SQLite file stops with exit 4, touching nothing; once the first is killed (kill -9) one starts at once', async () => {
+    const env = baseEnv();
+    const first = await spawnDaemon({ env });
+    try {
+      const second = await runCli(['serve'], { env });
+      expect(second.code).toBe(4);
+      expect(second.stderr).toBe(
+        `countersign: cannot start: another countersign daemon is using ${join(env.COUNTERSIGN_DATA_DIR, 'countersign.db')}: one daemon per SQLite file (stop the other one, give this one its own data_dir, or share a PostgreSQL database between several with storage.url)\n`,
+      );
+      // The first one still serves, and still counts itself in the cluster list.
+      const api = createApiClient(first.url, ADMIN);
+      expect((await api.get('/v1/cluster')).body.nodes).toHaveLength(1);
+    } finally {
+      await first.kill9();
+    }
+    // A crash releases the file: the restart is not refused.
+    const again = await spawnDaemon({ env });
+    expect((await createApiClient(again.url, ADMIN).get('/v1/health')).status).toBe(200);
+    expect(await again.stop('SIGTERM')).toMatchObject({ code: 0 });
   });
 
   it('warns that callbacks go unsigned only when callbacks are on (an allowlist) without a secret', async () => {

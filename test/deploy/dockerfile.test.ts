@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -81,6 +81,32 @@ describe('Dockerfile (docs/docker.md)', () => {
     expect(major % 2, 'an LTS line (even major)').toBe(0);
     expect(major).toBe(Math.max(...majorsOf(PACKAGE.engines.node)));
     expect(majorsOf(readJson(join(ROOT, 'node_modules', 'better-sqlite3', 'package.json')).engines.node)).toContain(major);
+  });
+
+  it('its HEALTHCHECK finds the daemon on the port its configuration names, from a config file too', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-health-'));
+    try {
+      writeFileSync(join(dir, 'countersign.yaml'), `port: ${port}\n`);
+      // The image's ENV, with the port set only in the mounted config file.
+      const env = {
+        ...stageEnv(runtime),
+        COUNTERSIGN_DATA_DIR: join(dir, 'data'),
+        COUNTERSIGN_CONFIG: join(dir, 'countersign.yaml'),
+        COUNTERSIGN_ADMIN_TOKEN: 'healthcheck-test-admin-token-0123',
+      };
+      const daemon = await spawnDaemon({ env, cwd: ROOT });
+      const check = parseHealthcheck(one(runtime, 'HEALTHCHECK'))!;
+      try {
+        expect(daemon.url).toBe(`http://127.0.0.1:${port}`);
+        expect(await exitCode(check.argv, env, ROOT)).toBe(0);
+      } finally {
+        expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+      expect(await exitCode(check.argv, env, ROOT)).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // Said out loud, so nobody reads more into a green run than it shows.

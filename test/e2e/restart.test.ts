@@ -158,6 +158,18 @@ describe('restart safety (real child process, kill -9)', { timeout: 120_000 }, (
     const created = (await api.post('/v1/requests', { title: 'left waiting' })).body;
     // The event proves the subscriber is registered before the signal.
     expect((await createdEvent).request.id).toBe(created.id);
+    // A bridge's socket too, once its first frame was answered.
+    const bridge = new WebSocket(`${d.url.replace(/^http/, 'ws')}/v1/formats/ask/ws`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    await once(bridge, 'open');
+    const bridgeClosed = new Promise<number>((resolve) => bridge.on('close', (code) => resolve(code)));
+    const accepted = once(bridge, 'message');
+    bridge.send(
+      JSON.stringify({
+        method: 'session/event',
+        params: { sessionId: 's-1', event: { type: 'approval.required', seq: 1, payload: { id: 'act_1', toolName: 'bash', args: { command: 'ls' } } } },
+      }),
+    );
+    expect(JSON.parse(String((await accepted)[0]))).toMatchObject({ type: 'countersign.accepted' });
 
     // `Expect: 100-continue` makes Node write "100 Continue" in the same turn that hands the
     // request to the routes; auth and the handler follow without I/O, so once the 100 arrives
@@ -184,8 +196,9 @@ describe('restart safety (real child process, kill -9)', { timeout: 120_000 }, (
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual(created);
     expect(await closed).toBe(1001);
+    expect(await bridgeClosed).toBe(1001);
     expect(exit).toEqual({ code: 0, signal: null });
-    // Every scenario's rows, intact: 5 of (a), 3 of (c), 1 of (b), and this one.
-    expect(integrityCheck()).toEqual({ integrity: 'ok', requests: 10 });
+    // Every scenario's rows, intact: 5 of (a), 3 of (c), 1 of (b), this one and the bridge's.
+    expect(integrityCheck()).toEqual({ integrity: 'ok', requests: 11 });
   });
 });

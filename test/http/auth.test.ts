@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFakeClock } from '../helpers/fake-clock.js';
+import { loadFixtures } from '../helpers/fixtures.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, expectError, requestCount } from '../helpers/request-api.js';
 import { createApiClient, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { connectWs } from '../helpers/ws-client.js';
 
 /** Who may call what: the admin token everything, a submit token its own requests. */
 
@@ -191,5 +193,49 @@ describe('auth', () => {
     expect((await bot.api.post('/v1/requests', { title: 'r', dedupe_key: 'k' })).status).toBe(200);
     expectError(await bot.api.post('/v1/requests', { title: 'r', dedupe_key: 'k' }), 429, 'rate_limited');
     expect(await requestCount(t.api)).toBe(1);
+  });
+
+  describe('a bridge socket lasts only as long as its token', () => {
+    const askFrame = (n: number) => {
+      const frame = structuredClone(loadFixtures('ask').find(([file]) => file === 'e2e-request.json')![1].frame);
+      frame.params.event.payload.id = `act_${n}`;
+      return frame;
+    };
+
+    it('a token revoked while its socket is open: the next frame is refused (unauthorized, close 4401) and nothing is stored', async () => {
+      t = await startTestServer();
+      const bot = await t.submitClient('bot');
+      const bridge = await connectWs(`${t.wsUrl}/v1/formats/ask/ws`, bot.token);
+      bridge.send(askFrame(1));
+      expect(await bridge.next()).toMatchObject({ type: 'countersign.accepted' });
+      expect((await t.api.delete('/v1/tokens/bot')).status).toBe(200);
+      bridge.send(askFrame(2));
+      expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unauthorized' });
+      expect(await bridge.closed).toBe(4401);
+      expect(await requestCount(t.api)).toBe(1);
+    });
+
+    it('a token that expires while its socket is open: the same (fake clock)', async () => {
+      const clock = createFakeClock();
+      t = await startTestServer({}, { clock });
+      const res = await t.api.post('/v1/tokens', { name: 'short', expires: '1h' });
+      const bridge = await connectWs(`${t.wsUrl}/v1/formats/ask/ws`, res.body.token);
+      clock.advance(3_600_000);
+      bridge.send(askFrame(1));
+      expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'unauthorized' });
+      expect(await bridge.closed).toBe(4401);
+      expect(await requestCount(t.api)).toBe(0);
+    });
+
+    it('a socket that only waits for replies is closed at the next ping after the revocation', async () => {
+      t = await startTestServer({ events: { ping_interval: '100ms' } });
+      const bot = await t.submitClient('bot');
+      const bridge = await connectWs(`${t.wsUrl}/v1/formats/ask/ws`, bot.token);
+      bridge.send(askFrame(1));
+      expect(await bridge.next()).toMatchObject({ type: 'countersign.accepted' });
+      expect((await t.api.delete('/v1/tokens/bot')).status).toBe(200);
+      expect(await bridge.closed).toBe(4401);
+      expect(bridge.messages.at(-1)).toMatchObject({ type: 'countersign.error', code: 'unauthorized' });
+    });
   });
 });

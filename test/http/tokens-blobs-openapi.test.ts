@@ -47,6 +47,14 @@ describe('tokens', () => {
     expect((await t.api.post('/v1/tokens', { name: 'dup' })).status).toBe(201);
   });
 
+  it('creates racing for one name: one 201, every other 409 token_exists, never a 500', async () => {
+    t = await startTestServer();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => t.api.post('/v1/tokens', { name: 'race' })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    for (const a of answers.filter((x) => x.status === 409)) expectError(a, 409, 'token_exists', 'race');
+    expect((await t.api.get('/v1/tokens')).body).toHaveLength(1);
+  });
+
   it.each([['CI'], ['has space'], ['a'.repeat(41)], [''], ['under_score']])('400 for the bad name %j, nothing stored', async (name) => {
     t = await startTestServer();
     expectError(await t.api.post('/v1/tokens', { name }), 400, 'invalid_request', 'name');
@@ -104,6 +112,17 @@ describe('blobs', () => {
     // A request may reference the blob by that hash.
     const r = await createRequest(t.api, { title: 'see file', previews: [{ type: 'file', blob: hash, name: 'data.bin' }] });
     expect(r.previews[0].blob).toBe(hash);
+  });
+
+  it('uploads of the same bytes at once: every one 201 with the hash, one copy stored, never a 500', async () => {
+    t = await startTestServer();
+    const bytes = randomBytes(100);
+    const hash = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => upload(bytes)));
+    expect(answers.map((a) => [a.status, a.text])).toEqual(Array.from({ length: 8 }, () => [201, hash]));
+    expect(await t.count('blobs')).toBe(1);
+    const down = await fetch(`${t.url}/v1/blobs/${hash}`, { headers: { authorization: `Bearer ${t.adminToken}` } });
+    expect(Buffer.from(await down.arrayBuffer()).equals(bytes)).toBe(true);
   });
 
   it('accepts a JSON upload as bytes too', async () => {

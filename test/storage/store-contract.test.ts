@@ -462,6 +462,17 @@ describe.each(stores)('the %s store', (kind, harness) => {
     else expect(Math.abs(server! - before)).toBeLessThan(60_000);
   });
 
+  it("creates a blob's row once: a second insert of the same hash writes nothing and its transaction goes on", async () => {
+    expect(await store.write((tx) => tx.blobs.insert('sha256:cc', 3, 10))).toBe(true);
+    const [again, owned] = await store.write(async (tx) => {
+      const inserted = await tx.blobs.insert('sha256:cc', 4, 20);
+      await tx.blobs.addOwner('token:t', 'sha256:cc', 3);
+      return [inserted, await tx.blobs.usage('token:t')];
+    });
+    expect([again, owned]).toEqual([false, 3]);
+    expect(await store.blobs.size('sha256:cc')).toBe(3);
+  });
+
   it('keeps blobs in chunks with their uploaders and references, and sweeps only unreferenced ones', async () => {
     const r = storedRequest();
     await store.write(async (tx) => {
@@ -497,6 +508,21 @@ describe.each(stores)('the %s store', (kind, harness) => {
     expect(await store.blobs.size('sha256:aa')).toBeUndefined();
     expect(await store.blobs.usage('token:t')).toBe(0);
     expect(await store.blobs.size('sha256:bb')).toBe(3);
+  });
+
+  it('refuses a second live token with the same name without failing the transaction; a revoked one frees the name', async () => {
+    const token = (id: string) => ({ id, name: 'bot', digest: `d-${id}`, created_at: 1, expires_at: null, grants: [] });
+    expect(await store.write((tx) => tx.tokens.insert(token('t1')))).toBe(true);
+    // The losing insert writes nothing, and what else its transaction did still commits.
+    const [second, alsoWritten] = await store.write(async (tx) => [
+      await tx.tokens.insert(token('t2')),
+      await tx.tokens.insert({ ...token('t3'), name: 'other' }),
+    ]);
+    expect([second, alsoWritten]).toEqual([false, true]);
+    expect((await store.tokens.listLive()).map((t) => t.id)).toEqual(['t1', 't3']);
+    expect(await store.write((tx) => tx.tokens.revoke('t1', 5))).toBe(true);
+    expect(await store.write((tx) => tx.tokens.insert(token('t4')))).toBe(true);
+    expect((await store.tokens.liveByName('bot'))?.id).toBe('t4');
   });
 
   it('keeps tokens with their grants', async () => {

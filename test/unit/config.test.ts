@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, ConfigSchema, DEFAULT_CONFIG_FILE, envKeys, loadConfig } from '../../src/config.js';
+import { allowedHosts, hostOfHeader } from '../../src/http/host-check.js';
 import { scrubForLog } from '../../src/lib/logger.js';
 
 describe('config', () => {
@@ -149,10 +150,18 @@ describe('config', () => {
     ['COUNTERSIGN_PUBLIC_URL', 'approvals.example.org', 'public_url'],
     ['COUNTERSIGN_PUBLIC_URL', 'ftp://approvals.example.org/', 'public_url'],
     ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', 'https://countersign.lan/', 'server.allowed_hosts'],
+    // Host headers are compared without their port, and exactly: these would never match.
+    ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', 'countersign.lan:8443', 'server.allowed_hosts'],
+    ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', '[fd00::5]:7470', 'server.allowed_hosts'],
+    ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', '*.countersign.lan', 'server.allowed_hosts'],
     ['COUNTERSIGN_BLOBS_QUOTA_PER_TOKEN', '0', 'blobs.quota_per_token'],
     ['COUNTERSIGN_BLOBS_RETENTION', 'forever', 'blobs.retention'],
     ['COUNTERSIGN_LOG_FORMAT', 'text', 'log.format'],
     ['COUNTERSIGN_METRICS_TOKEN', 'short-secret', 'metrics.token'],
+    // Sent as Authorization: Bearer <token>, which takes one token of printable ASCII.
+    ['COUNTERSIGN_ADMIN_TOKEN', 'correct horse battery staple', 'admin_token'],
+    ['COUNTERSIGN_ADMIN_TOKEN', 'pässwört-0123456789abcdef', 'admin_token'],
+    ['COUNTERSIGN_METRICS_TOKEN', 'scrape\ttoken-0123456789', 'metrics.token'],
   ])('%s=%j is a ConfigError naming %s and the variable', (name, value, key) => {
     const message = configError(() => loadConfig({ env: { [name]: value } }));
     expect(message).toContain(key);
@@ -169,6 +178,23 @@ describe('config', () => {
     expect(message).toContain('metrics.token: must be at least 16 characters');
     expect(message).toContain('from COUNTERSIGN_METRICS_TOKEN; value not shown');
     expect(message).not.toContain('short-secret');
+  });
+
+  it('server.allowed_hosts takes names and IP literals, each then let in on any port', () => {
+    const hosts = ['countersign.lan', '192.168.1.20', '[fd00::5]', 'fd00::6', 'bücher.example', 'approvals.example.org.'];
+    const c = loadConfig({ env: { COUNTERSIGN_SERVER_ALLOWED_HOSTS: hosts.join(',') } });
+    expect(c.server.allowed_hosts).toEqual(hosts);
+    const names = allowedHosts(c);
+    for (const header of ['countersign.lan:8443', '192.168.1.20', '[fd00::5]:7470', '[fd00::6]', 'xn--bcher-kva.example:80', 'approvals.example.org.'])
+      expect(names.has(hostOfHeader(header)!), header).toBe(true);
+  });
+
+  it('an admin token with a space is refused at start, without being shown: no Authorization header could carry it', () => {
+    const message = configError(() => loadConfig({ env: { COUNTERSIGN_ADMIN_TOKEN: 'correct horse battery staple' } }));
+    expect(message).toContain('admin_token: must be printable ASCII without spaces');
+    expect(message).not.toContain('horse');
+    // Every character a base64, hex or URL-safe secret uses is fine.
+    expect(loadConfig({ env: { COUNTERSIGN_ADMIN_TOKEN: 'Ab0+/=_-.~!#$%&*^|abcdef' } }).admin_token).toBe('Ab0+/=_-.~!#$%&*^|abcdef');
   });
 
   it('a bad value in a file names the key; unknown keys and bad YAML are errors', () => {

@@ -1,5 +1,7 @@
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import type { Logger } from 'pino';
+import { scrubForLog } from '../../lib/logger.js';
 import { createSqlRecords, type SqlRecords } from '../sql/sql-records.js';
 import { postgresDialect } from '../sql/sql-runner.js';
 import type { Change, Store, WriteTx } from '../store.js';
@@ -39,11 +41,22 @@ const KEEP_RATE_EVENTS_MS = 60 * 60_000;
 /** `host:port/database` of a connection URL: where, never who or with what password. */
 export function describeLocation(url: string): string {
   try {
-    const u = new URL(url);
-    return `${u.hostname || 'localhost'}:${u.port || '5432'}${u.pathname || '/'}`;
+    // As the driver reads it: libpq's `?host=` and `?port=` win over the URL's own.
+    const { host, port, database } = parseConnectionString(url);
+    return `${host || 'localhost'}:${port || '5432'}/${database ?? ''}`;
   } catch {
     return 'postgres';
   }
+}
+
+/** Why a connection failed, as the driver or the socket said it (`ECONNREFUSED 127.0.0.1:5432`), credentials masked. */
+function connectionFailure(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown; errors?: unknown };
+  // Node reports a name with several addresses (localhost: ::1 and 127.0.0.1) as an AggregateError with no message.
+  const first = Array.isArray(e.errors) && e.errors[0] instanceof Error ? e.errors[0].message : '';
+  const message = typeof e.message === 'string' && e.message ? e.message : first;
+  const code = typeof e.code === 'string' && !message.includes(e.code) ? e.code : '';
+  return scrubForLog([code, message].filter(Boolean).join(' ') || 'no answer') as string;
 }
 
 /**
@@ -63,6 +76,9 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     await migratePostgres(pool);
   } catch (err) {
     await pool.end().catch(() => {});
+    // Read at start by the operator, not a client: where the database is and why it cannot be
+    // reached (a typo in the host, a closed port), never who connects or with what password.
+    if (isConnectionError(err)) throw new Error(`cannot reach PostgreSQL at ${describeLocation(url)}: ${connectionFailure(err)}`, { cause: err });
     throw storageError(err);
   }
 

@@ -36,7 +36,9 @@ export function createSqlBlobRecords(sql: SqlRunner, dialect: SqlDialect): BlobR
     deleteStaged: (before) =>
       sql.run(`DELETE FROM blob_chunks WHERE hash LIKE '${STAGING_PREFIX}%' AND hash < ?`, [`${STAGING_PREFIX}${String(before).padStart(13, '0')}`]),
     async insert(hash, size, at) {
-      await sql.run('INSERT INTO blobs (hash, size, created_at, uploaded_at) VALUES (?, ?, ?, ?)', [hash, size, at, at]);
+      return (
+        (await sql.run('INSERT INTO blobs (hash, size, created_at, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING', [hash, size, at, at])) === 1
+      );
     },
     async touch(hash, at) {
       await sql.run('UPDATE blobs SET uploaded_at = CASE WHEN uploaded_at > ? THEN uploaded_at ELSE ? END WHERE hash = ?', [at, at, hash]);

@@ -15,14 +15,13 @@ export function createSqlTokenRecords(sql: SqlRunner): TokenRecords {
   const one = async (text: string, args: unknown[]) => toToken(await sql.get<Row>(text, args));
   return {
     async insert(row) {
-      await sql.run('INSERT INTO tokens (id, name, digest, created_at, expires_at, grants) VALUES (?, ?, ?, ?, ?, ?)', [
-        row.id,
-        row.name,
-        row.digest,
-        row.created_at,
-        row.expires_at,
-        JSON.stringify(row.grants),
-      ]);
+      // The unique index on live names (tokens_live_name) settles two creates racing on several
+      // daemons: the loser writes nothing, and its transaction goes on (PostgreSQL's would abort on an error).
+      const inserted = await sql.run(
+        'INSERT INTO tokens (id, name, digest, created_at, expires_at, grants) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING',
+        [row.id, row.name, row.digest, row.created_at, row.expires_at, JSON.stringify(row.grants)],
+      );
+      return inserted === 1;
     },
     liveByName: (name) => one('SELECT * FROM tokens WHERE name = ? AND revoked_at IS NULL', [name]),
     byDigest: (digest) => one('SELECT * FROM tokens WHERE digest = ?', [digest]),

@@ -6,6 +6,7 @@ import { createSqlRecords } from '../sql/sql-records.js';
 import { sqliteDialect } from '../sql/sql-runner.js';
 import type { Store, WriteTx } from '../store.js';
 import { startSqliteCheckpointer } from './sqlite-checkpointer.js';
+import { claimSqliteFile } from './sqlite-file-lock.js';
 import { migrateSqlite } from './sqlite-migrate.js';
 import { requestKeyError, sqliteStorageError } from './sqlite-errors.js';
 import { createSqliteReadRunner, createSqliteRunner } from './sqlite-runner.js';
@@ -62,14 +63,22 @@ function openConnection(path: string, readonly: boolean): Database.Database {
  * (sqlite-runner.ts).
  */
 export function openSqliteStore(path: string, { synchronous, onCallbackError = () => {}, onCheckpointError = () => {} }: SqliteStoreOptions): Store {
-  restrictToOwner(path);
-  const writer = openConnection(path, false);
+  const claim = claimSqliteFile(path);
+  let writer: Database.Database;
   let reader: Database.Database | undefined;
+  try {
+    restrictToOwner(path);
+    writer = openConnection(path, false);
+  } catch (err) {
+    claim.release();
+    throw err;
+  }
   try {
     migrateSqlite(writer);
     reader = openConnection(path, true);
   } catch (err) {
     writer.close();
+    claim.release();
     throw err;
   }
 
@@ -77,7 +86,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
   writer.pragma('wal_autocheckpoint = 0');
   const checkpointer = startSqliteCheckpointer(path, { synchronous, onError: onCheckpointError });
 
-  // Whoever used this file before us has stopped: one daemon per SQLite file.
+  // Whoever used this file before us has stopped (the claim above says so): one daemon per SQLite file.
   writer.prepare('DELETE FROM nodes').run();
   // A file system without WAL support leaves the file in rollback-journal mode: there, COMMIT
   // itself must sync.
@@ -150,6 +159,7 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
       readerDb.close();
       writer.close();
       wal?.close();
+      claim.release();
     },
   };
 }
