@@ -8,7 +8,7 @@ const WINDOW_MS = 60_000;
 const PRUNE_AT = 1000;
 
 /**
- * Throttles guessing (issue 10): after `maxFailures` wrong secrets from one client address
+ * Throttles guessing: after `maxFailures` wrong secrets from one client address
  * within a minute, every attempt that presents a secret from there is refused (429), the right
  * secret included, or a lucky guess would tell. Refused attempts do not count, so a minute after
  * the failures the address may try again. IPv6 clients are keyed by their /64, which one client

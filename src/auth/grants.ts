@@ -8,7 +8,7 @@ import type { Principal } from './principal.js';
  *   denied or answered "elsewhere" (cancel and expiry follow-ups need no grant);
  * - `timeout_approve`: its requests may say `on_timeout: approve`.
  * Without them an agent holding the token could get its own request approved with no person
- * involved (issue 10). The admin token has every grant.
+ * involved. The admin token has every grant.
  */
 export const GRANTS = ['resolve_upstream', 'timeout_approve'] as const;
 export type Grant = (typeof GRANTS)[number];
@@ -30,7 +30,7 @@ export function missingGrant(principal: Principal, grant: Grant): string {
 
 /**
  * `on_timeout: approve` lets the clock approve a request with no person deciding, so a submit
- * token needs the `timeout_approve` grant for it (issue 10): without it 403, as for an
+ * token needs the `timeout_approve` grant for it: without it 403, as for an
  * upstream resolution without `resolve_upstream` (docs/api.md, Grants), naming `field`.
  */
 export function requireTimeoutApprove(principal: Principal, field: string): void {

@@ -52,7 +52,7 @@ function onErrorOf(args: string[]): { mode: OnError; problem?: string } {
   if (i < 0) return { mode: 'ask' };
   const value = args[i]!.includes('=') ? args[i]!.slice(args[i]!.indexOf('=') + 1) : args[i + 1];
   if (ON_ERROR.includes(value as OnError)) return { mode: value as OnError };
-  // Unreadable: the spec's default, never an allow the operator did not write.
+  // Unreadable: the documented default, never an allow the operator did not write.
   return { mode: 'ask', problem: `hook: --on-error must be one of ${ON_ERROR.join(', ')}` };
 }
 

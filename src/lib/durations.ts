@@ -1,5 +1,5 @@
 /**
- * Durations as the spec writes them: a positive number with a unit (`500ms`, `30s`, `10m`,
+ * Durations as the configuration writes them: a positive number with a unit (`500ms`, `30s`, `10m`,
  * `2h`, `1d`, `1w`), at most one year. A bare number is an error: `30` could mean seconds or
  * milliseconds, and guessing wrong expires a request at the wrong time.
  */

@@ -5,7 +5,7 @@ import { inProcessCli, type CliRun } from '../helpers/cli-harness.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /**
- * Terminal escapes (issue 10 item 5): every string an agent controls reaches the reviewer's
+ * Terminal escapes: every string an agent controls reaches the reviewer's
  * terminal through the CLI. None of them may carry a character the terminal acts on.
  */
 const ATTACKS = {

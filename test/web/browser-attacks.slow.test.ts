@@ -7,7 +7,7 @@ import { createRequest, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /**
- * The red team's attacks on the reviewer's browser (issue 10, items 1, 2 and 7), performed in
+ * The red team's attacks on the reviewer's browser, performed in
  * real Chromium against the real daemon: agent-supplied bytes run as a document of the daemon,
  * the inbox's credential replayed from a server on another port, bidi overrides disguising a
  * title. Each must find nothing to work with.
