@@ -226,6 +226,35 @@ describe('PaperClip: approvals nobody chose by hand allow once', () => {
   });
 });
 
+describe('PaperClip v1: approvals nobody chose by hand allow once', () => {
+  it('a rule answers the key that allows once even when the runner lists "always" first', async () => {
+    t = await startTestServer();
+    const rule = await t.api.post('/v1/rules', { id: 'git-status', match: { format: 'paperclip', command: '^git status$' }, action: 'approve' });
+    expect(rule.status, rule.text).toBe(201);
+    const ruled = await t.api.post(
+      '/v1/formats/paperclip/requests',
+      prpEvent({
+        schema: 'paperclip.runtime_request.v1',
+        requestKind: 'runtime',
+        requestId: 'v1-always-first',
+        type: 'permission',
+        status: 'pending',
+        prompt: 'Run git status?',
+        choices: [
+          { key: 'always_allow', label: 'Always allow' },
+          { key: 'allow', label: 'Allow' },
+          { key: 'deny', label: 'Deny' },
+        ],
+        details: { command: 'git status' },
+      }),
+    );
+    expect(ruled.status, ruled.text).toBe(201);
+    expect(ruled.body.request.status).toBe('approved');
+    expect(ruled.body.request.decision.option).toBe('allow');
+    expect(ruled.body.reply).toMatchObject({ requestId: 'v1-always-first', response: { decision: 'allow' } });
+  });
+});
+
 describe('PaperClip controllerSeq', () => {
   it('GET …/reply?controller_seq=n renders the command with n and a fresh commandId; without it the stored command says 1', async () => {
     t = await startTestServer();

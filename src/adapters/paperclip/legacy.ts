@@ -81,12 +81,31 @@ const ALLOW_WORDS = new Set([
 ]);
 const NEGATIONS = new Set(['no', 'not', 'don', 'dont', 'never', 'deny', 'denied', 'reject', 'decline', 'disallow', 'cancel', 'abort', 'stop', 'block']);
 
-export function outcomeOfKey(key: string): Option['outcome'] {
-  const words = key
+// Words that make an approving key a grant beyond this one call.
+const BROAD_WORDS = new Set(['always', 'session', 'forever', 'permanent', 'permanently', 'all']);
+
+const keyWords = (key: string) =>
+  key
     .replace(/([a-z])([A-Z])/g, '$1 $2')
     .toLowerCase()
     .split(/[^a-z0-9]+/);
+
+export function outcomeOfKey(key: string): Option['outcome'] {
+  const words = keyWords(key);
   return words.some((w) => ALLOW_WORDS.has(w)) && !words.some((w) => NEGATIONS.has(w)) ? 'approve' : 'deny';
+}
+
+/**
+ * The approving options with the ones that grant only this call first, in the places approving
+ * options had. A rule, auto mode or `on_timeout: approve` takes the first option that approves,
+ * and must not answer "always allow" for a runner that listed it first.
+ */
+function narrowestApprovalFirst<O extends { id: string; outcome: Option['outcome'] }>(options: O[]): O[] {
+  const broad = (o: O) => keyWords(o.id).some((w) => BROAD_WORDS.has(w));
+  const approving = options.filter((o) => o.outcome === 'approve');
+  const ordered = [...approving.filter((o) => !broad(o)), ...approving.filter(broad)];
+  let next = 0;
+  return options.map((o) => (o.outcome === 'approve' ? ordered[next++]! : o));
 }
 
 export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built<LegacyContext> {
@@ -105,10 +124,12 @@ export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built
       request: {
         ...base,
         kind: text(r.details?.command) ? 'command' : 'custom',
-        options: keyed.map((c) => {
-          const outcome = outcomeOfKey(c.key);
-          return { id: c.key, label: c.label, outcome, style: outcome === 'approve' ? 'primary' : 'danger' };
-        }),
+        options: narrowestApprovalFirst(
+          keyed.map((c) => {
+            const outcome = outcomeOfKey(c.key);
+            return { id: c.key, label: c.label, outcome, style: outcome === 'approve' ? 'primary' : 'danger' };
+          }),
+        ),
       },
       context: { reply: 'legacy', requestId: r.requestId, type: 'permission', keys: keyed.map((c) => [c.label, c.key]) },
     };
