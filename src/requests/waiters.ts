@@ -26,9 +26,10 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
      * Waits until request `id` leaves pending or `timeoutMs` passes. Resolves with the terminal
      * record, or with a fresh read (`check`) when the time ran out or the daemon is shutting
      * down: the caller then answers with the still-pending record. `check` also decides who may
-     * wait (it throws not_found for someone else's request).
+     * wait (it throws not_found for someone else's request). `signal` (the caller hung up) ends
+     * the wait at once, as the timeout would, so a gone client holds nothing for its full wait.
      */
-    wait(id: string, timeoutMs: number, check: () => Promise<HandupRequest>): Promise<HandupRequest> {
+    wait(id: string, timeoutMs: number, check: () => Promise<HandupRequest>, signal?: AbortSignal): Promise<HandupRequest> {
       return new Promise((resolve, reject) => {
         let done = false;
         const remove = () => {
@@ -37,10 +38,12 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
           // Unknown ids must not leave empty entries behind (callers choose the ids).
           if (set?.size === 0) byId.delete(id);
         };
+        const onAbort = () => finish(null);
         const finish = (terminal: HandupRequest | null) => {
           if (done) return;
           done = true;
           clock.clearTimer(timer);
+          signal?.removeEventListener('abort', onAbort);
           remove();
           if (terminal) resolve(terminal);
           else check().then(resolve, reject);
@@ -54,7 +57,8 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
         if (!set) byId.set(id, (set = new Set()));
         set.add(wake);
         const timer = clock.setTimer(() => finish(null), timeoutMs);
-        if (closed) return finish(null);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        if (closed || signal?.aborted) return finish(null);
         check().then(
           (current) => {
             permitted = true;
@@ -65,6 +69,7 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
             if (done) return;
             done = true;
             clock.clearTimer(timer);
+            signal?.removeEventListener('abort', onAbort);
             remove();
             reject(err);
           },

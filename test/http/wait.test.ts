@@ -37,6 +37,43 @@ describe('long-poll wait', () => {
     }
   });
 
+  it('stops waiting as soon as the client hangs up, on every route that holds a reply', async () => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    const hook = (id: string) => ({
+      session_id: 's-1',
+      cwd: '/tmp',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'npm run deploy' },
+      tool_use_id: id,
+    });
+    const held: Array<[string, string, unknown?]> = [
+      ['GET', `/v1/requests/${r.id}/wait?timeout=60s`],
+      ['POST', '/v1/formats/claude-code/hook?wait=10m', hook('toolu_gone_1')],
+      ['POST', '/v1/formats/claude-code/requests?wait=60s', hook('toolu_gone_2')],
+    ];
+    const native = await t.api.post('/v1/formats/claude-code/requests', hook('toolu_gone_3'));
+    expect(native.status, native.text).toBe(201);
+    held.push(['GET', `/v1/formats/claude-code/requests/${native.body.request.id}/reply?wait=60s`]);
+    for (const [method, path, body] of held) {
+      const gone = new AbortController();
+      const call = fetch(`${t.url}${path}`, {
+        method,
+        signal: gone.signal,
+        headers: { authorization: `Bearer ${t.adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      }).catch((err: Error) => err);
+      await expect.poll(() => t.server.deps.waiters.count(), { message: path }).toBe(1);
+      gone.abort();
+      expect(await call).toBeInstanceOf(Error);
+      // Long before any of these waits (a minute and more) runs out.
+      await expect.poll(() => t.server.deps.waiters.count(), { message: path, timeout: 5_000 }).toBe(0);
+    }
+    // The requests themselves are untouched: a client that hangs up withdraws nothing.
+    expect((await t.api.get(`/v1/requests/${r.id}`)).body.status).toBe('pending');
+  });
+
   it('answers at once for a request that is already decided', async () => {
     t = await startTestServer();
     const r = await createRequest(t.api, { title: 'Deploy' });

@@ -1,3 +1,4 @@
+import { clientGone } from '../client-gone.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -61,7 +62,7 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = HookQuery.safeParse(request.query ?? {});
       if (!query.success) throw validationError('invalid_query', query.error.issues, 'query');
       const { wait, on_wait: onWait = 'ask', repo, branch, ...overrides } = query.data;
@@ -93,7 +94,9 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
       const id = stored.record.id;
       const waitMs = wait === undefined ? HOOK_WAIT_DEFAULT_MS : Math.min(durationMs(wait), HOOK_WAIT_MAX_MS);
       const record =
-        stored.record.status === 'pending' ? await waiters.wait(id, waitMs, async () => (await requests.get(id, principal)).record) : stored.record;
+        stored.record.status === 'pending'
+          ? await waiters.wait(id, waitMs, async () => (await requests.get(id, principal)).record, clientGone(reply))
+          : stored.record;
       return hookOutput(record, hook.hook_event_name, hook.tool_input ?? {}, onWait);
     },
   );

@@ -1,3 +1,4 @@
+import { clientGone } from '../client-gone.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -47,8 +48,8 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   }
 
   /** Long-polls until the request leaves pending or `ms` passes, then reads it back with its reply. */
-  async function settle(id: string, ms: number, principal: Principal): Promise<StoredRequest> {
-    await waiters.wait(id, ms, async () => (await requests.get(id, principal)).record);
+  async function settle(id: string, ms: number, principal: Principal, gone: AbortSignal): Promise<StoredRequest> {
+    await waiters.wait(id, ms, async () => (await requests.get(id, principal)).record, gone);
     return requests.get(id, principal);
   }
 
@@ -83,7 +84,8 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
         context: query.context,
         admit,
       });
-      const answer = query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal);
+      const answer =
+        query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal, clientGone(reply));
       return reply.code(created ? 201 : 200).send({ request: answer.record, reply: replyFor(answer) });
     },
   );
@@ -99,13 +101,13 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
         response: { 200: WithReplyDoc, ...errors('invalid_query', 'not_found', 'unknown_format') },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { format, id } = request.params;
       const adapter = formats.native(format);
       const { wait, controller_seq: seq } = request.query;
       if (seq !== undefined) requireSequencedFormat(adapter, 'invalid_query', 'controller_seq');
       const found = await ownOfFormat(id, adapter.format, request.principal);
-      const stored = wait === undefined || found.record.status !== 'pending' ? found : await settle(id, waitBudget(wait), request.principal);
+      const stored = wait === undefined || found.record.status !== 'pending' ? found : await settle(id, waitBudget(wait), request.principal, clientGone(reply));
       if (seq === undefined) return withReply(stored);
       // The bridge's number goes on this rendering only; the stored reply keeps controllerSeq 1.
       return { request: stored.record, reply: sequencedReply(adapter, stored.nativeReply, seq, deps.clock).reply };

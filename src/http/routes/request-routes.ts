@@ -1,3 +1,4 @@
+import { clientGone } from '../client-gone.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -63,12 +64,13 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
         response: { 200: RequestDoc, ...errors('not_found') },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { id } = request.params;
       return waiters.wait(
         id,
         request.query.timeout === undefined ? WAIT_DEFAULT_MS : waitBudget(request.query.timeout),
         async () => (await requests.get(id, request.principal)).record,
+        clientGone(reply),
       );
     },
   );
