@@ -128,7 +128,10 @@ export const PublicUrlSchema = z
   .superRefine((s, ctx) => {
     const bad = checkHttpUrl(s);
     if (bad) return ctx.addIssue({ code: 'custom', message: bad });
-    if (new URL(s).search) ctx.addIssue({ code: 'custom', message: 'must not contain a query' });
+    const url = new URL(s);
+    if (url.search) ctx.addIssue({ code: 'custom', message: 'must not contain a query' });
+    // The inbox loads its page, scripts and API from the root: under a path none of it is found.
+    else if (url.pathname !== '/') ctx.addIssue({ code: 'custom', message: 'must not contain a path: countersign is served from the root of its host' });
   })
   .transform((s) => s.replace(/\/+$/, ''))
   .nullable();

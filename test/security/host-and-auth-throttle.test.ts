@@ -88,7 +88,7 @@ describe('Host check', () => {
   });
 
   it("accepts the daemon's own names on any port: loopback names, the bind address, public_url's host and server.allowed_hosts", async () => {
-    t = await startTestServer({ public_url: 'https://approvals.example.org/inbox', server: { allowed_hosts: ['countersign.lan', '192.168.1.20'] } });
+    t = await startTestServer({ public_url: 'https://approvals.example.org/', server: { allowed_hosts: ['countersign.lan', '192.168.1.20'] } });
     const port = new URL(t.url).port;
     for (const host of [
       `127.0.0.1:${port}`,

@@ -149,6 +149,8 @@ describe('config', () => {
     ['COUNTERSIGN_ADMIN_TOKEN', '0123456789abcde', 'admin_token'],
     ['COUNTERSIGN_PUBLIC_URL', 'approvals.example.org', 'public_url'],
     ['COUNTERSIGN_PUBLIC_URL', 'ftp://approvals.example.org/', 'public_url'],
+    // The inbox is served from the root: a proxy under a path cannot serve it.
+    ['COUNTERSIGN_PUBLIC_URL', 'https://example.org/countersign/', 'public_url'],
     ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', 'https://countersign.lan/', 'server.allowed_hosts'],
     // Host headers are compared without their port, and exactly: these would never match.
     ['COUNTERSIGN_SERVER_ALLOWED_HOSTS', 'countersign.lan:8443', 'server.allowed_hosts'],

@@ -28,7 +28,7 @@ describe("the daemon's names (Host check)", () => {
   it('a specific bind address is a name; names compare in one canonical form', () => {
     expect(allows(config('10.1.2.3'), '10.1.2.3:7470')).toBe(true);
     expect(allows(config('::1'), '[0:0:0:0:0:0:0:1]:7470')).toBe(true);
-    expect(allows(config('127.0.0.1', { public_url: 'https://Approvals.Example.org:8443/inbox' }), 'approvals.example.org')).toBe(true);
+    expect(allows(config('127.0.0.1', { public_url: 'https://Approvals.Example.org:8443/' }), 'approvals.example.org')).toBe(true);
     expect(allows(config('127.0.0.1', { allowed_hosts: ['Countersign.LAN'] }), 'countersign.lan:80')).toBe(true);
   });
 
