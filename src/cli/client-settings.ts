@@ -14,8 +14,9 @@ export interface ClientSettings {
 }
 
 /**
- * Where the daemon is and which token to send. `--url` wins over COUNTERSIGN_URL over the
- * default; `--token` over COUNTERSIGN_TOKEN over COUNTERSIGN_ADMIN_TOKEN over the admin-token
+ * Where the daemon is and which token to send. `--url` wins over COUNTERSIGN_URL over this
+ * machine at COUNTERSIGN_PORT (the daemon's own setting, so the CLI beside a daemon on another
+ * port needs no setup) over the default; `--token` over COUNTERSIGN_TOKEN over COUNTERSIGN_ADMIN_TOKEN over the admin-token
  * file the daemon wrote in its data dir (COUNTERSIGN_DATA_DIR, else ./data), so on the daemon's
  * own machine the CLI works with no setup at all. That file is this machine's daemon's: it is
  * sent only to a URL on this machine, never to another host a `--url` names.
@@ -29,7 +30,7 @@ export function resolveClientSettings(
     isThisMachine = isThisMachineHost,
   }: { cwd: string; readFile?: (path: string) => string; isThisMachine?: (host: string) => boolean },
 ): ClientSettings {
-  const url = resolveUrl(flags.url ?? env.url ?? DEFAULT_URL);
+  const url = resolveUrl(flags.url ?? env.url ?? localDaemonUrl(env.port));
   return { url, token: resolveToken(flags.token, env, cwd, readFile, new URL(url).hostname, isThisMachine) };
 }
 
@@ -44,6 +45,16 @@ export function isThisMachineHost(host: string): boolean {
 
 function ownAddresses(): string[] {
   return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address.toLowerCase()));
+}
+
+/** The daemon on this machine: at COUNTERSIGN_PORT when set, else the default port. */
+export function localDaemonUrl(port: string | undefined): string {
+  if (port === undefined) return DEFAULT_URL;
+  // 0 lets the daemon pick a port, which the CLI cannot guess.
+  if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    throw usageError(`COUNTERSIGN_PORT: "${port}" is not a port the daemon listens on (1 to 65535); set COUNTERSIGN_URL or --url`);
+  }
+  return `http://127.0.0.1:${Number(port)}`;
 }
 
 function resolveUrl(raw: string): string {

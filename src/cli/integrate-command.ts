@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parseDuration } from '../lib/durations.js';
 import { CliError, usageError } from './cli-error.js';
 import { connect, type CliContext } from './cli-context.js';
-import { DEFAULT_URL } from './client-settings.js';
+import { localDaemonUrl } from './client-settings.js';
 import { COMMON_OPTIONS, expectPositionals, parseCommandArgs } from './command-args.js';
 import { EXIT_OK } from './exit-codes.js';
 
@@ -124,7 +124,7 @@ export async function integrateCommand(ctx: CliContext, args: string[]): Promise
   const matcher = values.matcher ?? DEFAULT_MATCHER;
   if (!matcher.trim()) throw usageError('integrate: --matcher must not be empty');
 
-  const url = (values.url ?? ctx.env.url ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (values.url ?? ctx.env.url ?? localDaemonUrl(ctx.env.port)).replace(/\/+$/, '');
   const block = claudeCodeHooks({
     mode: values.command ? 'command' : 'http',
     url,

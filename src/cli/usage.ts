@@ -4,7 +4,8 @@
  */
 
 const CLIENT_OPTIONS = `every client command takes:
-  --url URL      daemon address (else COUNTERSIGN_URL, else http://127.0.0.1:7470)
+  --url URL      daemon address (else COUNTERSIGN_URL, else http://127.0.0.1 at
+                 COUNTERSIGN_PORT, else http://127.0.0.1:7470)
   --token TOKEN  bearer token (else COUNTERSIGN_TOKEN, else COUNTERSIGN_ADMIN_TOKEN,
                  else, for a daemon on this machine, the admin-token file in
                  COUNTERSIGN_DATA_DIR or ./data)

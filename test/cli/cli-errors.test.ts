@@ -174,6 +174,17 @@ describe('countersign CLI: errors, usage and settings', { timeout: 60_000 }, () 
     expect((await inProcessCli({ cwd, fetch: spy })(['--url', t.url.replace('127.0.0.1', 'localhost'), 'ls'])).code).toBe(0);
     expect(dialled).toHaveLength(1);
 
+    // Without a URL, the daemon's own COUNTERSIGN_PORT names where it listens on this machine.
+    const port = new URL(t.url).port;
+    const byPort = await inProcessCli({ cwd, fetch: spy, env: { COUNTERSIGN_PORT: port } })(['ls']);
+    expect(byPort.code, byPort.stderr).toBe(0);
+    expect(dialled.at(-1)).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/v1/requests`));
+    for (const bad of ['0', 'http', '70000']) {
+      const refused = await inProcessCli({ cwd, env: { COUNTERSIGN_PORT: bad } })(['ls']);
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toContain(`COUNTERSIGN_PORT: "${bad}" is not a port`);
+    }
+
     const none = await inProcessCli({ env: { ...url, COUNTERSIGN_DATA_DIR: join(dataDir, 'missing') } })(['ls']);
     expect(none.code).toBe(4);
     expect(none.stderr).toMatch(/^countersign: no_token: no token: pass --token or set COUNTERSIGN_TOKEN \(could not read .*admin-token: it does not exist\)/);
