@@ -80,16 +80,22 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
 export const SCOPE_RULE_PREFIX = 'scope-';
 
 /**
- * What a scoped approval's rule needs besides its `match` to match only "the same action": the
- * action is the command when a request shows one, else its tool, else its title. So a rule that
- * remembers a tool matches only requests that show no command, and one that remembers a title
- * only requests with neither a command nor a tool: otherwise the agent could put any command
- * behind a title or tool a person once approved for good. Null for other rules, and for any rule
- * that does not approve: an operator may name a deny rule `scope-…`, and narrowing it would let
- * through what it refuses (narrowing an approve rule only ever asks a person more).
+ * What a scoped approval's rule needs besides its `match`: the same submitter and the same
+ * action. A request made with the admin token has no `integration` to remember, so its rule
+ * passes only requests that have none either (the admin token's): otherwise any submit token
+ * claiming the same agent would ride on it. The action is the command when a request shows one,
+ * else its tool, else its title. So a rule that remembers a tool matches only requests that show
+ * no command, and one that remembers a title only requests with neither a command nor a tool:
+ * otherwise the agent could put any command behind a title or tool a person once approved for
+ * good. Null for other rules, and for any rule that does not approve: an operator may name a
+ * deny rule `scope-…`, and narrowing it would let through what it refuses (narrowing an approve
+ * rule only ever asks a person more).
  */
 export function sameActionTest(rule: { id: string; action: string; match: RuleMatch }): ((facts: RequestFacts) => boolean) | null {
-  if (rule.action !== 'approve' || !rule.id.startsWith(SCOPE_RULE_PREFIX) || rule.match.command !== undefined) return null;
-  if (rule.match.tool !== undefined) return (f) => f.commands.length === 0;
-  return (f) => f.commands.length === 0 && f.tool === null;
+  if (rule.action !== 'approve' || !rule.id.startsWith(SCOPE_RULE_PREFIX)) return null;
+  const { integration, command, tool } = rule.match;
+  const sameSubmitter = integration === undefined ? (f: RequestFacts) => f.integration === null : () => true;
+  if (command !== undefined) return integration === undefined ? sameSubmitter : null;
+  if (tool !== undefined) return (f) => sameSubmitter(f) && f.commands.length === 0;
+  return (f) => sameSubmitter(f) && f.commands.length === 0 && f.tool === null;
 }

@@ -88,6 +88,21 @@ describe('scoped allow', () => {
     expect((await createRequest(t.api, command('git fetch --prune', { agent: 'codex', repo: 'acme/api' }))).status).toBe('pending');
   });
 
+  it("a request made with the admin token remembers the admin token's requests only: a submit token claiming the same agent gets nothing", async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('agent-a');
+    const first = await createRequest(t.api, command('npm test'));
+    expect(first.source.integration).toBeNull();
+    expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);
+    const claimed = await agent.api.post('/v1/requests', command('npm test'));
+    expect(claimed.status, claimed.text).toBe(201);
+    expect(claimed.body.status).toBe('pending');
+    const tested = await t.api.post('/v1/rules/test', { format: 'handup', frame: command('npm test'), integration: 'agent-a' });
+    expect(tested.body).toMatchObject({ rule: null, action: 'no_match' });
+    // The admin token's own next request still passes.
+    expect((await createRequest(t.api, command('npm test --watch'))).status).toBe('approved');
+  });
+
   it('uses the tool when there is no command, else the exact title', async () => {
     t = await startTestServer();
     const byTool = await createRequest(t.api, { title: 'Write a file', tool: 'Write', source });
