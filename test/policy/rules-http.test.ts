@@ -407,4 +407,16 @@ describe('config and restarts', () => {
     );
     extra = await start({ data_dir: dataDir });
   });
+
+  it('a stored rule that takes the id of a config rule no longer in the file starts with no hits', async () => {
+    t = await start();
+    expect((await createRequest(t.api, command('git status'))).decision).toMatchObject({ rule_id: 'read-only-git' });
+    const dataDir = t.dataDir;
+    await t.server.close();
+    extra = await startTestServer({ data_dir: dataDir });
+    const added = await extra.api.post('/v1/rules', { id: 'read-only-git', match: { title: '^Nothing like it' }, action: 'deny' });
+    expect(added.status, added.text).toBe(201);
+    expect(added.body).toMatchObject({ hits: 0, last_hit_at: null });
+    expect((await extra.api.get('/v1/rules')).body).toEqual([expect.objectContaining({ id: 'read-only-git', hits: 0, last_hit_at: null })]);
+  });
 });
