@@ -6,8 +6,6 @@ import { MAX_PATTERN, type RuleMatch } from './rule-schema.js';
 
 export type Scope = 'session' | 'project' | 'always';
 
-/** Characters that make a command more than one plain program call. */
-const SHELL_SYNTAX = /[;|&$`><()'"\\\r\n]/;
 /** A plain word: letters, digits and `_./=:@%+,-`. */
 const PLAIN_CHARS = 'A-Za-z0-9_./=:@%+,\\-';
 const PLAIN_WORD = new RegExp(`^[${PLAIN_CHARS}]+$`, 'u');
@@ -16,8 +14,11 @@ const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 /**
  * How a scoped approval matches the command it approved:
- * - `exact`: the command has shell syntax (or an executable that is not a plain word): only
- *   exactly this command, never widened;
+ * - `exact`: the command has a word that is not plain (shell syntax, quotes, a glob, `~`, a
+ *   space other than a space or tab, a letter outside ASCII): only exactly this command, never
+ *   widened. A prefix rule matches plain words only, so it would not pass the very command a
+ *   person approved, yet would pass others: approving `git status<no-break space>--short` must
+ *   not become `git` followed by anything plain;
  * - `prefix`: the executable and its leading subcommand words (`git status`, `npm run build`),
  *   up to the first option or argument that looks like a path or value.
  */
@@ -25,7 +26,7 @@ export type CommandScope = { type: 'exact'; command: string } | { type: 'prefix'
 
 export function commandScope(command: string): CommandScope {
   const words = command.trim().split(/[ \t]+/);
-  if (SHELL_SYNTAX.test(command) || !PLAIN_WORD.test(words[0] ?? '')) return { type: 'exact', command: command.trim() };
+  if (!words.every((w) => PLAIN_WORD.test(w))) return { type: 'exact', command: command.trim() };
   const prefix = [words[0]!];
   for (const w of words.slice(1)) {
     if (!SUBCOMMAND.test(w)) break;

@@ -363,6 +363,14 @@ describe('scoped allow', () => {
     },
   );
 
+  it.each(['rm *.o', 'git show HEAD~1', 'git status\u00a0--short', 'ls ~/src', 'echo {a,b}', 'git log -- café'])(
+    'remembers exactly a command with a word that is not plain, which a prefix rule would not match: %j',
+    (command) => {
+      expect(commandScope(command)).toEqual({ type: 'exact', command });
+      expect(new RegExp(commandScopePattern(commandScope(command)), 'u').test(command)).toBe(true);
+    },
+  );
+
   it('a prefix rule matches the prefix plus plain words, never shell syntax', () => {
     const re = new RegExp(commandScopePattern(commandScope('npm test')), 'u');
     for (const ok of ['npm test', 'npm test --watch', 'npm  test -- --grep=a/b.c']) expect(re.test(ok)).toBe(true);

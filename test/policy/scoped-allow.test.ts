@@ -70,6 +70,20 @@ describe('scoped allow', () => {
     expect((await createRequest(t.api, command(shell))).status).toBe('pending');
   });
 
+  it('a command with a word that is not plain is remembered exactly: it passes again, and never widens to its program', async () => {
+    t = await startTestServer();
+    // A no-break space looks like a space to the reviewer but is no plain word.
+    for (const [approved, wider] of [
+      ['git status\u00a0--short', 'git push --force origin main'],
+      ['rm *.o', 'rm -rf /home'],
+    ] as const) {
+      const first = await createRequest(t.api, command(approved));
+      expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);
+      expect((await createRequest(t.api, command(approved))).status).toBe('approved');
+      expect((await createRequest(t.api, command(wider))).status).toBe('pending');
+    }
+  });
+
   it('a command with shell syntax is remembered exactly, never widened', async () => {
     t = await startTestServer();
     const first = await createRequest(t.api, command('npm test && npm run lint'));
