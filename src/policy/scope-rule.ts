@@ -1,7 +1,7 @@
 import { AppError } from '../lib/errors.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { escapeGlob, escapeRegExp } from './glob.js';
-import { commandLines, requestTool, type RequestFacts } from './request-facts.js';
+import { requestTool, shownCommands, type RequestFacts } from './request-facts.js';
 import { MAX_PATTERN, type RuleMatch } from './rule-schema.js';
 
 export type Scope = 'session' | 'project' | 'always';
@@ -49,7 +49,8 @@ export function commandScopePattern(scope: CommandScope): string {
  * The `match` of the approve rule a scoped approval stores: the same action (the command
  * prefix, else the tool, else the title) from the same agent, widened by the scope. The agent
  * is what the request says; `integration`, the submit token's verified name, keeps the rule to
- * that token's requests, so another token claiming the same agent gets nothing from it. Several
+ * that token's requests, so another token claiming the same agent gets nothing from it. The
+ * commands are those the previews show (a `shell`, else an `argv`; shownCommands). Several
  * commands approve each of them: the rule (an approve rule, matched against every command a
  * later request shows) lets a request through only if each of its commands is one of them. A
  * scope whose source field is missing is refused (400 naming the field).
@@ -66,7 +67,7 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
     if (!record.source.repo) throw new AppError('invalid_decision', 'scope: "project" needs a request with source.repo');
     match.repo = escapeGlob(record.source.repo);
   }
-  const commands = commandLines(record);
+  const commands = shownCommands(record);
   const tool = requestTool(record);
   if (commands.length > 0) {
     match.command = commands.map((c) => commandScopePattern(commandScope(c))).join('|');

@@ -84,6 +84,19 @@ describe('scoped allow', () => {
     }
   });
 
+  it('remembers the command a preview shows (its shell), never an argv beside it that the reviewer was not shown', async () => {
+    t = await startTestServer();
+    const first = await createRequest(t.api, {
+      title: 'Run git status',
+      kind: 'command',
+      source,
+      previews: [{ type: 'command', command: { shell: 'git status', argv: ['git', 'push', '--force', 'origin', 'main'] } }],
+    });
+    expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);
+    expect((await createRequest(t.api, command('git push --force origin main'))).status).toBe('pending');
+    expect((await createRequest(t.api, command('git status --short'))).status).toBe('approved');
+  });
+
   it('a command with shell syntax is remembered exactly, never widened', async () => {
     t = await startTestServer();
     const first = await createRequest(t.api, command('npm test && npm run lint'));
