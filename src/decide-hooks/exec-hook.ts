@@ -12,12 +12,15 @@ export interface ExecHookOptions {
  * Runs a decide hook program: `argv` directly (never a shell), the Request JSON on stdin, its
  * stdout the answer. Resolves with stdout when it exits 0 within the timeout; otherwise (a
  * timeout, a non-zero exit, a signal, a program that cannot start, stdout past 64 KiB) the
- * child is killed and HookFailure thrown. stderr is kept (cut short) for the log.
+ * program and whatever it started are killed and HookFailure thrown. stderr is kept (cut short) for the log.
  */
 export function runExecHook(argv: readonly string[], input: string, { timeoutMs, env, signal }: ExecHookOptions): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const [program, ...args] = argv as [string, ...string[]];
-    const child = spawn(program, args, { shell: false, stdio: ['pipe', 'pipe', 'pipe'], env: env as NodeJS.ProcessEnv, windowsHide: true });
+    // Its own process group, so a timeout kills whatever it started too: a child of the program
+    // holding stdout open would otherwise keep the answer (and the hook's queue) waiting.
+    const group = process.platform !== 'win32';
+    const child = spawn(program, args, { shell: false, stdio: ['pipe', 'pipe', 'pipe'], env: env as NodeJS.ProcessEnv, windowsHide: true, detached: group });
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = '';
@@ -26,7 +29,15 @@ export function runExecHook(argv: readonly string[], input: string, { timeoutMs,
 
     const fail = (f: HookFailure) => {
       failure ??= f;
-      child.kill('SIGKILL');
+      kill();
+    };
+    const kill = () => {
+      try {
+        if (group && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        else child.kill('SIGKILL');
+      } catch {
+        // The group is gone already (everything in it has exited).
+      }
     };
     const timer = setTimeout(() => fail(new HookFailure('timeout', `no answer within ${timeoutMs} ms`)), timeoutMs);
     const onAbort = () => fail(new HookFailure('exit', 'the daemon is shutting down'));

@@ -11,30 +11,31 @@ export class GlobError extends Error {
 
 // The syntax characters (and `/`): the only ones a unicode-mode expression lets us escape.
 const REGEX_SPECIAL = /[.*+?^${}()|[\]\\/]/g;
-const escapeRegex = (s: string) => s.replace(REGEX_SPECIAL, '\\$&');
 
-/** Compiles a glob to an anchored regular expression; throws GlobError on a malformed one. */
-export function compileGlob(glob: string): RegExp {
+/** A compiled glob: whether a whole value matches. */
+export interface Glob {
+  test(value: string): boolean;
+}
+
+/** One segment: literal chunks with a `*` between each two (a single chunk: no star). */
+type Segment = string[];
+/** The segments between two `**`, matched against as many consecutive path segments. */
+type Piece = Segment[];
+
+/**
+ * Compiles a glob; throws GlobError on a malformed one. Matching never backtracks: the values
+ * come from agents (a 4 KiB cwd, a 512-byte tool), and a regular expression for a glob with a
+ * few `*` or `**` took seconds to minutes on a crafted one, holding the daemon. A segment is
+ * matched chunk by chunk, leftmost first; the pieces between `**` likewise, segment-aligned.
+ */
+export function compileGlob(glob: string): Glob {
   if (glob.length === 0) throw new GlobError('must not be empty');
-  const segments = splitSegments(glob);
-  let out = '';
-  for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i]!;
-    const first = i === 0;
-    const last = i === segments.length - 1;
-    if (seg === '**') {
-      // `**` alone: anything. Leading `**/`: any leading directories, none included.
-      // Trailing `/**`: the directory itself or anything under it. Middle `/**/`: any depth.
-      if (segments.length === 1) out += '.*';
-      else if (first) out += '(?:.*/)?';
-      else if (last) out = `${out.slice(0, -1)}(?:/.*)?`;
-      else out += '(?:.*/)?';
-      continue;
-    }
-    out += segmentRegex(seg);
-    if (!last) out += '/';
+  const pieces: Piece[] = [[]];
+  for (const seg of splitSegments(glob)) {
+    if (seg === '**') pieces.push([]);
+    else pieces[pieces.length - 1]!.push(segmentChunks(seg));
   }
-  return new RegExp(`^${out}$`, 'su');
+  return { test: (value) => matchPieces(pieces, value.split('/')) };
 }
 
 /** Splits on `/` outside escapes, checking `**` stands alone in its segment. */
@@ -62,15 +63,51 @@ function splitSegments(glob: string): string[] {
   return segments;
 }
 
-function segmentRegex(seg: string): string {
-  let out = '';
+/** The literal chunks of a segment, split at each unescaped `*`. */
+function segmentChunks(seg: string): Segment {
+  const chunks = [''];
   for (let i = 0; i < seg.length; i++) {
     const c = seg[i]!;
-    if (c === '\\') out += escapeRegex(seg[++i]!);
-    else if (c === '*') out += '[^/]*';
-    else out += escapeRegex(c);
+    if (c === '\\') chunks[chunks.length - 1] += seg[++i]!;
+    else if (c === '*') chunks.push('');
+    else chunks[chunks.length - 1] += c;
   }
-  return out;
+  return chunks;
+}
+
+function matchSegment(chunks: Segment, s: string): boolean {
+  if (chunks.length === 1) return s === chunks[0];
+  const first = chunks[0]!;
+  const last = chunks[chunks.length - 1]!;
+  if (s.length < first.length + last.length || !s.startsWith(first) || !s.endsWith(last)) return false;
+  const end = s.length - last.length;
+  let pos = first.length;
+  for (let i = 1; i < chunks.length - 1; i++) {
+    const at = s.indexOf(chunks[i]!, pos);
+    if (at === -1 || at + chunks[i]!.length > end) return false;
+    pos = at + chunks[i]!.length;
+  }
+  return true;
+}
+
+const pieceAt = (piece: Piece, segments: string[], at: number) => piece.every((chunks, j) => matchSegment(chunks, segments[at + j]!));
+
+/** The first piece anchors the start, the last the end; the ones between go leftmost in between. */
+function matchPieces(pieces: Piece[], segments: string[]): boolean {
+  const first = pieces[0]!;
+  if (pieces.length === 1) return segments.length === first.length && pieceAt(first, segments, 0);
+  const last = pieces[pieces.length - 1]!;
+  const end = segments.length - last.length;
+  if (end < first.length || !pieceAt(first, segments, 0) || !pieceAt(last, segments, end)) return false;
+  let pos = first.length;
+  for (let p = 1; p < pieces.length - 1; p++) {
+    const piece = pieces[p]!;
+    let at = pos;
+    while (at + piece.length <= end && !pieceAt(piece, segments, at)) at++;
+    if (at + piece.length > end) return false;
+    pos = at + piece.length;
+  }
+  return true;
 }
 
 /** A glob that matches exactly `text`. */

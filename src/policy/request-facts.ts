@@ -33,6 +33,22 @@ export function commandLines(record: Pick<HandupRequest, 'previews'>): string[] 
   return lines;
 }
 
+/**
+ * The command each command preview shows a person: its `shell` string, else its `argv` joined by
+ * single spaces; trimmed, blank ones left out, without repeats. What a scoped approval remembers:
+ * an `argv` beside a `shell` is never shown, so a person never approved it for later.
+ */
+export function shownCommands(record: Pick<HandupRequest, 'previews'>): string[] {
+  const lines: string[] = [];
+  for (const p of record.previews ?? []) {
+    if (p.type !== 'command' || !p.command) continue;
+    const { shell, argv } = p.command;
+    const text = (typeof shell === 'string' ? shell : Array.isArray(argv) ? argv.join(' ') : '').trim();
+    if (text && !lines.includes(text)) lines.push(text);
+  }
+  return lines;
+}
+
 /** The record's `tool`, else `input.tool`, else `input.tool_name` (agents name it either way). */
 export function requestTool(record: Pick<HandupRequest, 'tool' | 'input'>): string | null {
   if (typeof record.tool === 'string' && record.tool) return record.tool;

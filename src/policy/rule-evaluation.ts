@@ -22,7 +22,7 @@ export interface CompiledRule {
  * Compiles each rule's matcher once; the list keeps its order. A rule that lets a request
  * through without a person (approve, dismiss) matches a `command` only when every command the
  * request shows does; deny and ask when any one does. A scoped approval's rule matches only the
- * same action (scope-rule.ts).
+ * same submitter and action (scope-rule.ts).
  */
 export function compileRules(rules: readonly PolicyRule[]): CompiledRule[] {
   return rules.map((rule) => {

@@ -1,13 +1,11 @@
 import { AppError } from '../lib/errors.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { escapeGlob, escapeRegExp } from './glob.js';
-import { commandLines, requestTool, type RequestFacts } from './request-facts.js';
+import { requestTool, shownCommands, type RequestFacts } from './request-facts.js';
 import { MAX_PATTERN, type RuleMatch } from './rule-schema.js';
 
 export type Scope = 'session' | 'project' | 'always';
 
-/** Characters that make a command more than one plain program call. */
-const SHELL_SYNTAX = /[;|&$`><()'"\\\r\n]/;
 /** A plain word: letters, digits and `_./=:@%+,-`. */
 const PLAIN_CHARS = 'A-Za-z0-9_./=:@%+,\\-';
 const PLAIN_WORD = new RegExp(`^[${PLAIN_CHARS}]+$`, 'u');
@@ -16,8 +14,11 @@ const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 /**
  * How a scoped approval matches the command it approved:
- * - `exact`: the command has shell syntax (or an executable that is not a plain word): only
- *   exactly this command, never widened;
+ * - `exact`: the command has a word that is not plain (shell syntax, quotes, a glob, `~`, a
+ *   space other than a space or tab, a letter outside ASCII): only exactly this command, never
+ *   widened. A prefix rule matches plain words only, so it would not pass the very command a
+ *   person approved, yet would pass others: approving `git status<no-break space>--short` must
+ *   not become `git` followed by anything plain;
  * - `prefix`: the executable and its leading subcommand words (`git status`, `npm run build`),
  *   up to the first option or argument that looks like a path or value.
  */
@@ -25,7 +26,7 @@ export type CommandScope = { type: 'exact'; command: string } | { type: 'prefix'
 
 export function commandScope(command: string): CommandScope {
   const words = command.trim().split(/[ \t]+/);
-  if (SHELL_SYNTAX.test(command) || !PLAIN_WORD.test(words[0] ?? '')) return { type: 'exact', command: command.trim() };
+  if (!words.every((w) => PLAIN_WORD.test(w))) return { type: 'exact', command: command.trim() };
   const prefix = [words[0]!];
   for (const w of words.slice(1)) {
     if (!SUBCOMMAND.test(w)) break;
@@ -48,7 +49,8 @@ export function commandScopePattern(scope: CommandScope): string {
  * The `match` of the approve rule a scoped approval stores: the same action (the command
  * prefix, else the tool, else the title) from the same agent, widened by the scope. The agent
  * is what the request says; `integration`, the submit token's verified name, keeps the rule to
- * that token's requests, so another token claiming the same agent gets nothing from it. Several
+ * that token's requests, so another token claiming the same agent gets nothing from it. The
+ * commands are those the previews show (a `shell`, else an `argv`; shownCommands). Several
  * commands approve each of them: the rule (an approve rule, matched against every command a
  * later request shows) lets a request through only if each of its commands is one of them. A
  * scope whose source field is missing is refused (400 naming the field).
@@ -65,7 +67,7 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
     if (!record.source.repo) throw new AppError('invalid_decision', 'scope: "project" needs a request with source.repo');
     match.repo = escapeGlob(record.source.repo);
   }
-  const commands = commandLines(record);
+  const commands = shownCommands(record);
   const tool = requestTool(record);
   if (commands.length > 0) {
     match.command = commands.map((c) => commandScopePattern(commandScope(c))).join('|');
@@ -80,16 +82,22 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
 export const SCOPE_RULE_PREFIX = 'scope-';
 
 /**
- * What a scoped approval's rule needs besides its `match` to match only "the same action": the
- * action is the command when a request shows one, else its tool, else its title. So a rule that
- * remembers a tool matches only requests that show no command, and one that remembers a title
- * only requests with neither a command nor a tool: otherwise the agent could put any command
- * behind a title or tool a person once approved for good. Null for other rules, and for any rule
- * that does not approve: an operator may name a deny rule `scope-…`, and narrowing it would let
- * through what it refuses (narrowing an approve rule only ever asks a person more).
+ * What a scoped approval's rule needs besides its `match`: the same submitter and the same
+ * action. A request made with the admin token has no `integration` to remember, so its rule
+ * passes only requests that have none either (the admin token's): otherwise any submit token
+ * claiming the same agent would ride on it. The action is the command when a request shows one,
+ * else its tool, else its title. So a rule that remembers a tool matches only requests that show
+ * no command, and one that remembers a title only requests with neither a command nor a tool:
+ * otherwise the agent could put any command behind a title or tool a person once approved for
+ * good. Null for other rules, and for any rule that does not approve: an operator may name a
+ * deny rule `scope-…`, and narrowing it would let through what it refuses (narrowing an approve
+ * rule only ever asks a person more).
  */
 export function sameActionTest(rule: { id: string; action: string; match: RuleMatch }): ((facts: RequestFacts) => boolean) | null {
-  if (rule.action !== 'approve' || !rule.id.startsWith(SCOPE_RULE_PREFIX) || rule.match.command !== undefined) return null;
-  if (rule.match.tool !== undefined) return (f) => f.commands.length === 0;
-  return (f) => f.commands.length === 0 && f.tool === null;
+  if (rule.action !== 'approve' || !rule.id.startsWith(SCOPE_RULE_PREFIX)) return null;
+  const { integration, command, tool } = rule.match;
+  const sameSubmitter = integration === undefined ? (f: RequestFacts) => f.integration === null : () => true;
+  if (command !== undefined) return integration === undefined ? sameSubmitter : null;
+  if (tool !== undefined) return (f) => sameSubmitter(f) && f.commands.length === 0;
+  return (f) => sameSubmitter(f) && f.commands.length === 0 && f.tool === null;
 }

@@ -220,6 +220,10 @@ export function createRequestService({
         };
         const verdict: CreationVerdict = policy ? await policy.verdict(tx, record, format, now) : { type: 'none' };
         if (verdict.type === 'rule' && verdict.outcome.type === 'ask') record = askOverrides(record, verdict.outcome, now);
+        // What a deny rule matched but cannot decide waits for a person: no decide hook sees it
+        // (forPerson below), and its own on_timeout must not approve it when nobody came.
+        const heldForPerson = verdict.type === 'rule' && verdict.outcome.type === 'skip' && verdict.rule.action === 'deny';
+        if (heldForPerson && record.on_timeout === 'approve') record = { ...record, on_timeout: 'expire' };
         const stored: StoredRequest = {
           record,
           format,
@@ -255,12 +259,13 @@ export function createRequestService({
         // heard before the decision event.
         let final = stored;
         tx.announce({ type: 'request.created', requestId: record.id });
-        const forPerson = verdict.type === 'rule' && verdict.outcome.type === 'skip' && verdict.rule.action === 'deny' ? { forPerson: true as const } : {};
+        const forPerson = heldForPerson ? { forPerson: true as const } : {};
         tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format, ...forPerson }));
         if (verdict.type === 'rule' && verdict.outcome.type === 'skip') {
           await tx.requests.appendAudit(record.id, 'rule.skipped', `rule:${verdict.rule.id}`, now, {
             rule_id: verdict.rule.id,
             reason: verdict.outcome.reason,
+            ...(record.on_timeout !== fields.on_timeout ? { on_timeout_sent: fields.on_timeout } : {}),
           });
         } else if (verdict.type === 'auto' || (verdict.type === 'rule' && verdict.outcome.type === 'decide')) {
           // Decided in the creating transaction, through the path every decision takes (native

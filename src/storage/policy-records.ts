@@ -62,7 +62,7 @@ export interface PolicyReads {
 
 /** Writing the policy: only inside `Store.write`. */
 export interface PolicyRecords extends PolicyReads {
-  /** Adds a rule at the end of the stored list; false, with nothing written, when its id is taken. */
+  /** Adds a rule at the end of the stored list, with no hits; false, with nothing written, when its id is taken. */
   insertRule(row: StoredRuleRow): Promise<boolean>;
   /** Removes a rule (and its hit count); the removed row, or undefined when there was none. */
   deleteRule(id: string): Promise<StoredRuleRow | undefined>;

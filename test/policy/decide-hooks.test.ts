@@ -171,6 +171,24 @@ describe('exec decide hooks', () => {
     expect(rows[1]!.details).toMatchObject({ hook: 'flaky', reason });
     expect(seen('never')).toBeNull();
   });
+
+  it('time out a program whose own child keeps its output open: the child is killed too, the request stays pending', async () => {
+    // The program answers, then exits leaving a child that holds its stdout for two minutes:
+    // the answer is never complete, so the hook's timeout must end it (and the child), not wait.
+    const orphaning = script(
+      'orphaning.mjs',
+      `import { spawn } from 'node:child_process';
+const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)'], { stdio: ['ignore', 'inherit', 'inherit'] });
+child.unref();
+process.stdout.write(JSON.stringify({ option: 'approve' }));
+`,
+    );
+    t = await startTestServer({ decide_hooks: [{ name: 'orphaning', exec: orphaning, timeout: '5s' }] as never });
+    const { created, now } = await createAndSettle({ title: 'Risky' });
+    expect(now.status).toBe('pending');
+    // Settled at all: the child holding the output was killed with the program.
+    expect((await audit(created.id)).at(-1)).toMatchObject({ event: 'hook.failed', details: { hook: 'orphaning', reason: 'timeout' } });
+  });
 });
 
 describe('url decide hooks', () => {

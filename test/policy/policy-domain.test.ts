@@ -72,6 +72,28 @@ describe('globs', () => {
     expect(() => compileGlob(glob)).toThrow();
   });
 
+  it.each([
+    ['*_*_*_*', '_'.repeat(511) + '/'],
+    ['**/a/**/a/**/b', 'a/'.repeat(2000) + 'c'],
+    ['**/a/**/a/**/a/**/b', 'a/'.repeat(2000) + 'c'],
+  ])('answers %s on a long value the agent crafted without backtracking (a request must not stall the daemon)', (glob, value) => {
+    expect(compileGlob(glob).test(value)).toBe(false);
+    expect(compileGlob(glob).test(value.slice(0, -1) + glob.slice(-1))).toBe(true);
+  });
+
+  it.each([
+    ['a/**/b', ['a/b', 'a/x/b', 'a//b', 'a/x/y/b'], ['a/bx', 'ab', 'x/a/b']],
+    ['**/x', ['x', '/x', 'a/b/x', '//x'], ['ax', 'x/a']],
+    ['x/**', ['x', 'x/', 'x/a/b'], ['xa', 'a/x']],
+    ['a*b*c', ['abc', 'aXbYc', 'abbc', 'acbc'], ['ab', 'a/b/c', 'abcd', 'bc']],
+    ['*/*', ['a/b', '/', 'a/'], ['a', 'a/b/c']],
+    ['**/a*/**/*z', ['a/z', 'q/ab/c/d/xz', 'ab/z'], ['b/z', 'a/zq', 'q/ab']],
+  ])('%s matches whole segments as before', (glob, yes, no) => {
+    const g = compileGlob(glob);
+    for (const v of yes) expect(g.test(v), v).toBe(true);
+    for (const v of no) expect(g.test(v), v).toBe(false);
+  });
+
   it('escapes a value into a glob that matches only it', () => {
     expect(compileGlob(escapeGlob('we*ird/na\\me')).test('we*ird/na\\me')).toBe(true);
     expect(compileGlob(escapeGlob('we*ird')).test('weXird')).toBe(false);
@@ -360,6 +382,14 @@ describe('scoped allow', () => {
     'never widens a command with shell syntax: %j',
     (command) => {
       expect(commandScope(command)).toEqual({ type: 'exact', command });
+    },
+  );
+
+  it.each(['rm *.o', 'git show HEAD~1', 'git status\u00a0--short', 'ls ~/src', 'echo {a,b}', 'git log -- café'])(
+    'remembers exactly a command with a word that is not plain, which a prefix rule would not match: %j',
+    (command) => {
+      expect(commandScope(command)).toEqual({ type: 'exact', command });
+      expect(new RegExp(commandScopePattern(commandScope(command)), 'u').test(command)).toBe(true);
     },
   );
 

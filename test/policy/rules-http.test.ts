@@ -9,7 +9,7 @@ import { runCli } from '../helpers/cli-process.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { loadFixtures } from '../helpers/fixtures.js';
 import { createRequest, decide, expectError } from '../helpers/request-api.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { createApiClient, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { connectWs } from '../helpers/ws-client.js';
 
@@ -43,7 +43,8 @@ afterEach(async () => {
   t = extra = undefined;
 });
 
-const start = (overrides: DeepPartial<Config> = {}) => startTestServer({ rules: CONFIG_RULES as never, ...overrides });
+const start = (overrides: DeepPartial<Config> = {}, opts: Parameters<typeof startTestServer>[1] = {}) =>
+  startTestServer({ rules: CONFIG_RULES as never, ...overrides }, opts);
 const audit = async (id: string) => (await t!.api.get(`/v1/requests/${id}/audit`)).body as Array<{ event: string; actor: string; details?: any }>;
 
 describe('rules API', () => {
@@ -251,6 +252,29 @@ describe('rules at creation', () => {
     expect(rows[1]!.details.reason).toMatch(reason);
   });
 
+  it('what a deny rule matched but cannot decide never passes by its timeout: on_timeout approve becomes expire', async () => {
+    const clock = createFakeClock(Date.UTC(2026, 0, 1));
+    t = await start({}, { clock });
+    const tokens = await t.api.post('/v1/tokens', { name: 'bot', grants: ['timeout_approve'] });
+    expect(tokens.status, tokens.text).toBe(201);
+    const bot = createApiClient(t.url, tokens.body.token);
+    // No deny option for the rule to pick, and an approval when the time runs out.
+    const body = command('git push --force origin main', { options: [{ id: 'go', label: 'Go', outcome: 'approve' }], on_timeout: 'approve', timeout: '1m' });
+    const created = await bot.post('/v1/requests', body);
+    expect(created.status, created.text).toBe(201);
+    expect(created.body).toMatchObject({ status: 'pending', on_timeout: 'expire' });
+    expectValidRequest(created.body);
+    const rows = await audit(created.body.id);
+    expect(rows[1]).toMatchObject({ event: 'rule.skipped', actor: 'rule:no-force-push', details: { rule_id: 'no-force-push', on_timeout_sent: 'approve' } });
+    clock.advance(60_000);
+    // The clock no longer moves: the long-poll answers once the expiry is written.
+    const ended = await bot.get(`/v1/requests/${created.body.id}/wait?timeout=30s`);
+    expect(ended.body).toMatchObject({ status: 'expired', decision: null });
+    // Without a deny rule the same request still times out approved (the token has the grant).
+    const free = await bot.post('/v1/requests', { ...body, previews: [{ type: 'command', command: { shell: 'git fetch' } }] });
+    expect(free.body.on_timeout).toBe('approve');
+  });
+
   it('a dedupe hit returns the existing request and evaluates nothing', async () => {
     t = await start();
     const first = await t.api.post('/v1/requests', command('git status', { dedupe_key: 'k', source: { agent: 'someone-else' } }));
@@ -406,5 +430,17 @@ describe('config and restarts', () => {
       /rule id "kept" is already a stored rule/,
     );
     extra = await start({ data_dir: dataDir });
+  });
+
+  it('a stored rule that takes the id of a config rule no longer in the file starts with no hits', async () => {
+    t = await start();
+    expect((await createRequest(t.api, command('git status'))).decision).toMatchObject({ rule_id: 'read-only-git' });
+    const dataDir = t.dataDir;
+    await t.server.close();
+    extra = await startTestServer({ data_dir: dataDir });
+    const added = await extra.api.post('/v1/rules', { id: 'read-only-git', match: { title: '^Nothing like it' }, action: 'deny' });
+    expect(added.status, added.text).toBe(201);
+    expect(added.body).toMatchObject({ hits: 0, last_hit_at: null });
+    expect((await extra.api.get('/v1/rules')).body).toEqual([expect.objectContaining({ id: 'read-only-git', hits: 0, last_hit_at: null })]);
   });
 });

@@ -70,6 +70,33 @@ describe('scoped allow', () => {
     expect((await createRequest(t.api, command(shell))).status).toBe('pending');
   });
 
+  it('a command with a word that is not plain is remembered exactly: it passes again, and never widens to its program', async () => {
+    t = await startTestServer();
+    // A no-break space looks like a space to the reviewer but is no plain word.
+    for (const [approved, wider] of [
+      ['git status\u00a0--short', 'git push --force origin main'],
+      ['rm *.o', 'rm -rf /home'],
+    ] as const) {
+      const first = await createRequest(t.api, command(approved));
+      expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);
+      expect((await createRequest(t.api, command(approved))).status).toBe('approved');
+      expect((await createRequest(t.api, command(wider))).status).toBe('pending');
+    }
+  });
+
+  it('remembers the command a preview shows (its shell), never an argv beside it that the reviewer was not shown', async () => {
+    t = await startTestServer();
+    const first = await createRequest(t.api, {
+      title: 'Run git status',
+      kind: 'command',
+      source,
+      previews: [{ type: 'command', command: { shell: 'git status', argv: ['git', 'push', '--force', 'origin', 'main'] } }],
+    });
+    expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);
+    expect((await createRequest(t.api, command('git push --force origin main'))).status).toBe('pending');
+    expect((await createRequest(t.api, command('git status --short'))).status).toBe('approved');
+  });
+
   it('a command with shell syntax is remembered exactly, never widened', async () => {
     t = await startTestServer();
     const first = await createRequest(t.api, command('npm test && npm run lint'));
@@ -86,6 +113,21 @@ describe('scoped allow', () => {
     expect((await createRequest(t.api, command('git fetch --prune', { agent: 'claude-code', repo: 'acme/api' }))).status).toBe('approved');
     expect((await createRequest(t.api, command('git fetch --prune', { agent: 'claude-code', repo: 'acme/other' }))).status).toBe('pending');
     expect((await createRequest(t.api, command('git fetch --prune', { agent: 'codex', repo: 'acme/api' }))).status).toBe('pending');
+  });
+
+  it("a request made with the admin token remembers the admin token's requests only: a submit token claiming the same agent gets nothing", async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('agent-a');
+    const first = await createRequest(t.api, command('npm test'));
+    expect(first.source.integration).toBeNull();
+    expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);
+    const claimed = await agent.api.post('/v1/requests', command('npm test'));
+    expect(claimed.status, claimed.text).toBe(201);
+    expect(claimed.body.status).toBe('pending');
+    const tested = await t.api.post('/v1/rules/test', { format: 'handup', frame: command('npm test'), integration: 'agent-a' });
+    expect(tested.body).toMatchObject({ rule: null, action: 'no_match' });
+    // The admin token's own next request still passes.
+    expect((await createRequest(t.api, command('npm test --watch'))).status).toBe('approved');
   });
 
   it('uses the tool when there is no command, else the exact title', async () => {

@@ -104,7 +104,10 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
         row.created_by,
         row.expires_at,
       ]);
-      return changed === 1;
+      if (changed !== 1) return false;
+      // A new rule counts from zero, even under the id of a config rule since taken out of the file.
+      await sql.run('DELETE FROM rule_hits WHERE rule_id = ?', [row.rule.id]);
+      return true;
     },
 
     async deleteRule(id) {
