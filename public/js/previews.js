@@ -167,6 +167,10 @@ function commandView(p) {
     null,
     h('pre', { class: 'command' }, h('span', { class: 'prompt', 'aria-hidden': 'true' }, '$ '), line),
     c.cwd ? h('p', { class: 'kv' }, h('span', { class: 'k' }, 'in'), h('code', null, c.cwd)) : null,
+    // The agent may run the argv rather than the shell line: when they differ, show both.
+    c.argv?.length && c.shell != null && c.argv.join(' ') !== c.shell.trim()
+      ? h('p', { class: 'kv' }, h('span', { class: 'k' }, 'argv'), h('code', { class: 'argv' }, JSON.stringify(c.argv)))
+      : null,
     c.env_keys?.length
       ? h(
           'p',

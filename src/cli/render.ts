@@ -45,6 +45,9 @@ export function requestDetail(r: HandupRequest): string {
     if (p.type === 'command' && p.command) {
       const cmd = p.command.shell ?? (p.command.argv ?? []).join(' ');
       lines.push('', `command${p.command.cwd ? ` (in ${clean(p.command.cwd)})` : ''}:`, indent(`$ ${clean(cmd, { multiline: true })}`));
+      // The agent may run the argv rather than the shell line: when they differ, show both.
+      const { argv, shell } = p.command;
+      if (argv?.length && shell != null && argv.join(' ') !== shell.trim()) lines.push(indent(`argv: ${clean(JSON.stringify(argv))}`));
     } else {
       const label = [p.type, p.title ?? p.name].filter(Boolean).join(': ');
       lines.push('', `preview ${clean(label)}${p.inline != null ? ':' : p.blob ? ` (${clean(p.blob)})` : ''}`);

@@ -235,6 +235,15 @@ describe('countersign CLI: requests against a real daemon', { timeout: 60_000 },
     expect(show.stdout).toContain(`content_hash ${b.content_hash}`);
   });
 
+  it("show prints a command's argv beside its shell line when the two differ", async () => {
+    const command = (c: Record<string, unknown>) => ({ title: 'Check', kind: 'command', previews: [{ type: 'command', command: c }] });
+    const differs = (await t.api.post('/v1/requests', command({ shell: 'git status', argv: ['git', 'push', '--force'] }))).body;
+    const same = (await t.api.post('/v1/requests', command({ shell: 'git status', argv: ['git', 'status'] }))).body;
+    const shown = await cli(['show', differs.id]);
+    expect(shown.stdout).toContain('  $ git status\n  argv: ["git","push","--force"]\n');
+    expect((await cli(['show', same.id])).stdout).not.toContain('argv');
+  });
+
   it('never prints terminal escape sequences an agent put in a title', async () => {
     const created = await ask('--title', 'safe\u001b[2J\u001b]0;pwned\u0007 title\rfake');
     const shown = await cli(['show', created.id]);

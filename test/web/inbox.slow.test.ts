@@ -115,6 +115,8 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
     await open(COMMAND_REQUEST.title);
     expect(await page.locator('#detail .hash code').textContent()).toBe(created.content_hash);
     expect(await page.locator('#detail pre.command').textContent()).toBe('$ npm run migrate -- --env staging');
+    // An argv that is simply the shell line is not shown twice.
+    expect(await page.locator('#detail code.argv').count()).toBe(0);
     expect(await page.locator('#detail .source').textContent()).toContain('claude-code');
 
     await page.locator('#feedback').fill('Go ahead; keep an eye on the lock time.');
@@ -131,6 +133,15 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
       decided_by: 'admin',
     });
     await page.locator('#pending-summary', { hasText: 'Queue is empty' }).waitFor();
+  });
+
+  it("shows a command's argv beside its shell line when the two differ", async () => {
+    await signIn();
+    const title = 'Check the working tree';
+    await createRequest(t.api, { title, kind: 'command', previews: [{ type: 'command', command: { shell: 'git status', argv: ['git', 'push', '--force'] } }] });
+    await open(title);
+    expect(await page.locator('#detail pre.command').textContent()).toBe('$ git status');
+    expect(await page.locator('#detail code.argv').textContent()).toBe('["git","push","--force"]');
   });
 
   it('answers a two-question request (multi-select and free text)', async () => {
