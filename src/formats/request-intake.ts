@@ -144,20 +144,6 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
     return undefined;
   }
 
-  /**
-   * A new frame that a pending request of its session has superseded upstream
-   * (WireAdapter.supersededBy) asks nothing: 422, nothing stored, nothing superseded. A replay of
-   * a frame already stored passes, to get its record.
-   */
-  async function refuseStale(adapter: WireAdapter, key: string, context: unknown, session: string, principal: Principal): Promise<void> {
-    const stale = (pending: StoredRequest) => pending.nativeKey !== key && adapter.supersededBy!(context, pending.nativeContext);
-    const newer = (await requests.findPendingBySession(adapter.format, principal, session)).find(stale);
-    if (!newer || (await requests.findByNativeKey(adapter.format, principal, key))) return;
-    throw new RequestNotTaken(
-      `pending request ${newer.record.id} (${newer.nativeKey}) of session "${session}" came after this frame upstream, which has superseded it`,
-    );
-  }
-
   const intake = {
     /**
      * The create path every request takes, once its body is a valid handup Request: the
@@ -218,14 +204,19 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
         ...(adapter.replayContext ? { replayContext: adapter.replayContext.bind(adapter) as (c: unknown) => unknown } : {}),
       };
       const newer = normalized.context;
-      const maySupersede = adapter.maySupersede?.(newer) !== false;
-      const session = checked.data.source?.session;
-      if (adapter.supersededBy && maySupersede && session) await refuseStale(adapter, key, newer, session, principal);
       const supersedes = adapter.supersedes?.bind(adapter);
+      const supersededBy = adapter.supersededBy?.bind(adapter);
       const supersede =
-        supersedes && maySupersede
+        (supersedes || supersededBy) && adapter.maySupersede?.(newer) !== false
           ? {
-              matches: (older: StoredRequest) => supersedes(newer, older.nativeContext),
+              matches: (older: StoredRequest) => supersedes?.(newer, older.nativeContext) === true,
+              // A new frame the upstream has already replaced asks nothing: nothing is stored or superseded.
+              refusedBy: (pending: StoredRequest) =>
+                pending.nativeKey !== key && supersededBy?.(newer, pending.nativeContext)
+                  ? new RequestNotTaken(
+                      `pending request ${pending.record.id} (${pending.nativeKey}) of session "${pending.record.source.session}" came after this frame upstream, which has superseded it`,
+                    )
+                  : undefined,
               actor: upstreamActor(principal),
               details: { format: adapter.format, native_key: key },
             }

@@ -43,6 +43,12 @@ export type DecisionCheck = (decided: StoredRequest) => void;
 export interface Supersede {
   /** Whether the new request supersedes this older pending one. */
   matches(older: StoredRequest): boolean;
+  /**
+   * The other direction: the error a pending request of the session that makes the new one
+   * stale refuses it with, else undefined. Asked in the creating transaction, so a newer request
+   * committed a moment earlier counts; a replay of a stored request is answered before it.
+   */
+  refusedBy?(pending: StoredRequest): Error | undefined;
   /** Audit actor of the `superseded` rows (no native reply is sent for them). */
   actor: string;
   /** Audit details; `superseded_by` (the new request's id) is added. */

@@ -208,6 +208,17 @@ export function createRequestService({
           const found = await existing(tx, submitter, format, hash, fields, native);
           if (found) return { stored: found, created: false };
         }
+        const session = fields.source.session;
+        if (supersede?.refusedBy && session !== null) {
+          for (const pending of await tx.requests.findPendingBySession(format, submitter, session)) {
+            const refusal = supersede.refusedBy(pending);
+            if (!refusal) continue;
+            // The key may have been taken since the lookup before this transaction: a replay.
+            const found = checked ? await existing(tx, submitter, format, hash, fields, native) : undefined;
+            if (found) return { stored: found, created: false };
+            throw refusal;
+          }
+        }
         const now = clock.now();
         let record: HandupRequest = {
           id: newId(now),

@@ -540,6 +540,28 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
     expect((await decide(t.api, latest, 'approve')).status).toBe(200);
     expect(await replyOf('ask', latest.id)).toEqual({ id: 1, method: 'plan/approve', params: { sessionId: 's-1' } });
   });
+
+  it('a plan older by seq is refused even when the newer one commits while it is being checked', async () => {
+    t = await startTestServer();
+    const requests = t.server.deps.requests;
+    const create = requests.create.bind(requests);
+    let newer: any;
+    let interleaved = false;
+    // plan_9 commits after plan_5 has been read and checked, just before plan_5's own write
+    // (another connection, or another daemon on the same database).
+    requests.create = async (...args) => {
+      if (!interleaved) {
+        interleaved = true;
+        newer = await post('ask', plan('s-1', 'plan_9', 9, '1. Deploy to production'));
+      }
+      return create(...args);
+    };
+    const late = await t.api.post('/v1/formats/ask/requests', plan('s-1', 'plan_5', 5, '1. Run the tests'));
+    expect(interleaved).toBe(true);
+    expectError(late, 422, 'unsupported_frame', newer.id);
+    expect((await show(t.api, newer.id)).status).toBe('pending');
+    expect(await t.count('requests')).toBe(1);
+  });
 });
 
 describe('Ask: plan.approved and plan.rejected without an id', () => {
