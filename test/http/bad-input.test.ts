@@ -588,6 +588,15 @@ describe('bad input', () => {
     };
   }
 
+  it('a 426 names the protocol to upgrade to', async () => {
+    for (const path of ['/v1/events', '/v1/formats/ask/ws']) {
+      const res = await t.api.get(path);
+      expect(res.status, path).toBe(426);
+      expect(res.headers.get('upgrade'), path).toBe('websocket');
+      expect(res.headers.get('connection'), path).toMatch(/upgrade/i);
+    }
+  });
+
   // A table of cases against one server: a minute, for a loaded machine on PostgreSQL.
   it(`answers ${CASES.length} malformed bodies and parameters with a 4xx, a code and the field, storing nothing`, { timeout: 60_000 }, async () => {
     expect(CASES.length).toBeGreaterThanOrEqual(30);
