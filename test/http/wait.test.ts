@@ -74,6 +74,44 @@ describe('long-poll wait', () => {
     expect((await t.api.get(`/v1/requests/${r.id}`)).body.status).toBe('pending');
   });
 
+  it('stops waiting when the client hung up before the wait began (while the request was being stored)', async () => {
+    t = await startTestServer();
+    const intake = t.server.deps.intake;
+    const submit = intake.submit.bind(intake);
+    let entered!: () => void;
+    const inSubmit = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    intake.submit = async (...args) => {
+      entered();
+      await released;
+      return submit(...args);
+    };
+    const gone = new AbortController();
+    const call = fetch(`${t.url}/v1/formats/claude-code/hook?wait=10m`, {
+      method: 'POST',
+      signal: gone.signal,
+      headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        session_id: 's-1',
+        cwd: '/tmp',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Bash',
+        tool_input: { command: 'npm run deploy' },
+        tool_use_id: 'toolu_early',
+      }),
+    }).catch((err: Error) => err);
+    await inSubmit;
+    gone.abort();
+    expect(await call).toBeInstanceOf(Error);
+    // The server has seen the connection close before the request is stored and the wait begins.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    release();
+    await expect.poll(() => t.count('requests'), { timeout: 5_000 }).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(t.server.deps.waiters.count()).toBe(0);
+  });
+
   it('answers at once for a request that is already decided', async () => {
     t = await startTestServer();
     const r = await createRequest(t.api, { title: 'Deploy' });
