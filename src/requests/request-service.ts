@@ -209,6 +209,9 @@ export function createRequestService({
           if (found) return { stored: found, created: false };
         }
         const session = fields.source.session;
+        // Another daemon creating in this session now would miss this request, and this one
+        // would miss it: both could stay pending. One at a time, each sees the other.
+        if (supersede && session !== null) await tx.requests.lockSession(format, submitter, session);
         if (supersede?.refusedBy && session !== null) {
           for (const pending of await tx.requests.findPendingBySession(format, submitter, session)) {
             const refusal = supersede.refusedBy(pending);

@@ -98,6 +98,12 @@ export interface RequestRecords extends RequestReads {
    */
   releaseNativeKey(format: string, submitter: string, nativeKey: string): Promise<boolean>;
   /**
+   * Holds this submitter's native session until the transaction ends: another daemon's create
+   * in the same session waits, so each sees the other's request when it decides what supersedes
+   * what.
+   */
+  lockSession(format: string, submitter: string, session: string): Promise<void>;
+  /**
    * Pending requests due at `now`, oldest deadline first, held for this transaction: another
    * daemon sweeping at the same moment skips them rather than waiting.
    */

@@ -127,6 +127,10 @@ export function createSqlRequestRecords(sql: SqlRunner, dialect: SqlDialect): Re
       return changed === 1;
     },
 
+    async lockSession(format, submitter, session) {
+      if (dialect.transactionLock) await sql.all(dialect.transactionLock, [JSON.stringify(['session', format, submitter, session])]);
+    },
+
     claimDue: (now, limit) =>
       many(
         `SELECT ${COLS} FROM requests WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?${dialect.skipLocked}`,

@@ -26,6 +26,11 @@ export interface SqlDialect {
   jsonText(column: string, path: readonly string[]): string;
   /** The database server's clock in Unix ms, as an expression; null when it is this host's. */
   readonly clockMs: string | null;
+  /**
+   * A statement taking one text parameter that holds a lock on it until the transaction ends,
+   * for rows that do not exist yet; null where one writer at a time holds the whole database.
+   */
+  readonly transactionLock: string | null;
 }
 
 export const sqliteDialect: SqlDialect = {
@@ -34,6 +39,7 @@ export const sqliteDialect: SqlDialect = {
   forUpdate: '',
   // An embedded database: its clock is this daemon's.
   clockMs: null,
+  transactionLock: null,
   jsonText: (column, path) => `json_extract(${column}, '$.${path.join('.')}')`,
 };
 
@@ -41,6 +47,7 @@ export const postgresDialect: SqlDialect = {
   skipLocked: ' FOR UPDATE SKIP LOCKED',
   forUpdate: ' FOR UPDATE',
   clockMs: '(extract(epoch from clock_timestamp()) * 1000)::bigint',
+  transactionLock: 'SELECT pg_advisory_xact_lock(hashtextextended(?, 0))',
   // jsonb (and json's text extraction) cannot hold U+0000, so its JSON escape is dropped first
   // (only a real one: a backslash written as \\ before "u0000" is text, and stays).
   jsonText: (column, path) => `(regexp_replace(${column}, '(?<![\\\\])((?:[\\\\][\\\\])*)[\\\\]u0000', '\\1', 'g')::json #>> '{${path.join(',')}}')`,
