@@ -33,7 +33,7 @@ export function compileGlob(glob: string): Glob {
   const pieces: Piece[] = [[]];
   for (const seg of splitSegments(glob)) {
     if (seg === '**') pieces.push([]);
-    else pieces[pieces.length - 1]!.push(segmentChunks(seg));
+    else pieces[pieces.length - 1]!.push(...segmentChunks(seg));
   }
   return { test: (value) => matchPieces(pieces, value.split('/')) };
 }
@@ -63,16 +63,23 @@ function splitSegments(glob: string): string[] {
   return segments;
 }
 
-/** The literal chunks of a segment, split at each unescaped `*`. */
-function segmentChunks(seg: string): Segment {
-  const chunks = [''];
+/**
+ * The literal chunks of a segment, split at each unescaped `*`. An escaped `/` still matches
+ * the value's `/`, which separates its segments, so it starts another segment.
+ */
+function segmentChunks(seg: string): Segment[] {
+  const segments = [['']];
+  let chunks = segments[0]!;
   for (let i = 0; i < seg.length; i++) {
     const c = seg[i]!;
-    if (c === '\\') chunks[chunks.length - 1] += seg[++i]!;
+    if (c === '\\' && seg[i + 1] === '/') {
+      i++;
+      segments.push((chunks = ['']));
+    } else if (c === '\\') chunks[chunks.length - 1] += seg[++i]!;
     else if (c === '*') chunks.push('');
     else chunks[chunks.length - 1] += c;
   }
-  return chunks;
+  return segments;
 }
 
 function matchSegment(chunks: Segment, s: string): boolean {

@@ -94,6 +94,14 @@ describe('globs', () => {
     for (const v of no) expect(g.test(v), v).toBe(false);
   });
 
+  it('matches an escaped / as the slash between two segments, as a plain / does', () => {
+    const g = compileGlob('/srv/prod\\/*');
+    expect(g.test('/srv/prod/api')).toBe(true);
+    expect(g.test('/srv/prod/api/v2')).toBe(false);
+    expect(compileGlob('**/\\/a').test('x//a')).toBe(true);
+    expect(compileGlob('**/\\/a').test('a')).toBe(false);
+  });
+
   it('escapes a value into a glob that matches only it', () => {
     expect(compileGlob(escapeGlob('we*ird/na\\me')).test('we*ird/na\\me')).toBe(true);
     expect(compileGlob(escapeGlob('we*ird')).test('weXird')).toBe(false);
