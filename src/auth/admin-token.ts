@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { newSecret } from './secrets.js';
+import { BEARER_SECRET_CHARS, newSecret } from './secrets.js';
 
 /**
  * The admin token: `COUNTERSIGN_ADMIN_TOKEN` (config `admin_token`) when set, else the one in
@@ -12,6 +12,12 @@ export function resolveAdminToken(dataDir: string, configured: string | null): {
   const file = join(dataDir, 'admin-token');
   if (existsSync(file)) {
     const token = readFileSync(file, 'utf8').trim();
+    // As for admin_token: a secret no Authorization header can carry would lock every client out.
+    if (!BEARER_SECRET_CHARS.test(token)) {
+      throw new Error(
+        `the admin token in ${file} must be printable ASCII without spaces (it is sent as Authorization: Bearer <token>): replace it with a long random secret (e.g. openssl rand -base64 32), or delete the file to have one generated`,
+      );
+    }
     if (token.length >= 16) {
       chmodSync(file, 0o600);
       return { token, generated: false, file };

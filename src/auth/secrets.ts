@@ -16,3 +16,6 @@ export function digestsEqual(a: string, b: string): boolean {
 export function newSecret(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
 }
+
+/** What one `Authorization: Bearer <secret>` can carry: printable ASCII without spaces. */
+export const BEARER_SECRET_CHARS = /^[\x21-\x7e]*$/;
