@@ -115,13 +115,18 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
             await store.write(async (tx) => {
               const now = clock.now();
               // The blob's row is claimed by inserting it, not after a look: of two uploads of the
-              // same bytes finishing at once (on two daemons), exactly one keeps its chunks.
-              if (await tx.blobs.insert(digest, size, now)) {
-                await tx.blobs.renameChunks(key, digest);
-              } else {
-                // Stored already: keep the one copy, and count retention from this upload.
-                await tx.blobs.deleteChunks(key);
-                await tx.blobs.touch(digest, now);
+              // same bytes finishing at once (on two daemons), exactly one keeps its chunks. Stored
+              // already: keep the one copy and count retention from this upload, unless a sweep
+              // deleted it meanwhile (the touch then waited for it and found nothing): claim it again.
+              for (;;) {
+                if (await tx.blobs.insert(digest, size, now)) {
+                  await tx.blobs.renameChunks(key, digest);
+                  break;
+                }
+                if (await tx.blobs.touch(digest, now)) {
+                  await tx.blobs.deleteChunks(key);
+                  break;
+                }
               }
               await tx.blobs.addOwner(owner, digest, size);
             });

@@ -22,8 +22,8 @@ export interface BlobRecords extends BlobReads {
   deleteStaged(before: number): Promise<number>;
   /** Creates blob `hash`'s row; false (nothing written) when it is stored already, whoever stored it first. */
   insert(hash: string, size: number, at: number): Promise<boolean>;
-  /** Another upload of the same bytes: retention counts from the latest. */
-  touch(hash: string, at: number): Promise<void>;
+  /** Another upload of the same bytes: retention counts from the latest. False when there is no such blob (swept). */
+  touch(hash: string, at: number): Promise<boolean>;
   addOwner(owner: string, hash: string, size: number): Promise<void>;
   /** Records that a request names these blobs in its previews. */
   addRefs(requestId: string, hashes: readonly string[]): Promise<void>;

@@ -41,7 +41,7 @@ export function createSqlBlobRecords(sql: SqlRunner, dialect: SqlDialect): BlobR
       );
     },
     async touch(hash, at) {
-      await sql.run('UPDATE blobs SET uploaded_at = CASE WHEN uploaded_at > ? THEN uploaded_at ELSE ? END WHERE hash = ?', [at, at, hash]);
+      return (await sql.run('UPDATE blobs SET uploaded_at = CASE WHEN uploaded_at > ? THEN uploaded_at ELSE ? END WHERE hash = ?', [at, at, hash])) === 1;
     },
     async addOwner(owner, hash, size) {
       await sql.run('INSERT INTO blob_owners (owner, hash, size) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [owner, hash, size]);
