@@ -1,4 +1,5 @@
 import type { HandupRequest } from '../requests/request-schema.js';
+import { quoteArgv } from '../lib/shell-quote.js';
 import { clean } from './terminal-text.js';
 
 export { clean };
@@ -43,7 +44,7 @@ export function requestDetail(r: HandupRequest): string {
   if (r.summary) lines.push('', indent(clean(r.summary, { multiline: true })));
   for (const p of r.previews) {
     if (p.type === 'command' && p.command) {
-      const cmd = p.command.shell ?? (p.command.argv ?? []).join(' ');
+      const cmd = p.command.shell ?? quoteArgv(p.command.argv ?? []);
       lines.push('', `command${p.command.cwd ? ` (in ${clean(p.command.cwd)})` : ''}:`, indent(`$ ${clean(cmd, { multiline: true })}`));
       // The agent may run the argv rather than the shell line: when they differ, show both.
       const { argv, shell } = p.command;

