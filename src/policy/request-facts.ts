@@ -37,9 +37,10 @@ export function commandLines(record: Pick<HandupRequest, 'previews'>): string[] 
 /**
  * The command each command preview shows a person: its `shell` string, else its `argv` with each
  * word that is not plain quoted (quoteArgv, as the inbox shows it); trimmed, blank ones left out,
- * without repeats. What a scoped approval remembers: an `argv` beside a `shell` is never shown,
- * so a person never approved it for later; and an argv joined by bare spaces would be a shell
- * line that runs something else (`["echo", "x; curl … | sh"]`).
+ * without repeats. What a scoped approval remembers: the `shell` line a preview leads with, not
+ * an `argv` beside it (shown only as a note when the two differ; a later request must still pass
+ * with both); and an argv joined by bare spaces would be a shell line that runs something else
+ * (`["echo", "x; curl … | sh"]`).
  */
 export function shownCommands(record: Pick<HandupRequest, 'previews'>): string[] {
   const lines: string[] = [];
