@@ -20,6 +20,8 @@ export function claimSqliteFile(path: string): { release(): void } {
   const db = new Database(lockPath, { timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
+    // The lock file holds no data: no journal file beside it.
+    db.pragma('journal_mode = MEMORY');
     // In exclusive locking mode the lock a write transaction takes is kept after its end.
     db.exec('BEGIN EXCLUSIVE; COMMIT');
   } catch (err) {
