@@ -73,7 +73,8 @@ function toAppError(err: FastifyError | AppError, validationCode: ErrorCode, lim
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError(validationCode, `the body is not valid JSON`);
   }
-  if (err instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
+  // Only a client's body is "not valid JSON": a SyntaxError from anywhere else (a damaged stored row) is our 500.
+  if (fe.statusCode === 400 && /JSON/i.test(fe.message)) {
     return new AppError(validationCode, 'the body is not valid JSON');
   }
   const status = fe.statusCode ?? 500;

@@ -1,6 +1,8 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequest } from '../helpers/request-api.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, TEST_STORE, type TestServer } from '../helpers/test-server.js';
 
 /**
  * Bad input (docs/api.md): anything malformed gets a 4xx with a code and a message naming the field, and
@@ -618,5 +620,25 @@ describe('bad input', () => {
       if (c.names) expect.soft(res.body?.error ?? '', `${c.name}: the message names ${c.names}`).toContain(c.names);
       expect.soft(await snapshot(), `${c.name}: nothing stored`).toEqual(before);
     }
+  });
+});
+
+describe('a stored row the daemon cannot read', () => {
+  let t: TestServer | undefined;
+  afterAll(async () => t?.close());
+
+  it('is a 500 internal_error that quotes nothing of the row, never a 400 blaming the client', async () => {
+    t = await startTestServer();
+    const r = await createRequest(t.api, { title: 'Deploy' });
+    const damage = ['UPDATE requests SET record = ? WHERE id = ?', ['{"title": "secret-in-row', r.id]] as const;
+    if (TEST_STORE === 'postgres') await t.sql(`${damage[0]} RETURNING id`, [...damage[1]]);
+    else {
+      const db = new Database(join(t.dataDir, 'countersign.db'));
+      db.prepare(damage[0]).run(...damage[1]);
+      db.close();
+    }
+    const res = await t.api.get(`/v1/requests/${r.id}`);
+    expect(res.status, res.text).toBe(500);
+    expect(res.body).toEqual({ error: 'internal error', code: 'internal_error' });
   });
 });
