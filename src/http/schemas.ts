@@ -50,8 +50,10 @@ export const NoQuery = z.strictObject({});
 export const PathId = z.string().min(1).max(64).refine(noNul, NO_NUL);
 export const IdParams = z.strictObject({ id: PathId });
 
-export const durationParam = z.string().refine((s) => parseDuration(s).ok, {
-  message: 'must be a duration with a unit, e.g. 25s',
+/** A duration in a query (`25s`, `10m`); the message says what is wrong with it (no unit, not positive). */
+export const durationParam = z.string().superRefine((s, ctx) => {
+  const parsed = parseDuration(s);
+  if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
 });
 
 /** The longest a long-poll holds (`/wait?timeout=`, the native formats' `?wait=`); longer asks are capped. */

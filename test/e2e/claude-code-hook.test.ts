@@ -291,6 +291,9 @@ describe('POST /v1/formats/claude-code/hook', () => {
     }
     expectError(await t.api.post(`${HOOK}?on_wait=allow`, bashFrame('toolu_1')), 400, 'invalid_query', 'on_wait');
     expectError(await t.api.post(`${HOOK}?wait=soon`, bashFrame('toolu_1')), 400, 'invalid_query', 'wait');
+    // The message says what is wrong: no unit, or not positive.
+    expectError(await t.api.post(`${HOOK}?wait=soon`, bashFrame('toolu_1')), 400, 'invalid_query', 'use a number with a unit');
+    expectError(await t.api.post(`${HOOK}?wait=0s`, bashFrame('toolu_1')), 400, 'invalid_query', 'query.wait: duration "0s" must be positive');
     expectError(await t.api.post(`${HOOK}?colour=red`, bashFrame('toolu_1')), 400, 'invalid_query', 'colour');
     expectError(await t.api.post(`${HOOK}?callback_url=${encodeURIComponent('https://evil.example/x')}`, bashFrame('toolu_1')), 400, 'callback_not_allowed');
     const raw: ApiResponse = await t.api.request('POST', HOOK, undefined, { raw: '{"session_id":', headers: { 'content-type': 'application/json' } });

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { ClaudeCodeHookSchema, FORMAT, hookOutput, isAskingEvent } from '../../adapters/claude-code.js';
 import { admitter } from '../../auth/rate-limit.js';
 import type { Deps } from '../../deps.js';
-import { durationMs, parseDuration } from '../../lib/durations.js';
+import { durationMs } from '../../lib/durations.js';
+import { durationParam } from '../schemas.js';
 import { AppError, validationError } from '../../lib/errors.js';
 import { OnTimeoutSchema, TimeoutTextSchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
@@ -16,10 +17,7 @@ export const HOOK_WAIT_DEFAULT_MS = 55_000;
 export const HOOK_WAIT_MAX_MS = 10 * 60_000;
 
 const HookQuery = z.strictObject({
-  wait: z
-    .string()
-    .refine((s) => parseDuration(s).ok, { message: 'must be a duration with a unit, e.g. 55s' })
-    .optional(),
+  wait: durationParam.optional(),
   on_wait: z.enum(['ask', 'deny']).optional(),
   timeout: TimeoutTextSchema.optional(),
   on_timeout: OnTimeoutSchema.optional(),
