@@ -4,8 +4,8 @@ import { BEARER_SECRET_CHARS, newSecret } from './secrets.js';
 
 /**
  * The admin token: `COUNTERSIGN_ADMIN_TOKEN` (config `admin_token`) when set, else the one in
- * `<data dir>/admin-token`, generated with mode 0600 on first start. `generated` tells the
- * caller to print it once.
+ * `<data dir>/admin-token`, generated with mode 0600 on first start (or when the file is empty).
+ * `generated` tells the caller to print it once.
  */
 export function resolveAdminToken(dataDir: string, configured: string | null): { token: string; generated: boolean; file: string | null } {
   if (configured) return { token: configured, generated: false, file: null };
@@ -18,11 +18,18 @@ export function resolveAdminToken(dataDir: string, configured: string | null): {
         `the admin token in ${file} must be printable ASCII without spaces (it is sent as Authorization: Bearer <token>): replace it with a long random secret (e.g. openssl rand -base64 32), or delete the file to have one generated`,
       );
     }
-    if (token.length >= 16) {
+    // As for admin_token too: a short one is refused, never replaced behind the writer's back.
+    if (token.length > 0 && token.length < 16) {
+      throw new Error(
+        `the admin token in ${file} is shorter than 16 characters: replace it with a long random secret, or delete the file to have one generated`,
+      );
+    }
+    if (token.length > 0) {
       chmodSync(file, 0o600);
       return { token, generated: false, file };
     }
   }
+  // No file, or an empty one: a new token.
   const token = newSecret('csa_');
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);

@@ -38,6 +38,21 @@ describe('the admin-token file', () => {
     },
   );
 
+  it('stops the start when it is shorter than 16 characters, keeping the file and never showing it', () => {
+    const dir = dirWith('hunter2\n');
+    expect(() => resolveAdminToken(dir, null)).toThrow(/shorter than 16 characters/);
+    expect(() => resolveAdminToken(dir, null)).not.toThrow(/hunter2/);
+    expect(readFileSync(join(dir, 'admin-token'), 'utf8')).toBe('hunter2\n');
+  });
+
+  it('is generated when the file is empty', () => {
+    const dir = dirWith('\n');
+    const resolved = resolveAdminToken(dir, null);
+    expect(resolved).toMatchObject({ generated: true });
+    expect(resolved.token).toMatch(/^csa_/);
+    expect(readFileSync(join(dir, 'admin-token'), 'utf8')).toBe(`${resolved.token}\n`);
+  });
+
   it('is not read when admin_token is set', () => {
     const dir = dirWith('correct horse battery staple\n');
     expect(resolveAdminToken(dir, 'configured-admin-token-0123456789').token).toBe('configured-admin-token-0123456789');
