@@ -226,6 +226,42 @@ describe('PaperClip: approvals nobody chose by hand allow once', () => {
   });
 });
 
+describe('PaperClip: denials nobody chose by hand refuse the call, not the turn', () => {
+  it('a deny rule answers decline even when the runner lists cancel first; a reviewer may still pick cancel', async () => {
+    t = await startTestServer();
+    const cancelFirst = (requestId: string) =>
+      prpEvent({
+        schema: 'paperclip.runtime_request.v2',
+        requestKind: 'permission_approval',
+        requestId,
+        type: 'permission',
+        status: 'pending',
+        prompt: 'Run git push --force?',
+        choices: [
+          { key: 'accept', label: 'Allow once' },
+          { key: 'cancel', label: 'Deny and stop' },
+          { key: 'decline', label: 'Deny' },
+        ],
+        details: { command: 'git push --force' },
+        origin: { adapter: 'acpx-runtime-sidecar', provider: 'acpx', method: 'session/request_permission' },
+        turnId: 'turn-1',
+      });
+    const rule = await t.api.post('/v1/rules', { id: 'no-force', match: { format: 'paperclip', command: '--force' }, action: 'deny' });
+    expect(rule.status, rule.text).toBe(201);
+    const ruled = await t.api.post('/v1/formats/paperclip/requests', cancelFirst('permission-deny-rule'));
+    expect(ruled.status, ruled.text).toBe(201);
+    expect(ruled.body.request.status).toBe('denied');
+    expect(ruled.body.request.decision.option).toBe('decline');
+    expect(ruled.body.reply.payload.resolution).toEqual({ action: 'decline' });
+    expect(ruled.body.request.options.map((o: { id: string }) => o.id)).toEqual(['accept', 'decline', 'cancel']);
+    expect((await t.api.delete('/v1/rules/no-force')).status).toBe(200);
+
+    const chosen = await post('paperclip', cancelFirst('permission-deny-reviewer'));
+    expect((await decide(t.api, chosen, 'cancel')).status).toBe(200);
+    expect((await replyOf('paperclip', chosen.id)).payload.resolution).toEqual({ action: 'cancel' });
+  });
+});
+
 describe('PaperClip v1: approvals nobody chose by hand allow once', () => {
   it('a rule answers the key that allows once even when the runner lists "always" first', async () => {
     t = await startTestServer();

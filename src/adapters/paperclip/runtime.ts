@@ -111,18 +111,21 @@ const STYLES: Record<Action, string | null> = { accept: 'primary', accept_for_se
 const OUTCOMES: Record<Action, Option['outcome']> = { accept: 'approve', accept_for_session: 'approve', decline: 'deny', cancel: 'deny' };
 
 /**
- * The choices with `accept_for_session` right after `accept` when the runner listed it first.
- * Whatever approves without a person choosing (a rule, auto mode, `on_timeout: approve`) takes
- * the first option that approves, and must allow this call once, not every call of the session.
+ * The choices with `wider` right after `narrow` when the runner listed it first. Whatever
+ * decides without a person choosing (a rule, auto mode, `on_timeout`) takes the first option of
+ * its outcome: an approval must allow this call once, not every call of the session, and a
+ * denial refuse this call, not stop the whole turn.
  */
-function narrowestFirst<C extends { key: Action }>(choices: C[]): C[] {
-  const once = choices.findIndex((c) => c.key === 'accept');
-  const session = choices.findIndex((c) => c.key === 'accept_for_session');
-  if (once < 0 || session < 0 || session > once) return choices;
-  const rest = choices.filter((_, i) => i !== session);
-  const at = rest.findIndex((c) => c.key === 'accept');
-  return [...rest.slice(0, at + 1), choices[session]!, ...rest.slice(at + 1)];
+function narrowFirst<C extends { key: Action }>(choices: C[], narrow: Action, wider: Action): C[] {
+  const at = choices.findIndex((c) => c.key === narrow);
+  const wide = choices.findIndex((c) => c.key === wider);
+  if (at < 0 || wide < 0 || wide > at) return choices;
+  const rest = choices.filter((_, i) => i !== wide);
+  const after = rest.findIndex((c) => c.key === narrow);
+  return [...rest.slice(0, after + 1), choices[wide]!, ...rest.slice(after + 1)];
 }
+
+const narrowestFirst = <C extends { key: Action }>(choices: C[]) => narrowFirst(narrowFirst(choices, 'accept', 'accept_for_session'), 'decline', 'cancel');
 
 /** v2 permission approvals and driver approvals: one option per PRP choice, keyed by action. */
 export function approval(
