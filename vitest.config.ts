@@ -4,13 +4,13 @@ import { defineConfig } from 'vitest/config';
  * Three suites. `fast` is `npm test`: everything in-process or with a few child processes, run
  * on every change. `npm run test:all` (and CI) adds `slow` (the Dockerfile's steps in
  * test/deploy/, real browsers, several daemons: files named `*.slow.test.ts`) and, when a
- * PostgreSQL server is at hand (COUNTERSIGN_TEST_POSTGRES_URL, which scripts/test-all.mjs sets),
+ * PostgreSQL server is at hand (CS_TEST_POSTGRES_URL, which scripts/test-all.mjs sets),
  * `postgres`: the integration tests again, every test daemon on PostgreSQL instead of SQLite.
  */
 const SLOW = ['test/deploy/**/*.test.ts', 'test/**/*.slow.test.ts'];
 // Pure code (adapters, units) behaves the same whatever the store: no second run.
 const STORE_FREE = ['test/adapters/**', 'test/unit/**', 'test/formats/**'];
-const postgres = process.env.COUNTERSIGN_TEST_POSTGRES_URL?.trim();
+const postgres = process.env.CS_TEST_POSTGRES_URL?.trim();
 
 export default defineConfig({
   test: {
@@ -30,7 +30,7 @@ export default defineConfig({
                 include: ['test/**/*.test.ts'],
                 exclude: [...SLOW, ...STORE_FREE],
                 isolate: false,
-                env: { COUNTERSIGN_TEST_STORE: 'postgres' },
+                env: { CS_TEST_STORE: 'postgres' },
               },
             },
           ]

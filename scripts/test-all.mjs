@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run test:all`: every suite. The fast and slow suites, plus the integration suite again on
-// PostgreSQL: on the server COUNTERSIGN_TEST_POSTGRES_URL names, else on a throwaway server
+// PostgreSQL: on the server CS_TEST_POSTGRES_URL names, else on a throwaway server
 // started here when PostgreSQL is installed (stopped and deleted at the end). Without either,
 // the PostgreSQL runs are skipped, and this says so.
 import { spawnSync } from 'node:child_process';
@@ -12,10 +12,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const env = { ...process.env };
 let server = null;
 
-if (!env.COUNTERSIGN_TEST_POSTGRES_URL) {
+if (!env.CS_TEST_POSTGRES_URL) {
   if (findPostgresBin()) {
     server = await startPostgresServer({ durable: false, log: (line) => console.log(`test:all: ${line}`) });
-    env.COUNTERSIGN_TEST_POSTGRES_URL = server.url;
+    env.CS_TEST_POSTGRES_URL = server.url;
   } else {
     console.log('test:all: PostgreSQL is not installed: the PostgreSQL and multi-node suites are skipped (apt-get install postgresql)');
   }

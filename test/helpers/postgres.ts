@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 /**
- * The PostgreSQL server tests may use: `COUNTERSIGN_TEST_POSTGRES_URL`, a superuser URL to its
+ * The PostgreSQL server tests may use: `CS_TEST_POSTGRES_URL`, a superuser URL to its
  * maintenance database (e.g. postgres://postgres@127.0.0.1:5432/postgres). Unset: tests that
  * need PostgreSQL are skipped; `npm run test:all` (CI) starts a throwaway server and sets it.
  */
-export const TEST_POSTGRES_URL = process.env.COUNTERSIGN_TEST_POSTGRES_URL?.trim() || undefined;
+export const TEST_POSTGRES_URL = process.env.CS_TEST_POSTGRES_URL?.trim() || undefined;
 
 const TEST_DATABASE = 'countersign_test';
 
@@ -17,7 +17,7 @@ export interface FreshPostgres {
 }
 
 async function withAdmin<T>(database: string | null, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  if (!TEST_POSTGRES_URL) throw new Error('COUNTERSIGN_TEST_POSTGRES_URL is not set');
+  if (!TEST_POSTGRES_URL) throw new Error('CS_TEST_POSTGRES_URL is not set');
   const url = new URL(TEST_POSTGRES_URL);
   if (database) url.pathname = `/${database}`;
   const c = new pg.Client({ connectionString: url.toString() });

@@ -10,11 +10,11 @@ import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from './po
 
 /**
  * Which store test daemons use: SQLite (the default), or PostgreSQL when
- * `COUNTERSIGN_TEST_STORE=postgres` (with `COUNTERSIGN_TEST_POSTGRES_URL`; `npm run test:all`
+ * `CS_TEST_STORE=postgres` (with `CS_TEST_POSTGRES_URL`; `npm run test:all`
  * runs the integration suite both ways).
  */
-export const TEST_STORE: 'sqlite' | 'postgres' = process.env.COUNTERSIGN_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
-if (TEST_STORE === 'postgres' && !TEST_POSTGRES_URL) throw new Error('COUNTERSIGN_TEST_STORE=postgres needs COUNTERSIGN_TEST_POSTGRES_URL');
+export const TEST_STORE: 'sqlite' | 'postgres' = process.env.CS_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+if (TEST_STORE === 'postgres' && !TEST_POSTGRES_URL) throw new Error('CS_TEST_STORE=postgres needs CS_TEST_POSTGRES_URL');
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
