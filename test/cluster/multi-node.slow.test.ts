@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findPostgresBin, startPostgresServer } from '../../scripts/postgres-server.mjs';
 import { startReceiver, type Receiver } from '../callbacks/callback-kit.js';
 import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
@@ -71,6 +71,16 @@ describe.skipIf(!PG_BIN)('three daemons on one PostgreSQL', () => {
     // Started together: one migrates under the advisory lock, the others wait and find it done.
     await Promise.all([0, 1, 2].map(startNode));
   }, 120_000);
+
+  // A failure seen only under load: what every daemon printed (its warnings and errors, a fatal
+  // one included) goes with it.
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => {
+      for (const [i, n] of nodes.entries()) {
+        console.error(`node ${i}: ${n ? `pid ${n.child.pid}, exit code ${n.child.exitCode ?? 'none yet'}` : 'stopped'}\n${n?.output().slice(-4000) ?? ''}`);
+      }
+    });
+  });
 
   afterAll(async () => {
     await Promise.all(nodes.map((n) => n?.stop().catch(() => undefined)));
