@@ -65,3 +65,61 @@ describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that takes no writes', 
     await expect.poll(write).toBe('ok');
   });
 });
+
+describe.skipIf(!TEST_POSTGRES_URL)('a connection lost in the middle of a write transaction', () => {
+  let db: FreshPostgres;
+  let store: Store;
+  const log = pino({ level: 'silent' });
+
+  beforeAll(async () => {
+    db = await freshPostgresDatabase();
+    store = await openPostgresStore({ url: db.url, poolSize: 2, node: 'n', log });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('fails that write with storage_unavailable, never an unhandled error event that ends the daemon', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      let paused!: () => void;
+      const inside = new Promise<void>((resolve) => (paused = resolve));
+      let resume!: () => void;
+      const gate = new Promise<void>((resolve) => (resume = resolve));
+      const write = store
+        .write(async (tx) => {
+          await tx.keys.ensure('k', 'v', 0);
+          paused();
+          // Between two statements: the connection is checked out and idle in its transaction.
+          await gate;
+          await tx.keys.ensure('k2', 'v', 0);
+        })
+        .then(
+          () => 'ok',
+          (err: { code?: string }) => err.code,
+        );
+      await inside;
+      // A fast shutdown or a failover ends the backend: the server says so on the idle connection.
+      const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      await admin.connect();
+      try {
+        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND state = 'idle in transaction'", [
+          new URL(db.url).pathname.slice(1),
+        ]);
+      } finally {
+        await admin.end();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      resume();
+      expect(await write).toBe('storage_unavailable');
+      expect(uncaught).toEqual([]);
+      // The store goes on with a new connection.
+      await store.write((tx) => tx.keys.ensure('k3', 'v', 0));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+});

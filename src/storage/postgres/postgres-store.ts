@@ -149,6 +149,10 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     }
     let bound = byClient.get(client);
     if (!bound) {
+      // The pool listens for errors only on idle connections. One that dies while checked out,
+      // between two statements (a fast shutdown, a failover), emits 'error' with no query to take
+      // it: unheard, that ends the process. Heard, the next statement fails and the write is 503.
+      client.on('error', (err) => log.warn({ err: err.message }, 'a database connection in use failed'));
       const runner = createTransactionRunner(client);
       byClient.set(client, (bound = { runner, records: createSqlRecords(runner, postgresDialect) }));
     }
