@@ -7,7 +7,7 @@ import { parse as parseConnectionString } from 'pg-connection-string';
 import { z } from 'zod';
 import type { WireAdapter } from './adapters/adapter.js';
 import { adapters as registeredAdapters } from './adapters/registry.js';
-import { BEARER_SECRET_CHARS } from './auth/secrets.js';
+import { BEARER_SECRET_CHARS, MIN_BEARER_SECRET_LENGTH } from './auth/secrets.js';
 import { signingSecretProblem } from './callbacks/webhook-signature.js';
 import { CLIENT_ENV_KEYS, clientEnv } from './client-env.js';
 import { decideHookSchemas } from './decide-hooks/decide-hook-schema.js';
@@ -45,7 +45,7 @@ const nonNegativeInt = numeric(z.number().int().min(0));
  */
 const bearerSecret = z
   .string()
-  .min(16, 'must be at least 16 characters: use a long random secret, e.g. openssl rand -base64 32')
+  .min(MIN_BEARER_SECRET_LENGTH, `must be at least ${MIN_BEARER_SECRET_LENGTH} characters: use a long random secret, e.g. openssl rand -base64 32`)
   .regex(
     BEARER_SECRET_CHARS,
     'must be printable ASCII without spaces (it is sent as Authorization: Bearer <token>): use a long random secret, e.g. openssl rand -base64 32',

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BEARER_SECRET_CHARS, newSecret } from './secrets.js';
+import { BEARER_SECRET_CHARS, MIN_BEARER_SECRET_LENGTH, newSecret } from './secrets.js';
 
 /**
  * The admin token: `COUNTERSIGN_ADMIN_TOKEN` (config `admin_token`) when set, else the one in
@@ -18,13 +18,13 @@ export function resolveAdminToken(dataDir: string, configured: string | null): {
         `the admin token in ${file} must be printable ASCII without spaces (it is sent as Authorization: Bearer <token>): replace it with a long random secret (e.g. openssl rand -base64 32), or delete the file to have one generated`,
       );
     }
-    // As for admin_token too: a short one is refused, never replaced behind the writer's back.
-    if (token.length > 0 && token.length < 16) {
-      throw new Error(
-        `the admin token in ${file} is shorter than 16 characters: replace it with a long random secret, or delete the file to have one generated`,
-      );
-    }
     if (token.length > 0) {
+      // As for admin_token too: a short one is refused, never replaced behind the writer's back.
+      if (token.length < MIN_BEARER_SECRET_LENGTH) {
+        throw new Error(
+          `the admin token in ${file} is shorter than ${MIN_BEARER_SECRET_LENGTH} characters: replace it with a long random secret, or delete the file to have one generated`,
+        );
+      }
       chmodSync(file, 0o600);
       return { token, generated: false, file };
     }

@@ -17,5 +17,8 @@ export function newSecret(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
 }
 
+/** The shortest admin or metrics secret taken: anything shorter is guessable. */
+export const MIN_BEARER_SECRET_LENGTH = 16;
+
 /** What one `Authorization: Bearer <secret>` can carry: printable ASCII without spaces. */
 export const BEARER_SECRET_CHARS = /^[\x21-\x7e]*$/;

@@ -181,24 +181,28 @@ describe('ALP: answers given in ALP itself, read as ALP reads them', () => {
   });
 });
 
+/** A v2 permission for `command` whose choices come in the runner's order, as given. */
+const permissionInOrder = (requestId: string, command: string, choices: Array<{ key: string; label: string }>) =>
+  prpEvent({
+    schema: 'paperclip.runtime_request.v2',
+    requestKind: 'permission_approval',
+    requestId,
+    type: 'permission',
+    status: 'pending',
+    prompt: `Run ${command}?`,
+    choices,
+    details: { command },
+    origin: { adapter: 'acpx-runtime-sidecar', provider: 'acpx', method: 'session/request_permission' },
+    turnId: 'turn-1',
+  });
+
 describe('PaperClip: approvals nobody chose by hand allow once', () => {
   const sessionFirst = (requestId: string) =>
-    prpEvent({
-      schema: 'paperclip.runtime_request.v2',
-      requestKind: 'permission_approval',
-      requestId,
-      type: 'permission',
-      status: 'pending',
-      prompt: 'Run git status?',
-      choices: [
-        { key: 'accept_for_session', label: 'Allow for this session' },
-        { key: 'accept', label: 'Allow once' },
-        { key: 'decline', label: 'Deny' },
-      ],
-      details: { command: 'git status' },
-      origin: { adapter: 'acpx-runtime-sidecar', provider: 'acpx', method: 'session/request_permission' },
-      turnId: 'turn-1',
-    });
+    permissionInOrder(requestId, 'git status', [
+      { key: 'accept_for_session', label: 'Allow for this session' },
+      { key: 'accept', label: 'Allow once' },
+      { key: 'decline', label: 'Deny' },
+    ]);
 
   it('a rule or an on_timeout approve answers accept even when the runner lists accept_for_session first; a reviewer may still pick it', async () => {
     const clock = createFakeClock();
@@ -230,22 +234,11 @@ describe('PaperClip: denials nobody chose by hand refuse the call, not the turn'
   it('a deny rule answers decline even when the runner lists cancel first; a reviewer may still pick cancel', async () => {
     t = await startTestServer();
     const cancelFirst = (requestId: string) =>
-      prpEvent({
-        schema: 'paperclip.runtime_request.v2',
-        requestKind: 'permission_approval',
-        requestId,
-        type: 'permission',
-        status: 'pending',
-        prompt: 'Run git push --force?',
-        choices: [
-          { key: 'accept', label: 'Allow once' },
-          { key: 'cancel', label: 'Deny and stop' },
-          { key: 'decline', label: 'Deny' },
-        ],
-        details: { command: 'git push --force' },
-        origin: { adapter: 'acpx-runtime-sidecar', provider: 'acpx', method: 'session/request_permission' },
-        turnId: 'turn-1',
-      });
+      permissionInOrder(requestId, 'git push --force', [
+        { key: 'accept', label: 'Allow once' },
+        { key: 'cancel', label: 'Deny and stop' },
+        { key: 'decline', label: 'Deny' },
+      ]);
     const rule = await t.api.post('/v1/rules', { id: 'no-force', match: { format: 'paperclip', command: '--force' }, action: 'deny' });
     expect(rule.status, rule.text).toBe(201);
     const ruled = await t.api.post('/v1/formats/paperclip/requests', cancelFirst('permission-deny-rule'));

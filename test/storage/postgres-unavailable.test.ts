@@ -19,11 +19,29 @@ describe('PostgreSQL errors that mean the database is unavailable', () => {
   });
 });
 
+/** A store on a database of its own for the describe block that calls this (opened before it, closed after). */
+function freshStoreForEach() {
+  let db: FreshPostgres | undefined;
+  let store: Store | undefined;
+  beforeAll(async () => {
+    db = await freshPostgresDatabase();
+    store = await openPostgresStore({ url: db.url, poolSize: 2, node: 'n', log: pino({ level: 'silent' }) });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+  return {
+    get store(): Store {
+      return store!;
+    },
+    dbName: () => new URL(db!.url).pathname.slice(1),
+  };
+}
+
 describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that takes no writes', () => {
-  let db: FreshPostgres;
-  let store: Store;
-  const log = pino({ level: 'silent' });
-  const name = () => new URL(db.url).pathname.slice(1);
+  const fresh = freshStoreForEach();
+  const name = () => fresh.dbName();
 
   /** Makes the database take writes or not, as a standby does, and ends its connections so the store opens new ones. */
   async function readOnly(on: boolean) {
@@ -37,29 +55,20 @@ describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that takes no writes', 
     }
   }
 
-  beforeAll(async () => {
-    db = await freshPostgresDatabase();
-    store = await openPostgresStore({ url: db.url, poolSize: 2, node: 'n', log });
-  });
-  afterAll(async () => {
-    await store?.close();
-    await db?.drop();
-  });
-
   /** 'ok', or the error code a call failed with. */
   const outcome = (call: Promise<unknown>) =>
     call.then(
       () => 'ok',
       (err: { code?: string }) => err.code,
     );
-  const ping = () => outcome(store.ping());
-  const write = () => outcome(store.write((tx) => tx.keys.ensure('k', 'v', 0)));
+  const ping = () => outcome(fresh.store.ping());
+  const write = () => outcome(fresh.store.write((tx) => tx.keys.ensure('k', 'v', 0)));
 
   it('is unhealthy while it takes no writes, and a write is 503 storage_unavailable; then both recover', async () => {
     expect(await ping()).toBe('ok');
     await readOnly(true);
     await expect.poll(ping).toBe('storage_unavailable');
-    await expect(store.write((tx) => tx.keys.ensure('k', 'v', 0))).rejects.toMatchObject({ code: 'storage_unavailable', status: 503 });
+    await expect(fresh.store.write((tx) => tx.keys.ensure('k', 'v', 0))).rejects.toMatchObject({ code: 'storage_unavailable', status: 503 });
     await readOnly(false);
     await expect.poll(ping).toBe('ok');
     await expect.poll(write).toBe('ok');
@@ -67,18 +76,7 @@ describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that takes no writes', 
 });
 
 describe.skipIf(!TEST_POSTGRES_URL)('a connection lost in the middle of a write transaction', () => {
-  let db: FreshPostgres;
-  let store: Store;
-  const log = pino({ level: 'silent' });
-
-  beforeAll(async () => {
-    db = await freshPostgresDatabase();
-    store = await openPostgresStore({ url: db.url, poolSize: 2, node: 'n', log });
-  });
-  afterAll(async () => {
-    await store?.close();
-    await db?.drop();
-  });
+  const fresh = freshStoreForEach();
 
   it('fails that write with storage_unavailable, never an unhandled error event that ends the daemon', async () => {
     const uncaught: unknown[] = [];
@@ -89,7 +87,7 @@ describe.skipIf(!TEST_POSTGRES_URL)('a connection lost in the middle of a write 
       const inside = new Promise<void>((resolve) => (paused = resolve));
       let resume!: () => void;
       const gate = new Promise<void>((resolve) => (resume = resolve));
-      const write = store
+      const write = fresh.store
         .write(async (tx) => {
           await tx.keys.ensure('k', 'v', 0);
           paused();
@@ -106,9 +104,7 @@ describe.skipIf(!TEST_POSTGRES_URL)('a connection lost in the middle of a write 
       const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
       await admin.connect();
       try {
-        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND state = 'idle in transaction'", [
-          new URL(db.url).pathname.slice(1),
-        ]);
+        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND state = 'idle in transaction'", [fresh.dbName()]);
       } finally {
         await admin.end();
       }
@@ -117,7 +113,7 @@ describe.skipIf(!TEST_POSTGRES_URL)('a connection lost in the middle of a write 
       expect(await write).toBe('storage_unavailable');
       expect(uncaught).toEqual([]);
       // The store goes on with a new connection.
-      await store.write((tx) => tx.keys.ensure('k3', 'v', 0));
+      await fresh.store.write((tx) => tx.keys.ensure('k3', 'v', 0));
     } finally {
       process.off('uncaughtException', onUncaught);
     }
