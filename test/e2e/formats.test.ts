@@ -651,9 +651,21 @@ describe('follow-ups that need more than one native key', () => {
     expect(created.status, created.text).toBe(201);
     expect(created.body.request.dedupe_key).toBe(`paperclip:-:${bare.requestId}`);
 
+    // A reason that is not text is refused before anything changes.
+    expectError(
+      await t.api.post('/v1/formats/paperclip/events', { ...cancel, payload: { ...cancel.payload, reason: 42 } }),
+      400,
+      'invalid_frame',
+      'payload.reason',
+    );
+    expect((await show(t.api, created.body.request.id)).status).toBe('pending');
+
     const res = await t.api.post('/v1/formats/paperclip/events', cancel);
     expect(res.status, res.text).toBe(200);
     expect(res.body.request).toMatchObject({ id: created.body.request.id, status: 'cancelled', decision: null });
+    // The runner's reason has no field in the record: the audit row keeps it.
+    const cancelledAudit = (await t.api.get(`/v1/requests/${created.body.request.id}/audit`)).body;
+    expect(cancelledAudit.at(-1)).toMatchObject({ event: 'cancelled', details: { format: 'paperclip', feedback: 'browser_reconnect' } });
 
     // The request the event's own run names comes first; the bare one is only the fallback.
     const other = { ...bare, requestId: 'permission-9' };
@@ -663,7 +675,9 @@ describe('follow-ups that need more than one native key', () => {
     const resolved = { ...cancel, eventType: 'runtime_request.resolved', payload: { ...cancel.payload, requestId: 'permission-9', action: 'decline' } };
     const res2 = await t.api.post('/v1/formats/paperclip/events', resolved);
     expect(res2.status, res2.text).toBe(200);
-    expect(res2.body.request).toMatchObject({ id: inRun.body.request.id, status: 'denied' });
+    expect(res2.body.request).toMatchObject({ id: inRun.body.request.id, status: 'denied', decision: { option: 'decline', feedback: 'browser_reconnect' } });
+    const resolvedAudit = (await t.api.get(`/v1/requests/${inRun.body.request.id}/audit`)).body;
+    expect(resolvedAudit.at(-1)).toMatchObject({ event: 'decided', details: { option: 'decline', feedback: 'browser_reconnect' } });
     expect((await show(t.api, bareOther.body.request.id)).status).toBe('pending');
 
     // No request of either key: still 404.

@@ -14,7 +14,7 @@ export const FollowUpSchema = z
     schema: z.literal(EVENT),
     eventType: z.string().min(1),
     runId: z.string().min(1).max(160),
-    payload: z.looseObject({ requestId: requestId.optional(), action: z.string().min(1).optional() }),
+    payload: z.looseObject({ requestId: requestId.optional(), action: z.string().min(1).optional(), reason: z.string().max(65_536).optional() }),
   })
   .superRefine((e, ctx) => {
     if (TERMINAL_EVENTS.includes(e.eventType) && !e.payload.requestId) {
@@ -33,7 +33,9 @@ export function followUp(frame: PaperclipFollowUp, _ctx?: FrameContext, stored?:
   }
   const requestId = frame.payload.requestId!;
   // Events always name the run; the request may have come bare, without it (key `paperclip:-:…`).
-  const key = { nativeKey: keyOf(frame.runId, requestId), fallbackKeys: [keyOf(null, requestId)] };
+  // The runner's reason (`browser_reconnect`, `provider_exit`, …) has no field in the record; it reaches the audit row.
+  const reason = frame.payload.reason?.trim() ? { feedback: frame.payload.reason } : {};
+  const key = { nativeKey: keyOf(frame.runId, requestId), fallbackKeys: [keyOf(null, requestId)], ...reason };
   if (frame.eventType === 'runtime_request.cancelled') return { kind: 'resolve', ...key, status: 'cancelled' };
   if (frame.eventType === 'runtime_request.expired') return { kind: 'resolve', ...key, status: 'expired' };
   const action = frame.payload.action;
