@@ -398,8 +398,10 @@ function followUp(frame: AskFollowUp, ctx: FrameContext, stored?: FollowUpTarget
       const named = params?.interactionId ?? (ctx.query.interaction || undefined);
       const ended = session(event.type === 'session.ended' ? event.payload.sessionId : undefined);
       // Pending when the turn aborts or the session ends → cancelled (docs/formats/ask.md): naming none, every one of the session.
-      if (named === undefined) return { kind: 'resolve-session', session: ended, status: 'cancelled' };
-      return { kind: 'resolve', nativeKey: nativeKey(ended, named), status: 'cancelled' };
+      // A session's end may say why; the record has no field for it, the audit row keeps it.
+      const reason = event.type === 'session.ended' && event.payload.reason?.trim() ? { feedback: event.payload.reason } : {};
+      if (named === undefined) return { kind: 'resolve-session', session: ended, status: 'cancelled', ...reason };
+      return { kind: 'resolve', nativeKey: nativeKey(ended, named), status: 'cancelled', ...reason };
     }
     default:
       return { kind: 'ignored', reason: `"${event.type}" events change no request` };

@@ -615,7 +615,7 @@ describe('follow-ups that need more than one native key', () => {
         ['created', 'token:bridge-a'],
         ['cancelled', 'upstream:bridge-a'],
       ]);
-      expect(audit[1].details).toEqual({ format: 'ask', session: 's-1' });
+      expect(audit[1].details).toEqual({ format: 'ask', session: 's-1', feedback: 'closed' });
       // Resolved upstream: no reply to send back.
       expect((await a.api.get(`/v1/formats/ask/requests/${r.id}/reply`)).body.reply).toBeNull();
     }
