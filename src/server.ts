@@ -47,6 +47,7 @@ import { createAutoModeService } from './rules/auto-mode-service.js';
 import { createCreationPolicy } from './rules/creation-policy.js';
 import { createHistoryFactsHook } from './rules/history-facts-hook.js';
 import { PolicyEvents } from './rules/policy-events.js';
+import { createRuleExpiry } from './rules/rule-expiry.js';
 import { createRuleService } from './rules/rule-service.js';
 import { openStore } from './storage/open-store.js';
 import type { Store } from './storage/store.js';
@@ -60,7 +61,7 @@ export interface RunningServer {
   adminToken: string;
   /** True when this start generated the admin token (print it once). */
   adminTokenGenerated: boolean;
-  /** Resolves when no expiry sweep is running (tests with a fake clock wait on it). */
+  /** Resolves when no expiry sweep (of requests or stored rules) is running (tests with a fake clock wait on it). */
   settled(): Promise<void>;
   /** Resolves when no decide hook is running (tests). */
   hooksIdle(): Promise<void>;
@@ -252,6 +253,8 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     sessions: { ended: () => deps.hub.checkSessions() },
   });
   await deps.auto.start();
+  const ruleExpiry = createRuleExpiry({ rules: deps.rules, events: deps.policyEvents, clock, log: log.child({ module: 'rules' }) });
+  await ruleExpiry.start();
   // History that ended before this version kept no facts for the simulation: index it once, in the background.
   const stopIndexing = new AbortController();
   const indexing = deps.rules
@@ -281,6 +284,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     adminTokenGenerated: admin.generated,
     settled: async () => {
       await scheduler.idle();
+      await ruleExpiry.idle();
       await notices.idle();
     },
     hooksIdle: () => hooks.idle(),
@@ -289,6 +293,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
         scheduler.stop();
         notices.stop();
         deps.auto.stop();
+        ruleExpiry.stop();
         stopIndexing.abort();
         // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
         // Stopped first, before any await: the grace for attempts in flight starts now.
@@ -309,6 +314,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
         await app.close();
         clearTimeout(cut);
         await scheduler.idle();
+        await ruleExpiry.idle();
         await notices.idle();
         await deps.cluster.stop();
         await store.close();

@@ -33,6 +33,7 @@ const LINES: Record<string, { msg: string; level?: 'warn' }> = {
   'reply.feedback_not_sent': { msg: 'feedback left out of the native reply' },
   'rule.added': { msg: 'rule added' },
   'rule.removed': { msg: 'rule removed' },
+  'rule.expired': { msg: 'rule expired' },
   'auto.changed': { msg: 'auto mode changed' },
 };
 
@@ -57,7 +58,7 @@ const REQUEST_DETAILS = [
   'attempts',
   'status',
 ];
-const POLICY_DETAILS = ['mode', 'until', 'previous'];
+const POLICY_DETAILS = ['mode', 'until', 'previous', 'expires_at'];
 
 function pick(details: unknown, keys: string[]): Record<string, unknown> {
   if (typeof details !== 'object' || details === null) return {};

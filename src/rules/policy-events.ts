@@ -14,9 +14,10 @@ export type PolicyEvent = { type: 'rules.changed'; remote?: true } | { type: 'au
 export type PolicyEventListener = (event: PolicyEvent) => void;
 
 /**
- * In-process fan-out of committed policy changes (rules added or removed, auto mode switched),
- * for `/v1/events` subscribers and this daemon's auto-mode timer. Emitted after commit only;
- * changes made on other daemons arrive through the store (`remote: true`).
+ * In-process fan-out of committed policy changes (rules added, removed or expired, auto mode
+ * switched), for `/v1/events` subscribers and this daemon's auto-mode and rule-expiry timers.
+ * Emitted after commit only; changes made on other daemons arrive through the store
+ * (`remote: true`).
  */
 export class PolicyEvents {
   #listeners = new Set<PolicyEventListener>();

@@ -10,6 +10,7 @@ import { createSimulation, type SimulationResult } from '../policy/simulate-rule
 import type { HandupRequest } from '../requests/request-schema.js';
 import type { StoredRuleRow } from '../storage/policy-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
+import { TIMEOUT_ACTOR } from './auto-mode-service.js';
 import type { PolicyEvents } from './policy-events.js';
 
 /** A rule as `GET /v1/rules` lists it. */
@@ -62,8 +63,9 @@ const fromRow = (row: StoredRuleRow): PolicyRule => ({ ...row.rule, source: 'sto
 
 /**
  * Rules: the config file's (compiled once) and the stored ones (compiled once per change, as
- * the store's policy version says), evaluated as one list; stored-rule changes with their audit
- * and events; hits; the dry runs (`test`, `simulate`); and the rules scoped approvals store.
+ * the store's policy version says), evaluated as one list; stored-rule changes (added, removed,
+ * expired) with their audit and events; hits; the dry runs (`test`, `simulate`); and the rules
+ * scoped approvals store.
  */
 export function createRuleService({ store, clock, events, configRules, sessionScopeTtlMs }: RuleServiceDeps) {
   const config = compileRules(configRules.map((r) => ({ ...r, source: 'config' as const })));
@@ -90,11 +92,21 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
     tx.afterCommit(() => events.emit({ type: 'rules.changed' }));
   }
 
+  /**
+   * Deletes the stored rules expired at `at`, each with a `rule.expired` audit row by `timeout`;
+   * the deleted rules' ids. The caller bumps the version and announces the change.
+   */
+  async function sweep(tx: WriteTx, at: number): Promise<string[]> {
+    const gone = await tx.policy.deleteExpired(at);
+    for (const row of gone) await tx.policy.appendAudit('rule.expired', TIMEOUT_ACTOR, at, row.rule.id, { rule: row.rule, expires_at: row.expires_at });
+    return gone.map((row) => row.rule.id);
+  }
+
   /** Stores a rule at the end of the list, inside the caller's transaction. */
   async function insert(tx: WriteTx, rule: Rule, expiresAt: number | null, actor: string, at: number, details: Record<string, unknown> = {}) {
     if (configIds.has(rule.id)) throw new AppError('rule_exists', `rule "${rule.id}" already exists (in the config file)`);
     // An expired rule keeps its id until swept: sweep first, so the id can be used again.
-    await tx.policy.deleteExpired(at);
+    await sweep(tx, at);
     if (!(await tx.policy.insertRule({ rule, created_at: at, created_by: actor, expires_at: expiresAt }))) {
       throw new AppError('rule_exists', `rule "${rule.id}" already exists`);
     }
@@ -139,6 +151,27 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
         changed(tx);
         return view(fromRow(row), hits);
       });
+    },
+
+    /**
+     * Deletes every stored rule expired by now, in one transaction, auditing each; the ids
+     * deleted. The version moves and `rules.changed` goes out only when something was deleted,
+     * so when several daemons do this at once, only the one that deletes a rule tells of it.
+     */
+    async expire(): Promise<string[]> {
+      const at = clock.now();
+      return store.write(async (tx) => {
+        const gone = await sweep(tx, at);
+        if (gone.length === 0) return gone;
+        await tx.policy.bumpVersion();
+        changed(tx);
+        return gone;
+      });
+    },
+
+    /** When the next stored rule expires (it may already have): null when none does. */
+    nextExpiry(): Promise<number | null> {
+      return store.policy.nextRuleExpiry();
     },
 
     /** `POST /v1/rules/test`: what the current list would do with this request; nothing is stored or counted. */

@@ -46,6 +46,8 @@ export interface PolicyReads {
   state(): Promise<PolicyState>;
   /** Every stored rule not expired at `now`, in evaluation order (oldest first). */
   rules(now: number): Promise<StoredRuleRow[]>;
+  /** The earliest `expires_at` of the stored rules (expired ones not yet deleted included); null when none expires. */
+  nextRuleExpiry(): Promise<number | null>;
   /** Hit counts of every rule that has matched a real request, config rules included. */
   hits(): Promise<RuleHits[]>;
   /**
@@ -66,8 +68,11 @@ export interface PolicyRecords extends PolicyReads {
   insertRule(row: StoredRuleRow): Promise<boolean>;
   /** Removes a rule (and its hit count); the removed row, or undefined when there was none. */
   deleteRule(id: string): Promise<StoredRuleRow | undefined>;
-  /** Removes rules expired at `now` and their hit counts; how many. */
-  deleteExpired(now: number): Promise<number>;
+  /**
+   * Removes rules expired at `now` and their hit counts; the removed rows, in evaluation order.
+   * A row another transaction already removed is not returned again.
+   */
+  deleteExpired(now: number): Promise<StoredRuleRow[]>;
   /** Moves the version every daemon compares its cached rules with. */
   bumpVersion(): Promise<void>;
   /** Counts a real match of rule `ruleId` at `at`. */

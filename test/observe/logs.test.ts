@@ -206,6 +206,21 @@ describe('lifecycle lines', () => {
     });
   });
 
+  it('a stored rule that expires: one rule expired line, by timeout, with its expiry and not the rule', async () => {
+    const capture = captureLog();
+    const clock = createFakeClock(Date.UTC(2026, 0, 1));
+    t = await startTestServer({}, { log: capture.log, clock });
+    const expiresAt = clock.now() + 60_000;
+    expect((await t.api.post('/v1/rules', { id: 'brief', match: { title: '^Secret plan' }, action: 'approve', expires_at: expiresAt })).status).toBe(201);
+    clock.advance(60_000);
+    const line = await capture.waitFor((l) => l.event === 'rule.expired');
+    await t.server.settled();
+    expect(line).toMatchObject({ level: INFO, module: 'lifecycle', msg: 'rule expired', rule_id: 'brief', actor: 'timeout', expires_at: expiresAt });
+    expect(line.request_id).toBeUndefined();
+    expect(JSON.stringify(line)).not.toContain('Secret plan');
+    expect(capture.lines.filter((l) => l.event === 'rule.expired')).toHaveLength(1);
+  });
+
   it('callbacks delivered and failed, with the format and agent read after the fact; no callback URL, no error text', async () => {
     let calls = 0;
     receiver = await startReceiver(() => (++calls === 1 ? { status: 200 } : { status: 400 }));

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createFakeClock } from '../helpers/fake-clock.js';
 import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
 import { createRequest } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -56,6 +57,37 @@ describe.skipIf(!TEST_POSTGRES_URL)('policy across daemons (PostgreSQL)', () => 
     events.socket.close();
     expect((await createRequest(b.api, { title: 'Low on B again' })).status).toBe('pending');
     expect((await a.api.get('/v1/auto')).body.mode).toBe('off');
+  });
+
+  it('a rule that expires is deleted once, whichever daemon fires first: one rule.expired audit row, rules.changed on both', async () => {
+    db = await freshPostgresSchema();
+    const start = Math.floor(Date.now() / 1000) * 1000;
+    const clocks = [createFakeClock(start), createFakeClock(start)] as const;
+    a = await startTestServer({ storage: { url: db.url } }, { clock: clocks[0] });
+    b = await startTestServer({ storage: { url: db.url } }, { clock: clocks[1] });
+    const onA = await connectWs(`${a.wsUrl}/v1/events`, a.adminToken);
+    const onB = await connectWs(`${b.wsUrl}/v1/events`, b.adminToken);
+    expect((await a.api.post('/v1/rules', { id: 'brief', match: { title: '^Brief' }, action: 'approve', expires_at: start + 1000 })).status).toBe(201);
+    expect((await a.api.post('/v1/rules', { id: 'keep', match: { title: '^Keep' }, action: 'approve' })).status).toBe(201);
+    // B has heard of both rules (its timer is armed for the expiry) before the clocks move.
+    for (const ws of [onA, onB]) for (let i = 0; i < 2; i++) await ws.nextMatching((m) => m.type === 'rules.changed');
+    await b.server.settled();
+
+    // Both daemons' timers fire at once, and each daemon is asked to expire twice more besides.
+    for (const clock of clocks) clock.advance(1000);
+    const direct = [a, b, a, b].map((s) => s.server.deps.rules.expire());
+    const deleted = (await Promise.all(direct)).flat();
+    await Promise.all([a.server.settled(), b.server.settled()]);
+    expect(deleted.length).toBeLessThanOrEqual(1);
+
+    for (const ws of [onA, onB]) expect(await ws.nextMatching((m) => m.type === 'rules.changed')).toEqual({ type: 'rules.changed' });
+    onA.socket.close();
+    onB.socket.close();
+    expect((await b.api.get('/v1/rules')).body.map((r: any) => r.id)).toEqual(['keep']);
+    const log = (await a.api.get('/v1/policy/audit')).body;
+    expect(log.filter((e: any) => e.event === 'rule.expired').map((e: any) => [e.actor, e.subject])).toEqual([['timeout', 'brief']]);
+    expect(await a.sql('SELECT version FROM policy_state')).toEqual([{ version: 3 }]);
+    expect((await createRequest(b.api, { title: 'Brief one' })).status).toBe('pending');
   });
 
   it('decide hooks run on the daemon that created the request, never again on the other', async () => {

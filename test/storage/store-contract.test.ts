@@ -706,16 +706,39 @@ describe.each(stores)('the %s store', (kind, harness) => {
       expect((await store.policy.rules(0)).map((r) => r.rule.id)).toEqual(['zeta', 'alpha', 'beta']);
     });
 
-    it('hides expired rules and deletes them with their hits', async () => {
+    it('hides expired rules and deletes them with their hits, answering the deleted rows in evaluation order', async () => {
+      expect(await store.policy.nextRuleExpiry()).toBeNull();
       await store.write(async (tx) => {
         await tx.policy.insertRule(rule('short', 1000));
         await tx.policy.insertRule(rule('long'));
+        await tx.policy.insertRule(rule('later', 3000));
+        await tx.policy.insertRule(rule('shorter', 500));
         await tx.policy.hit('short', 10);
+        await tx.policy.hit('long', 11);
       });
-      expect((await store.policy.rules(999)).map((r) => r.rule.id)).toEqual(['short', 'long']);
-      expect((await store.policy.rules(1000)).map((r) => r.rule.id)).toEqual(['long']);
-      expect(await store.write((tx) => tx.policy.deleteExpired(1000))).toBe(1);
-      expect(await store.policy.hits()).toEqual([]);
+      expect(await store.policy.nextRuleExpiry()).toBe(500);
+      expect((await store.policy.rules(999)).map((r) => r.rule.id)).toEqual(['short', 'long', 'later']);
+      expect((await store.policy.rules(1000)).map((r) => r.rule.id)).toEqual(['long', 'later']);
+      expect(await store.write((tx) => tx.policy.deleteExpired(1000))).toEqual([rule('short', 1000), rule('shorter', 500)]);
+      expect((await store.policy.hits()).map((h) => h.rule_id)).toEqual(['long']);
+      expect(await store.policy.nextRuleExpiry()).toBe(3000);
+      // Nothing is deleted twice.
+      expect(await store.write((tx) => tx.policy.deleteExpired(1000))).toEqual([]);
+      expect(await store.write((tx) => tx.policy.deleteExpired(3000))).toEqual([rule('later', 3000)]);
+      expect(await store.policy.nextRuleExpiry()).toBeNull();
+      expect((await store.policy.rules(5000)).map((r) => r.rule.id)).toEqual(['long']);
+    });
+
+    it('deletes an expired rule once when two transactions race', async () => {
+      const other = kind === 'postgres' ? await h.open('node-b') : store;
+      opened.push(other);
+      await store.write(async (tx) => {
+        await tx.policy.insertRule(rule('a', 1000));
+        await tx.policy.insertRule(rule('b', 1000));
+      });
+      const raced = await Promise.all([store.write((tx) => tx.policy.deleteExpired(1000)), other.write((tx) => tx.policy.deleteExpired(1000))]);
+      const ids = raced.flat().map((r) => r.rule.id);
+      expect(ids.sort()).toEqual(['a', 'b']);
     });
 
     it('counts hits without losing any under concurrent writers', async () => {

@@ -225,11 +225,22 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
     '/v1/policy/audit',
     {
       schema: {
-        summary: 'Changes to rules and auto mode, newest first: who, what, when',
+        summary: 'Changes to rules (added, removed, expired) and auto mode, newest first: who, what, when',
         querystring: z.strictObject({ limit: limitParam(100, 1000) }),
         response: {
           200: z.array(
-            z.object({ id: z.number(), event: z.string(), actor: z.string(), at: z.number(), subject: z.string().nullable(), details: z.unknown().optional() }),
+            z.object({
+              id: z.number(),
+              event: z.string().describe('rule.added, rule.removed, rule.expired (a stored rule deleted at its expires_at) or auto.changed'),
+              actor: z
+                .string()
+                .describe(
+                  'who: admin, token:<name> (or the decider of a scoped approval); timeout for an expiry; countersign when a starting daemon turned auto mode off',
+                ),
+              at: z.number(),
+              subject: z.string().nullable().describe('the rule id, for rule events'),
+              details: z.unknown().optional(),
+            }),
           ),
         },
       },

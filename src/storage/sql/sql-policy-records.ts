@@ -57,6 +57,11 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
       return rows.map(toStored);
     },
 
+    async nextRuleExpiry() {
+      const row = await sql.get<{ at: number | string | null }>('SELECT MIN(expires_at) AS at FROM rules');
+      return row?.at == null ? null : Number(row.at);
+    },
+
     hits: () => sql.all<RuleHits>('SELECT rule_id, hits, last_hit_at FROM rule_hits'),
 
     async ended({ since, until, before, limit }) {
@@ -117,9 +122,14 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
     },
 
     async deleteExpired(now) {
-      const gone = await sql.all<{ id: string }>('DELETE FROM rules WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING id', [now]);
+      const gone = await sql.all<RuleRow & { id: string; seq: number }>(
+        'DELETE FROM rules WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING seq, id, rule, created_at, created_by, expires_at',
+        [now],
+      );
+      // RETURNING promises no order: put them back in the order they were evaluated.
+      gone.sort((a, b) => Number(a.seq) - Number(b.seq));
       for (const { id } of gone) await sql.run('DELETE FROM rule_hits WHERE rule_id = ?', [id]);
-      return gone.length;
+      return gone.map(toStored);
     },
 
     async bumpVersion() {
