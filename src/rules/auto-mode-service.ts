@@ -19,8 +19,10 @@ export const TIMEOUT_ACTOR = 'timeout';
 // setTimeout fires at once past 2^31-1 ms; a longer wait is taken in steps.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+// A mode whose time ran out reads as switched off by `timeout` when it ran out, whether or not
+// a daemon's timer has written that yet.
 const toView = (s: AutoState, now: number): AutoView =>
-  effectiveMode(s, now) === 'off' ? { mode: 'off', until: null, set_at: s.set_at, set_by: s.set_by } : { ...s };
+  s.mode !== 'off' && effectiveMode(s, now) === 'off' ? { mode: 'off', until: null, set_at: s.until, set_by: TIMEOUT_ACTOR } : { ...s };
 
 /**
  * Auto mode: one state in the store, so every daemon on it applies the same mode
@@ -58,7 +60,7 @@ export function createAutoModeService({ store, clock, events, log }: AutoModeSer
   async function expire(until: number) {
     const at = clock.now();
     await store.write(async (tx) => {
-      if (!(await tx.policy.expireAuto(until))) return;
+      if (!(await tx.policy.expireAuto(until, TIMEOUT_ACTOR))) return;
       const { auto } = await tx.policy.state();
       await tx.policy.appendAudit('auto.changed', TIMEOUT_ACTOR, at, null, { mode: 'off', reason: 'its time ran out' });
       changed(tx, toView(auto, at));

@@ -196,7 +196,7 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
       const now = clock.now();
       const to = until ?? now;
       const from = since ?? to - SIMULATION_WINDOW_MS;
-      if (from >= to) throw new AppError('invalid_rule', 'since: must be before until');
+      if (from > to) throw new AppError('invalid_rule', 'since: must not be after until');
       const max = Math.min(limit ?? SIMULATION_MAX, SIMULATION_MAX);
       const list = rules
         ? candidateRules(rules)

@@ -78,8 +78,8 @@ export interface PolicyRecords extends PolicyReads {
   /** Counts a real match of rule `ruleId` at `at`. */
   hit(ruleId: string, at: number): Promise<void>;
   setAuto(state: AutoState): Promise<void>;
-  /** Turns auto mode off if it is still the mode that runs out at `until`; true when it did. */
-  expireAuto(until: number): Promise<boolean>;
+  /** Turns auto mode off (set at `until` by `by`) if it is still the mode that runs out at `until`; true when it did. */
+  expireAuto(until: number, by: string): Promise<boolean>;
   appendAudit(event: string, actor: string, at: number, subject: string | null, details?: unknown): Promise<void>;
   /**
    * Keeps the facts of an ended request, as the domain encoded them (src/policy/history-facts.ts),

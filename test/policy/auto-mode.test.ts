@@ -90,10 +90,13 @@ describe('auto mode', () => {
     expect(set.body).toMatchObject({ mode: 'low', until: clock.now() + 3_600_000 });
     expect(await ws.next()).toEqual({ type: 'auto.changed', auto: set.body });
     expect((await createRequest(t.api, { title: 'During' })).status).toBe('approved');
+    const until = clock.now() + 3_600_000;
     clock.advance(3_600_000);
-    expect(await ws.nextMatching((m) => m.type === 'auto.changed')).toMatchObject({ auto: { mode: 'off', until: null } });
+    // Switched off when it ran out, by `timeout`: not the admin's switch any more.
+    const off = { mode: 'off', until: null, set_at: until, set_by: 'timeout' };
+    expect(await ws.nextMatching((m) => m.type === 'auto.changed')).toEqual({ type: 'auto.changed', auto: off });
     ws.socket.close();
-    expect((await t.api.get('/v1/auto')).body.mode).toBe('off');
+    expect((await t.api.get('/v1/auto')).body).toEqual(off);
     expect((await createRequest(t.api, { title: 'After' })).status).toBe('pending');
     const log = (await t.api.get('/v1/policy/audit')).body;
     expect(log.map((e: any) => [e.event, e.actor, e.details.mode])).toEqual([

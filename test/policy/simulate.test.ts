@@ -116,6 +116,10 @@ describe('rule simulation', () => {
     expect(one.disagreements.map((d: any) => d.request_id)).toEqual([newest.id]);
     const window = (await t.api.post('/v1/rules/simulate', { rules: [READ_ONLY_GIT], since: 0, until: clock.now() - DAY })).body;
     expect(window.disagreements.map((d: any) => d.request_id)).toEqual([recent.id, old.id]);
+    // Both ends are included: a window of one instant holds what ended at it.
+    const at = clock.now();
+    const instant = (await t.api.post('/v1/rules/simulate', { rules: [READ_ONLY_GIT], since: at, until: at })).body;
+    expect(instant.disagreements.map((d: any) => d.request_id)).toEqual([newest.id]);
   });
 
   it.each([

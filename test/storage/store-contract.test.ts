@@ -752,10 +752,10 @@ describe.each(stores)('the %s store', (kind, harness) => {
       await store.write((tx) => tx.policy.bumpVersion());
       await store.write((tx) => tx.policy.setAuto({ mode: 'low', until: 5000, set_at: 10, set_by: 'admin' }));
       expect(await store.policy.state()).toEqual({ version: 1, auto: { mode: 'low', until: 5000, set_at: 10, set_by: 'admin' }, historyIndexed: true });
-      expect(await store.write((tx) => tx.policy.expireAuto(4999))).toBe(false);
-      const raced = await Promise.all([store.write((tx) => tx.policy.expireAuto(5000)), store.write((tx) => tx.policy.expireAuto(5000))]);
+      expect(await store.write((tx) => tx.policy.expireAuto(4999, 'timeout'))).toBe(false);
+      const raced = await Promise.all([store.write((tx) => tx.policy.expireAuto(5000, 'timeout')), store.write((tx) => tx.policy.expireAuto(5000, 'timeout'))]);
       expect(raced.filter(Boolean)).toHaveLength(1);
-      expect((await store.policy.state()).auto.mode).toBe('off');
+      expect((await store.policy.state()).auto).toEqual({ mode: 'off', until: null, set_at: 5000, set_by: 'timeout' });
     });
 
     it('shows every write the policy state as committed, by this daemon or by another since it last read it', async () => {

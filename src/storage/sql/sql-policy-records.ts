@@ -153,11 +153,12 @@ export function createSqlPolicyRecords(sql: SqlRunner): PolicyRecords {
       ]);
     },
 
-    async expireAuto(until) {
+    async expireAuto(until, by) {
       // Conditional: whichever daemon's timer fires first turns it off; a mode set since is left alone.
-      const changed = await sql.run("UPDATE policy_state SET auto_mode = 'off', auto_until = NULL WHERE id = 1 AND auto_mode <> 'off' AND auto_until = ?", [
-        until,
-      ]);
+      const changed = await sql.run(
+        "UPDATE policy_state SET auto_mode = 'off', auto_until = NULL, auto_set_at = ?, auto_set_by = ? WHERE id = 1 AND auto_mode <> 'off' AND auto_until = ?",
+        [until, by, until],
+      );
       return changed === 1;
     },
 
