@@ -203,6 +203,36 @@ describe('paperclip adapter quirks', () => {
     expect(check(boxes({ minSelected: 1, maxSelected: 2 }), { a: true, c: true })).not.toThrow();
   });
 
+  it("refuses a reviewer's item verdicts PaperClip's route would refuse or that would drop a reason", () => {
+    const frame = (extra: Record<string, unknown> = {}) =>
+      interaction('request_item_verdicts', {
+        prompt: 'Review',
+        items: [
+          { id: 'i1', label: 'First' },
+          { id: 'i2', label: 'Second' },
+        ],
+        ...extra,
+      });
+    const check = (f: unknown, answers: Record<string, { selected?: string[]; text?: string }>) => {
+      const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(f), { query: {} });
+      const decided = { ...(normalized.request as HandupRequest), decision: { option: 'submit', outcome: 'approve', fields: { answers } } } as HandupRequest;
+      return () => paperclipAdapter.checkDecision!(decided, normalized.context);
+    };
+    // Text alone, where the reviewer meant a reason: it would be left out of the verdicts.
+    expect(check(frame(), { i1: { selected: ['Approve'] }, i2: { text: 'looks fine to me' } })).toThrow(
+      /fields\.answers\.i2: a reason goes with a verdict: choose one of Approve, Reject/,
+    );
+    expect(check(frame(), { i1: { text: 'hmm' }, i2: { text: 'hmm' } })).toThrow(/fields\.answers\.i1/);
+    expect(check(frame(), {})).toThrow(/fields\.answers: give at least one item a verdict/);
+    // requireReasonOn (default: reject).
+    expect(check(frame(), { i1: { selected: ['Reject'] } })).toThrow(/fields\.answers\.i1\.text: Reject needs a reason/);
+    expect(check(frame(), { i1: { selected: ['Reject'], text: 'breaks the build' }, i2: { selected: ['Approve'] } })).not.toThrow();
+    expect(check(frame({ requireReasonOn: [] }), { i1: { selected: ['Reject'] } })).not.toThrow();
+    expect(check(frame({ verdicts: ['approve', 'reject', 'defer'], requireReasonOn: ['defer'] }), { i1: { selected: ['Defer'] } })).toThrow(
+      /Defer needs a reason/,
+    );
+  });
+
   it('refuses checkbox bounds no selection can meet, naming payload.minSelected', () => {
     for (const [extra, says] of [
       [{ minSelected: 4 }, 'must be at most the number of options (3)'],

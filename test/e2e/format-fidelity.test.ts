@@ -448,6 +448,27 @@ describe('PaperClip question sets: optional questions and textValidation', () =>
   });
 });
 
+describe('PaperClip item verdicts', () => {
+  it("refuses a submit that would send PaperClip's verdicts route nothing, or drop a reason, with 400 naming the item; stores nothing", async () => {
+    t = await startTestServer();
+    const record = await post('paperclip', {
+      schema: 'paperclip.interaction_request.v1',
+      requestKind: 'issue_thread',
+      requestId: 'verdicts-1',
+      kind: 'request_item_verdicts',
+      blocking: true,
+      payload: { version: 1, prompt: 'Review the upgrades', items: [{ id: 'api', label: 'The API change' }] },
+    });
+    const submit = (api: Record<string, unknown>) => decide(t.api, record, 'submit', { fields: { answers: { api } } });
+    expectError(await submit({ selected: [], text: 'looks fine to me' }), 400, 'invalid_decision', 'fields.answers.api');
+    expectError(await submit({ selected: ['Reject'] }), 400, 'invalid_decision', 'fields.answers.api.text');
+    expect(await show(t.api, record.id)).toEqual(record);
+    expect((await audit(record.id)).map((e) => e.event)).toEqual(['created']);
+    expect((await submit({ selected: ['Approve'], text: 'looks fine to me' })).status).toBe(200);
+    expect((await replyOf('paperclip', record.id)).body).toEqual({ verdicts: [{ id: 'api', verdict: 'approve', reason: 'looks fine to me' }] });
+  });
+});
+
 describe('PaperClip driver details', () => {
   const SECRET = 'Bearer browser-must-not-see';
   const details = {

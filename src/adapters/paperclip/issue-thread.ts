@@ -187,6 +187,8 @@ export type InteractionContext =
       requestId: string;
       kind: 'request_item_verdicts';
       items: Array<{ id: string; verdicts: Array<[label: string, verdict: Verdict]> }>;
+      /** `requireReasonOn`: verdicts PaperClip takes only with a reason (absent in contexts stored before it was kept). */
+      reasonOn?: Verdict[];
     }
   | { reply: 'interaction'; requestId: string; kind: 'ask_user_questions'; questions: QuestionMap[] }
   | { reply: 'interaction'; requestId: string; kind: 'suggest_tasks'; keys: string[] };
@@ -301,6 +303,7 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           requestId: r.requestId,
           kind: r.kind,
           items: p.items.map((item) => ({ id: item.id, verdicts: labelled })),
+          reasonOn: needReason,
         },
       };
     }
@@ -422,15 +425,39 @@ export function interactionReply(record: HandupRequest, ctx: InteractionContext)
 }
 
 /**
- * A reviewer's accept of a checkbox confirmation ticking fewer or more boxes than the frame
- * allows is refused before it is stored: PaperClip's route would refuse the reply.
+ * A reviewer's accept that PaperClip's route would refuse, or that would lose what the reviewer
+ * wrote, is refused before it is stored: a checkbox confirmation ticking fewer or more boxes
+ * than the frame allows; item verdicts where an item has a reason but no verdict (the route
+ * takes reasons only with a verdict), a verdict the frame's `requireReasonOn` wants a reason
+ * for given without one, or no verdict at all (the route takes one to 200).
  */
 export function checkInteractionDecision(record: HandupRequest, ctx: InteractionContext): void {
   const d = record.decision;
-  if (ctx.kind !== 'request_checkbox_confirmation' || d?.outcome !== 'approve') return;
-  const count = checkedBoxes(d, ctx).length;
-  if (outOfBounds(count, ctx)) {
-    throw new AppError('invalid_decision', `fields: ${selectionBounds(ctx.min, ctx.max)} (${count} ticked)`);
+  if (d?.outcome !== 'approve') return;
+  if (ctx.kind === 'request_checkbox_confirmation') {
+    const count = checkedBoxes(d, ctx).length;
+    if (outOfBounds(count, ctx)) {
+      throw new AppError('invalid_decision', `fields: ${selectionBounds(ctx.min, ctx.max)} (${count} ticked)`);
+    }
+  } else if (ctx.kind === 'request_item_verdicts') {
+    const answers = (d.fields?.answers ?? {}) as Answers;
+    let given = 0;
+    for (const item of ctx.items) {
+      const a = answers[item.id];
+      const labels = new Map(item.verdicts);
+      const verdict = labels.get(a?.selected?.[0] ?? '');
+      const reason = a?.text?.trim();
+      const choose = [...labels.keys()].join(', ');
+      if (!verdict) {
+        if (reason) throw new AppError('invalid_decision', `fields.answers.${item.id}: a reason goes with a verdict: choose one of ${choose}`);
+        continue;
+      }
+      given++;
+      if (!reason && ctx.reasonOn?.includes(verdict)) {
+        throw new AppError('invalid_decision', `fields.answers.${item.id}.text: ${VERDICT_LABELS[verdict]} needs a reason`);
+      }
+    }
+    if (given === 0) throw new AppError('invalid_decision', `fields.answers: give at least one item a verdict`);
   }
 }
 
