@@ -86,9 +86,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   await app.register(fastifySwagger, openApiOptions(deps.version));
-  // Bridges send native frames over WebSocket: the same size limit as an HTTP body.
+  // Bridges send native frames over WebSocket, held to the HTTP body's limit: a message over it
+  // gets `countersign.error` and the socket stays open, as for any bad frame. Only one past
+  // twice the limit is not read at all and closes the socket (1009), so memory stays bounded.
   await app.register(fastifyWebsocket, {
-    options: { maxPayload: deps.config.requests.max_body_bytes },
+    options: { maxPayload: 2 * deps.config.requests.max_body_bytes },
     // At shutdown every socket still open (a bridge's; the events hub has closed its own) hears
     // 1001 "going away", as the reviewers' do, not a close frame without a code.
     preClose(this: FastifyInstance, done) {

@@ -51,6 +51,7 @@ export function registerBridgeRoute(app: FastifyInstance, deps: Deps) {
         log: deps.log.child({ module: 'bridge', format: request.params.format }),
         pingIntervalMs: durationMs(config.events.ping_interval),
         maxBufferedBytes: config.events.max_buffered_bytes,
+        maxMessageBytes: config.requests.max_body_bytes,
         stillAuthenticated: async () => (await authenticateSecret(deps.tokens, deps.webSessions, secret)) !== null,
       });
     },

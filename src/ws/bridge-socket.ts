@@ -29,6 +29,8 @@ export interface BridgeSocketOptions {
   pingIntervalMs: number;
   /** A bridge whose unsent data passes this many bytes is cut (it replays its frames to resync). */
   maxBufferedBytes: number;
+  /** `requests.max_body_bytes`: a larger message is a bad frame, answered like any other. */
+  maxMessageBytes: number;
   /**
    * Whether the secret the socket was opened with still authenticates. A socket outlives the
    * upgrade's check: a token revoked or expired since (on any daemon) must not go on asking.
@@ -177,6 +179,9 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     queue = queue.then(async () => {
       try {
         if (socket.readyState !== socket.OPEN || (await refusedAsRetired())) return;
+        if (raw.length > o.maxMessageBytes) {
+          throw new AppError('payload_too_large', `the message is ${raw.length} bytes; requests.max_body_bytes is ${o.maxMessageBytes}`);
+        }
         await handle(raw.toString('utf8'));
       } catch (err) {
         if (!(err instanceof AppError)) o.log.error({ err, format: adapter.format }, 'bridge frame failed');
