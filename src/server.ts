@@ -250,6 +250,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     log: log.child({ module: 'cluster' }),
     policy: { events: deps.policyEvents, auto: () => deps.auto.get() },
     sessions: { ended: () => deps.hub.checkSessions() },
+    waiters: deps.waiters,
   });
   await deps.auto.start();
   // History that ended before this version kept no facts for the simulation: index it once, in the background.
