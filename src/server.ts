@@ -251,6 +251,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     log: log.child({ module: 'cluster' }),
     policy: { events: deps.policyEvents, auto: () => deps.auto.get() },
     sessions: { ended: () => deps.hub.checkSessions() },
+    waiters: deps.waiters,
   });
   await deps.auto.start();
   const ruleExpiry = createRuleExpiry({ rules: deps.rules, events: deps.policyEvents, clock, log: log.child({ module: 'rules' }) });

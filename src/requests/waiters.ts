@@ -131,6 +131,11 @@ export function createWaiters({ events, clock }: { events: RequestEvents; clock:
     /** True once releaseAll has run: the daemon is shutting down. */
     closing: () => closed,
 
+    /** The requests someone waits on, for a recheck when their events may have gone unheard. */
+    held(): string[] {
+      return [...byId.keys()];
+    },
+
     count(): number {
       let n = 0;
       for (const set of byId.values()) n += set.size;

@@ -59,7 +59,8 @@ export interface Store {
   /**
    * Changes committed by OTHER daemons on this store, as they announced them (`WriteTx.announce`).
    * A daemon never hears its own. Delivery is at least once and may be late (a lost notification
-   * is caught up by polling), never lost while the daemon runs.
+   * is caught up by polling). Changes the daemon could not read before they were pruned (it was
+   * cut off from the database for longer than they are kept) come as one `changes.lost` instead.
    */
   onRemoteChange(listener: (change: Change) => void): () => void;
 
@@ -90,12 +91,20 @@ export interface WriteTx {
   afterCommit(cb: () => void): void;
 }
 
+/** The change a daemon hears instead of changes pruned from the log before it read them (see `Change.since`). */
+export const CHANGES_LOST = 'changes.lost';
+
 /** A committed change other daemons must hear of: a request's transition, or a topic that changed. */
 export interface Change {
   /** `request.created`, `request.decided`, …, or a topic such as `rules.changed`. */
   type: string;
   /** The request concerned, for request events. */
   requestId?: string | undefined;
+  /**
+   * On `changes.lost` (changes pruned from the log before this daemon read them): when it last
+   * read the whole log (Unix ms, this daemon's clock). What changed after that may be unheard.
+   */
+  since?: number | undefined;
 }
 
 export interface StoreInfo {

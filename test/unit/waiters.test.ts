@@ -55,4 +55,20 @@ describe('waiters', () => {
     events.emit({ type: 'request.decided', request: record('denied'), format: 'handup' });
     expect(await waiting).toMatchObject({ status: 'denied' });
   });
+
+  it('held() lists each request someone waits on once, and forgets it when its wait ends', async () => {
+    const events = new RequestEvents();
+    const clock = createFakeClock();
+    const waiters = createWaiters({ events, clock });
+    const pending = async () => record('pending');
+    const one = waiters.wait('r1', 25_000, pending);
+    const two = waiters.wait('r1', 25_000, pending);
+    const any = waiters.waitAny(['r1', 'r2'], 25_000, async () => false);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(waiters.held().sort()).toEqual(['r1', 'r2']);
+    events.emit({ type: 'request.decided', request: record('approved'), format: 'handup' });
+    await Promise.all([one, two, any]);
+    expect(waiters.held()).toEqual([]);
+  });
 });

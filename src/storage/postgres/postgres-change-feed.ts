@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Change } from '../store.js';
+import { CHANGES_LOST, type Change } from '../store.js';
 
 export const CHANGES_CHANNEL = 'countersign_changes';
 
@@ -13,9 +13,17 @@ const GAP_MIN_MS = 1000;
 const XMIN = 'SELECT txid_snapshot_xmin(txid_current_snapshot())::text AS xid';
 const XMAX = 'SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xid';
 const BATCH = 500;
+// In-flight transactions hold a few seqs each: a jump wider than this (the sequence set by hand)
+// waits only for the seqs this far below the row read.
 const MAX_GAP = 10_000;
 // How far below the newest seq a start looks for seqs still committing (a few per transaction in flight).
 const START_WINDOW = 1000;
+// The next changes and the pruned mark in one statement, so one snapshot: a prune (one statement
+// too) is seen whole or not at all, never its deletes without its mark.
+const READ = `SELECT (SELECT seq FROM changes_pruned WHERE id = 1) AS pruned, c.seq, c.type, c.request_id, c.node FROM (SELECT 1) one
+  LEFT JOIN LATERAL (SELECT seq, type, request_id, node FROM changes WHERE seq > $1 OR seq = ANY($2::bigint[]) ORDER BY seq LIMIT $3) c ON true
+  ORDER BY c.seq`;
+const START = `SELECT (SELECT max(seq) FROM changes) AS newest, (SELECT seq FROM changes_pruned WHERE id = 1) AS pruned`;
 
 export interface ChangeFeedOptions {
   pool: pg.Pool;
@@ -34,7 +42,10 @@ export interface ChangeFeedOptions {
  * commits changes) wakes the feed at once; a poll every `pollMs` catches anything a notification
  * missed (a dropped LISTEN connection, a restart of PostgreSQL), so a wake-up is at worst late.
  * Changes are read by seq from the `changes` table; seqs taken by transactions that commit out
- * of order are waited for as long as their transaction runs, never skipped early.
+ * of order are waited for as long as their transaction runs, never skipped early. Rows are
+ * pruned after a while (postgres-store.ts): a daemon that could not read for that long (a
+ * partition, a suspended host) hears one `changes.lost` instead of what it missed, carrying when
+ * it last read the whole log, and goes on from the newest pruned seq.
  */
 export function createPostgresChangeFeed({ pool, connect, node, log, pollMs, gapMinMs = GAP_MIN_MS }: ChangeFeedOptions) {
   const listeners = new Set<(change: Change) => void>();
@@ -52,6 +63,8 @@ export function createPostgresChangeFeed({ pool, connect, node, log, pollMs, gap
   let poller: ReturnType<typeof setInterval> | null = null;
   let reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   let backoff = 100;
+  /** When the last read that reached the end of the log began: what had committed by then was read, but for seqs still awaited. */
+  let heardAt = Date.now();
 
   function deliver(change: Change) {
     for (const l of listeners) {
@@ -72,15 +85,27 @@ export function createPostgresChangeFeed({ pool, connect, node, log, pollMs, gap
     const waited = [...missing.values()].some((m) => m.horizon !== null && now - m.since > gapMinMs);
     const xmin = waited ? await xid(XMIN) : null;
     const gaps = [...missing.keys()];
-    const { rows } = await pool.query<{ seq: number; type: string; request_id: string | null; node: string }>(
-      'SELECT seq, type, request_id, node FROM changes WHERE seq > $1 OR seq = ANY($2::bigint[]) ORDER BY seq LIMIT $3',
-      [cursor, gaps, BATCH],
-    );
+    const { rows } = await pool.query<{ pruned: number | null; seq: number | null; type: string; request_id: string | null; node: string }>(READ, [
+      cursor,
+      gaps,
+      BATCH,
+    ]);
+    const pruned = Number(rows[0]?.pruned ?? 0);
+    let needed = cursor + 1;
+    for (const seq of gaps) if (seq < needed) needed = seq;
+    if (pruned >= needed) {
+      // Rows this daemon had not read were pruned: what they said is unknown, so the listeners
+      // resync from when the log was last read whole, and reading goes on above the mark.
+      deliver({ type: CHANGES_LOST, since: heardAt });
+      cursor = Math.max(cursor, pruned);
+      for (const seq of gaps) if (seq <= pruned) missing.delete(seq);
+    }
+    let read = 0;
     for (const row of rows) {
+      if (row.seq === null) continue;
+      read++;
       if (row.seq > cursor) {
-        // In-flight transactions hold a few seqs each; a jump wider than that (the sequence set
-        // by hand) is no gap to wait for.
-        if (row.seq - cursor <= MAX_GAP) for (let s = cursor + 1; s < row.seq; s++) missing.set(s, { since: now, horizon: null });
+        for (let s = Math.max(cursor + 1, row.seq - MAX_GAP); s < row.seq; s++) missing.set(s, { since: now, horizon: null });
         cursor = row.seq;
       } else if (!missing.delete(row.seq)) continue;
       if (row.node !== node) deliver({ type: row.type, requestId: row.request_id ?? undefined });
@@ -96,7 +121,8 @@ export function createPostgresChangeFeed({ pool, connect, node, log, pollMs, gap
         missing.delete(seq);
       }
     }
-    if (rows.length === BATCH) again = true;
+    if (read === BATCH) again = true;
+    else heardAt = now;
   }
 
   function catchUp(): Promise<void> {
@@ -159,15 +185,19 @@ export function createPostgresChangeFeed({ pool, connect, node, log, pollMs, gap
 
   return {
     async start() {
-      const { rows } = await pool.query<{ seq: number | null }>('SELECT max(seq) AS seq FROM changes');
-      cursor = Number(rows[0]?.seq ?? 0);
+      const startedAt = Date.now();
+      const { rows } = await pool.query<{ newest: number | null; pruned: number | null }>(START);
+      // Seqs at or below the mark are gone: nothing to wait for there.
+      const pruned = Number(rows[0]?.pruned ?? 0);
+      cursor = Math.max(Number(rows[0]?.newest ?? 0), pruned);
       // A seq below the newest that is not there yet belongs to a transaction still committing
       // while this daemon starts (or to one rolled back): waited for like any other gap.
       const { rows: recent } = await pool.query<{ seq: number }>('SELECT seq FROM changes WHERE seq > $1', [cursor - START_WINDOW]);
       const present = new Set(recent.map((r) => Number(r.seq)));
       const horizon = await xid(XMAX);
       const now = Date.now();
-      for (let s = Math.max(1, cursor - START_WINDOW + 1); s < cursor; s++) if (!present.has(s)) missing.set(s, { since: now, horizon });
+      for (let s = Math.max(1, pruned + 1, cursor - START_WINDOW + 1); s < cursor; s++) if (!present.has(s)) missing.set(s, { since: now, horizon });
+      heardAt = startedAt;
       stopped = false;
       await listen();
       poller = setInterval(() => void catchUp(), pollMs);

@@ -34,9 +34,25 @@ const types = {
 };
 
 const PRUNE_EVERY_MS = 60_000;
+/** How long the change log keeps a row: a daemon that cannot read it for longer resyncs (docs/cluster.md). */
 const KEEP_CHANGES_MS = 10 * 60_000;
+
 // Rate windows are a minute; anything older counts for nobody.
 const KEEP_RATE_EVENTS_MS = 60 * 60_000;
+
+/**
+ * Deletes the change log rows written before `before` (Unix ms) and raises the pruned mark the
+ * change feeds compare with. One statement, so a reader sees the deletes and the mark together
+ * or neither; the mark row is left alone when nothing was old enough, rather than rewritten by
+ * every daemon each minute.
+ */
+export async function pruneChanges(db: Pick<pg.ClientBase, 'query'>, before: number): Promise<void> {
+  await db.query(
+    `WITH gone AS (DELETE FROM changes WHERE at < $1 RETURNING seq)
+     UPDATE changes_pruned SET seq = GREATEST(seq, (SELECT max(seq) FROM gone)) WHERE id = 1 AND EXISTS (SELECT 1 FROM gone)`,
+    [before],
+  );
+}
 
 /** `host:port/database` of a connection URL: where, never who or with what password. */
 export function describeLocation(url: string): string {
@@ -59,6 +75,12 @@ function connectionFailure(err: unknown): string {
   return scrubForLog([code, message].filter(Boolean).join(' ') || 'no answer') as string;
 }
 
+/** The PostgreSQL store: the port, plus what only it has. */
+export interface PostgresStore extends Store {
+  /** `pruneChanges` on the store's pool, by default of the rows older than KEEP_CHANGES_MS (run every minute). */
+  pruneChanges(before?: number): Promise<void>;
+}
+
 /**
  * The PostgreSQL store: several daemons on one database. Every write is one transaction on a
  * pooled connection; the database's own row locks, unique indexes and `SKIP LOCKED` make
@@ -66,7 +88,7 @@ function connectionFailure(err: unknown): string {
  * written to the change log in the same transaction and announced with NOTIFY once it has
  * committed, so other daemons hear of them only after commit.
  */
-export async function openPostgresStore({ url, poolSize, node, log, pollMs = 1000, now = Date.now }: PostgresStoreOptions): Promise<Store> {
+export async function openPostgresStore({ url, poolSize, node, log, pollMs = 1000, now = Date.now }: PostgresStoreOptions): Promise<PostgresStore> {
   const connection = { connectionString: url, types, application_name: `countersign ${node}` };
   const pool = new pg.Pool({ ...connection, max: poolSize, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
   // An idle connection dropped by the server (a restart) is discarded and replaced on demand.
@@ -206,10 +228,12 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     }
   }
 
+  // `at` is the database's clock: compared with this host's real one, never a test's fake clock.
+  const pruneOld = (before = Date.now() - KEEP_CHANGES_MS) => pruneChanges(pool, before);
+
   const prune = setInterval(() => {
     const t = now();
-    void pool
-      .query('DELETE FROM changes WHERE at < $1', [Date.now() - KEEP_CHANGES_MS])
+    void pruneOld()
       .then(() => pool.query('DELETE FROM rate_events WHERE at < $1', [t - KEEP_RATE_EVENTS_MS]))
       .catch((err: Error) => log.warn({ err: err.message }, 'pruning the change log failed'));
   }, PRUNE_EVERY_MS);
@@ -229,6 +253,7 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     nodes: read.nodes,
     rates: createPostgresRateCounters(onPool),
     write,
+    pruneChanges: pruneOld,
     onRemoteChange: (listener) => feed.subscribe(listener),
     info: { kind: 'postgres', location: describeLocation(url) },
     async ping() {
