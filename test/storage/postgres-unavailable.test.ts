@@ -119,3 +119,31 @@ describe.skipIf(!TEST_POSTGRES_URL)('a connection lost in the middle of a write 
     }
   });
 });
+
+describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that refuses the login', () => {
+  const open = (edit: (u: URL) => void) => {
+    const url = new URL(TEST_POSTGRES_URL!);
+    edit(url);
+    return openPostgresStore({ url: url.toString(), poolSize: 1, node: 'n', log: pino({ level: 'silent' }) }).then(
+      (store) => store.close().then(() => 'opened'),
+      (err: Error) => err.message,
+    );
+  };
+
+  it('says where and why, never naming the user or the password', async () => {
+    const where = (u: URL) => `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+    const base = new URL(TEST_POSTGRES_URL!);
+    const unknownUser = await open((u) => {
+      u.username = 'no-such-role-x7';
+      u.password = 'secret-pw-x7';
+    });
+    expect(unknownUser).toBe(
+      `cannot use PostgreSQL at ${where(base)}: the server refused the login: check the user and password in storage.url (SQLSTATE 28000)`,
+    );
+    const noDatabase = await open((u) => {
+      u.pathname = '/no_such_database_x7';
+    });
+    expect(noDatabase).toMatch(/^cannot use PostgreSQL at .*\/no_such_database_x7: the database does not exist \(SQLSTATE 3D000\)$/);
+    for (const message of [unknownUser, noDatabase]) expect(message).not.toMatch(/x7-|secret-pw|no-such-role/);
+  });
+});

@@ -65,6 +65,15 @@ export function describeLocation(url: string): string {
   }
 }
 
+/** Why the server refused this login (SQLSTATE class 28, 3D000), without naming the user; null for any other error. */
+function loginRefusal(err: unknown): string | null {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string') return null;
+  if (code.startsWith('28')) return `the server refused the login: check the user and password in storage.url (SQLSTATE ${code})`;
+  if (code === '3D000') return `the database does not exist (SQLSTATE ${code})`;
+  return null;
+}
+
 /** Why a connection failed, as the driver or the socket said it (`ECONNREFUSED 127.0.0.1:5432`), credentials masked. */
 function connectionFailure(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown; errors?: unknown };
@@ -101,6 +110,9 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     // Read at start by the operator, not a client: where the database is and why it cannot be
     // reached (a typo in the host, a closed port), never who connects or with what password.
     if (isConnectionError(err)) throw new Error(`cannot reach PostgreSQL at ${describeLocation(url)}: ${connectionFailure(err)}`, { cause: err });
+    // The server's own words name the user ('role "x" does not exist'): said in ours instead.
+    const refused = loginRefusal(err);
+    if (refused) throw new Error(`cannot use PostgreSQL at ${describeLocation(url)}: ${refused}`, { cause: err });
     throw storageError(err);
   }
 
