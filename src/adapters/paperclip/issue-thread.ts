@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_INPUT_FIELDS, MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option, type Question } from '../../requests/request-schema.js';
-import { distinctLabels, submitOptions } from '../adapter-kit.js';
+import { distinctLabels, recordIdOf, safeIds, submitOptions, withNativeIds, type NativeIds } from '../adapter-kit.js';
 import { INTERACTION, flag, heading, requestId, source, unansweredByTimeout, unique, type Answers, type Built, type Envelope, type Preview } from './common.js';
 import { optionIds, withHelp, type QuestionMap } from './question-set.js';
 import { redactCredentials } from './redact-credentials.js';
@@ -187,8 +187,17 @@ export type InteractionContext =
       requestId: string;
       kind: 'request_item_verdicts';
       items: Array<{ id: string; verdicts: Array<[label: string, verdict: Verdict]> }>;
+      /** The native item ids the record's question ids stand for, where they differ (absent: the same). */
+      nativeIds?: NativeIds;
     }
-  | { reply: 'interaction'; requestId: string; kind: 'ask_user_questions'; questions: QuestionMap[] }
+  | {
+      reply: 'interaction';
+      requestId: string;
+      kind: 'ask_user_questions';
+      questions: QuestionMap[];
+      /** The native question ids the record's stand for, where they differ (absent: the same). */
+      nativeIds?: NativeIds;
+    }
   | { reply: 'interaction'; requestId: string; kind: 'suggest_tasks'; keys: string[] };
 
 export function issueThreadRequest(r: Interaction, env: Envelope): Built<InteractionContext> {
@@ -279,6 +288,10 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
       const verdicts = p.verdicts ?? ['approve', 'reject'];
       const needReason = p.requireReasonOn ?? ['reject'];
       const labelled = verdicts.map((v): [string, Verdict] => [VERDICT_LABELS[v], v]);
+      const ids = safeIds(
+        p.items.map((item) => item.id),
+        'question',
+      );
       const reasonHint = needReason.length > 0 ? `\n\nGive a reason (free text) with ${needReason.map((v) => VERDICT_LABELS[v]).join(' or ')}.` : '';
       return {
         request: {
@@ -288,8 +301,8 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           previews: [...markdownPreview('Details', p.detailsMarkdown), ...p.items.flatMap((item) => markdownPreview(item.label, item.previewMarkdown))],
           options: submitOptions('Submit verdicts'),
           input: {
-            questions: p.items.map((item) => ({
-              id: item.id,
+            questions: p.items.map((item, i) => ({
+              id: ids.ids[i]!,
               question: `${item.label}${item.description ? `\n\n${item.description}` : ''}${reasonHint}`,
               options: labelled.map(([label]) => ({ label })),
               allow_free_text: true,
@@ -301,13 +314,18 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           requestId: r.requestId,
           kind: r.kind,
           items: p.items.map((item) => ({ id: item.id, verdicts: labelled })),
+          ...withNativeIds({ questions: ids.map }),
         },
       };
     }
     case 'ask_user_questions': {
       const p = r.payload;
       const maps: QuestionMap[] = [];
-      const questions: Question[] = p.questions.map((q) => {
+      const ids = safeIds(
+        p.questions.map((q) => q.id),
+        'question',
+      );
+      const questions: Question[] = p.questions.map((q, i) => {
         const labels = distinctLabels(q.options);
         const freeText = q.options.find((o) => o.freeText)?.id ?? null;
         maps.push({
@@ -318,14 +336,14 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           options: q.options.map((o, i) => [labels[i]!, o.id]),
         });
         return {
-          id: q.id,
+          id: ids.ids[i]!,
           question: withHelp(q.prompt, q.helpText),
           options: q.options.map((o, i) => ({ label: labels[i]!, ...(o.description ? { description: o.description } : {}) })),
           multi: q.selectionMode === 'multi',
           allow_free_text: freeText !== null,
         };
       });
-      const optional = p.questions.filter((q) => q.required === false).map((q) => q.id);
+      const optional = p.questions.flatMap((q, i) => (q.required === false ? [ids.ids[i]!] : []));
       return {
         request: {
           ...common,
@@ -334,7 +352,7 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           options: submitOptions(p.submitLabel),
           input: { questions, ...(optional.length ? { optional_questions: optional } : {}) },
         },
-        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, questions: maps },
+        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, questions: maps, ...withNativeIds({ questions: ids.map }) },
       };
     }
     case 'suggest_tasks': {
@@ -408,11 +426,11 @@ export function interactionReply(record: HandupRequest, ctx: InteractionContext)
       return keys.length > 0 ? reply('accept', { selectedClientKeys: keys }) : reply('reject', {});
     }
     case 'ask_user_questions':
-      return reply('respond', { answers: ctx.questions.flatMap((q) => questionAnswer(q, answers[q.id])) });
+      return reply('respond', { answers: ctx.questions.flatMap((q) => questionAnswer(q, answers[recordIdOf(ctx.nativeIds?.questions, q.id)])) });
     case 'request_item_verdicts':
       return reply('verdicts', {
         verdicts: ctx.items.flatMap((item) => {
-          const a = answers[item.id];
+          const a = answers[recordIdOf(ctx.nativeIds?.questions, item.id)];
           const verdict = new Map(item.verdicts).get(a?.selected?.[0] ?? '');
           if (!verdict) return [];
           return [{ id: item.id, verdict, ...(a?.text?.trim() ? { reason: a.text.trim() } : {}) }];
