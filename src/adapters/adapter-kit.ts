@@ -1,5 +1,5 @@
 import { QUESTION_OPTIONS } from '../requests/request-draft.js';
-import { MAX_TITLE_BYTES, type Decision, type Option } from '../requests/request-schema.js';
+import { MAX_TITLE_BYTES, SAFE_ID, type Decision, type Option } from '../requests/request-schema.js';
 
 /**
  * Helpers used by more than one wire adapter. Several adapters import these: add new exports,
@@ -57,4 +57,65 @@ export function distinctLabels(options: ReadonlyArray<{ id: string; label: strin
   const counts = new Map<string, number>();
   for (const o of options) counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
   return options.map((o) => ((counts.get(o.label) ?? 0) > 1 ? `${o.label} (${o.id})` : o.label));
+}
+
+/** Record id → the native id it stands for, holding only the ids that differ. */
+export type IdMap = Readonly<Record<string, string>>;
+
+/**
+ * What a native context keeps of the ids `safeIds` gave the record; absent (or a map absent)
+ * means every record id is the native id itself, as for records made before ids were mapped.
+ */
+export interface NativeIds {
+  questions?: IdMap;
+  options?: IdMap;
+}
+
+/**
+ * Record ids for a frame's question or option ids. Native protocols allow any text as an id, but
+ * a record's ids end up in URLs, element ids, selectors and terminal output, so they are held to
+ * SAFE_ID (and a question may not be `__proto__`). An id that passes stays exactly as it is; any
+ * other gets `q1`, `q2`, … (`o1`, … for options), skipping the frame's own ids, the same one each
+ * time it repeats. `map` leads back to the native ids and is undefined when none was replaced.
+ */
+export function safeIds(native: readonly string[], of: 'question' | 'option'): { ids: string[]; map: IdMap | undefined } {
+  const passes = (id: string) => SAFE_ID.test(id) && !(of === 'question' && id === '__proto__');
+  const taken = new Set(native.filter(passes));
+  const given = new Map<string, string>();
+  let n = 0;
+  const ids = native.map((id) => {
+    if (passes(id)) return id;
+    let safe = given.get(id);
+    if (safe === undefined) {
+      do safe = `${of[0]}${++n}`;
+      while (taken.has(safe));
+      given.set(id, safe);
+    }
+    return safe;
+  });
+  return { ids, map: given.size > 0 ? Object.fromEntries([...given].map(([nativeId, safe]) => [safe, nativeId])) : undefined };
+}
+
+/** The native id a record id stands for (itself when the map has none). */
+export function nativeIdOf(map: IdMap | undefined, id: string): string {
+  return map !== undefined && Object.hasOwn(map, id) ? map[id]! : id;
+}
+
+/** The record id that stands for a native id (itself when the map has none). */
+export function recordIdOf(map: IdMap | undefined, nativeId: string): string {
+  for (const [id, native] of Object.entries(map ?? {})) if (native === nativeId) return id;
+  return nativeId;
+}
+
+/** `{nativeIds}` for a native context, or nothing when no id was replaced (the context then stays as it always was). */
+export function withNativeIds(ids: NativeIds): { nativeIds?: NativeIds } {
+  const kept: NativeIds = {};
+  if (ids.questions) kept.questions = ids.questions;
+  if (ids.options) kept.options = ids.options;
+  return kept.questions || kept.options ? { nativeIds: kept } : {};
+}
+
+/** An object keyed by native ids, which may be `__proto__`: each becomes an own key, as JSON will send it. */
+export function byNativeId<V>(entries: Iterable<readonly [string, V]>): Record<string, V> {
+  return Object.fromEntries(entries) as Record<string, V>;
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../lib/errors.js';
 import type { Decision, HandupRequest, Kind, Option, Outcome } from '../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
-import { answerText, asTitle } from './adapter-kit.js';
+import { answerText, asTitle, recordIdOf, safeIds, withNativeIds, type NativeIds } from './adapter-kit.js';
 
 /**
  * ALP (alpd IPC v1): whatever ALP asks the user (an `alp_ask` question, a permission, a
@@ -153,7 +153,12 @@ export interface AlpContext {
   set: ChoiceSet | 'question';
   /** Choice id → its label exactly as ALP sent it, the text that answers with that choice. */
   labels: Partial<Record<ChoiceId, string>>;
+  /** A plain question's record id, when the question id is not one a record can carry (absent: the same). */
+  nativeIds?: NativeIds;
 }
+
+/** The record's id of a plain question's one question. */
+const recordQuestionId = (context: AlpContext) => recordIdOf(context.nativeIds?.questions, context.questionId);
 
 const nativeKey = (questionId: string) => `alp:${questionId}`;
 
@@ -190,18 +195,20 @@ function normalize(frame: AlpFrame): Normalized<AlpContext> {
     };
   }
   // Any text answers an ALP question (the options are suggestions), so free text is always allowed;
-  // a repeated suggestion is the same answer.
+  // a repeated suggestion is the same answer. Only a plain question puts the question id in the
+  // record (as its question's id), so only here may it need a safe one.
   const suggestions = [...new Set(q.options ?? [])].map((label) => ({ label }));
+  const ids = safeIds([q.id], 'question');
   return {
     request: {
       title,
       kind: 'question',
       source,
-      input: { questions: [{ id: q.id, question: q.body, ...(suggestions.length ? { options: suggestions } : {}), allow_free_text: true }] },
+      input: { questions: [{ id: ids.ids[0]!, question: q.body, ...(suggestions.length ? { options: suggestions } : {}), allow_free_text: true }] },
       dedupe_key: key,
     },
     nativeKey: key,
-    context,
+    context: { ...context, ...withNativeIds({ questions: ids.map }) },
   };
 }
 
@@ -298,7 +305,7 @@ function renderReply(record: HandupRequest, context: AlpContext, env: ReplyEnv):
     case 'approved':
       return reply({ text: choiceLabel(decision, context) });
     case 'answered': {
-      const text = answerText(decision, context.questionId);
+      const text = answerText(decision, recordQuestionId(context));
       return text ? reply({ text }) : dismiss();
     }
     case 'denied': {
@@ -366,10 +373,11 @@ const labelsOf = (id: ChoiceId) => [CHOICES[id].en.toLowerCase(), CHOICES[id].vi
 function answeredAgainst(key: string, answer: string, { record, context }: FollowUpTarget<AlpContext>): FollowUp {
   if (context.set === 'question') {
     const wanted = canonical(answer);
-    const question = record.input?.questions?.find((q) => q.id === context.questionId);
+    const id = recordQuestionId(context);
+    const question = record.input?.questions?.find((q) => q.id === id);
     const label = question?.options?.find((o) => canonical(o.label) === wanted)?.label;
     const given = label !== undefined ? { selected: [label] } : { selected: [], text: answer };
-    return { kind: 'resolve', nativeKey: key, status: 'answered', option: 'submit', fields: { answers: { [context.questionId]: given } } };
+    return { kind: 'resolve', nativeKey: key, status: 'answered', option: 'submit', fields: { answers: { [id]: given } } };
   }
   const choice = answer.trim().toLowerCase();
   const offered = (id: ChoiceId) => record.options.some((o) => o.id === id);

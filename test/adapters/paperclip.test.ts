@@ -231,6 +231,10 @@ describe('paperclip adapter quirks', () => {
     expect(check(frame({ verdicts: ['approve', 'reject', 'defer'], requireReasonOn: ['defer'] }), { i1: { selected: ['Defer'] } })).toThrow(
       /Defer needs a reason/,
     );
+    // An item whose native id is outside the safe set is named by its record id, the one answered.
+    const unsafe = frame({ items: [{ id: 'deploy/target', label: 'Target' }] });
+    expect(check(unsafe, { q1: { selected: ['Reject'] } })).toThrow(/fields\.answers\.q1\.text: Reject needs a reason/);
+    expect(check(unsafe, { q1: { selected: ['Approve'] } })).not.toThrow();
   });
 
   it('refuses checkbox bounds no selection can meet, naming payload.minSelected', () => {
@@ -481,5 +485,75 @@ describe('paperclip credential redaction', () => {
       JSON.stringify({ url: 'https://x.test', headers: { Authorization: '[redacted]' } }, null, 2),
     );
     expect(previewOf('{"url": "https://x.test"}')).toBe('{"url": "https://x.test"}');
+  });
+});
+
+describe('paperclip ids a record cannot carry', () => {
+  const env = () => ({ now: 0, uuid: () => 'uuid', ulid: () => 'ulid', rpcId: () => 1 });
+  const event = (request: Record<string, unknown>) => ({
+    schema: 'paperclip.prp.event.v1',
+    eventType: 'runtime_request.created',
+    runId: 'run-1',
+    payload: { request },
+  });
+
+  function replyTo(frame: unknown, answers: Record<string, { selected?: string[]; text?: string }>) {
+    const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+    const { timeoutMs: _t, ...draft } = draftFromBody(CreateRequestSchema.parse(normalized.request), { defaultTimeout: 'none', integration: null });
+    const pending: HandupRequest = { id: 'r', ...draft, status: 'pending', content_hash: contentHash(draft), created_at: 0, expires_at: null, decision: null };
+    const { status, decision } = decide(
+      pending,
+      { option: 'submit', content_hash: pending.content_hash, fields: { answers } },
+      { decidedBy: 'admin', decidedAt: 0 },
+    );
+    const context = JSON.parse(JSON.stringify(normalized.context));
+    return { draft, reply: paperclipAdapter.renderReply({ ...pending, status, decision }, context, env()) as any };
+  }
+
+  it('a question or field called "__proto__" is q1 in the record and an own "__proto__" key of the reply', () => {
+    const set = event({
+      schema: 'paperclip.runtime_request.v2',
+      requestKind: 'runtime',
+      requestId: 'req-1',
+      type: 'input',
+      status: 'pending',
+      prompt: 'Where to?',
+      input: { schema: 'paperclip.question_set.v1', questions: [{ id: '__proto__', prompt: 'Where?', required: true, answerMode: 'text' }] },
+    });
+    const asked = replyTo(set, { q1: { text: 'staging' } });
+    expect(asked.draft.input!.questions!.map((q) => q.id)).toEqual(['q1']);
+    const answers = asked.reply.payload.resolution.response.answers;
+    expect(Object.hasOwn(answers, '__proto__')).toBe(true);
+    expect(JSON.stringify(answers)).toBe('{"__proto__":{"text":"staging"}}');
+
+    for (const requestKind of ['user_input', 'elicitation']) {
+      const form = event({ requestId: 'req-2', requestKind, prompt: 'Which?', details: { fields: [{ name: '__proto__' }, { name: 'env name' }] } });
+      const { draft, reply } = replyTo(form, { q1: { text: 'a' }, q2: { text: 'b' } });
+      expect(draft.input!.questions!.map((q) => q.id)).toEqual(['q1', 'q2']);
+      const sent = requestKind === 'user_input' ? reply.payload.resolution.answers : reply.payload.resolution.content;
+      expect(JSON.stringify(sent)).toBe(
+        requestKind === 'user_input' ? '{"__proto__":{"answers":["a"]},"env name":{"answers":["b"]}}' : '{"__proto__":"a","env name":"b"}',
+      );
+    }
+  });
+
+  it('reads a v1 key that grants more than this call from the key itself, though the option id does not say so', () => {
+    const frame = {
+      schema: 'paperclip.runtime_request.v1',
+      requestKind: 'runtime',
+      requestId: 'req-3',
+      type: 'permission',
+      status: 'pending',
+      prompt: 'Write it?',
+      choices: [
+        { key: 'allow for this session', label: 'Allow for the session' },
+        { key: 'allow now', label: 'Allow now' },
+      ],
+    };
+    const { request } = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+    expect(request.options!.map((o) => [o.id, o.label])).toEqual([
+      ['o2', 'Allow now'],
+      ['o1', 'Allow for the session'],
+    ]);
   });
 });

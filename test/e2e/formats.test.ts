@@ -715,3 +715,145 @@ describe('follow-ups that need more than one native key', () => {
     expect((await t.api.get(`/v1/formats/alp/requests/${record.id}/reply`)).body).toEqual({ request: r, reply: null });
   });
 });
+
+/** Native question and option ids outside handup's id set (docs/formats/README.md, "Native ids"). */
+describe('native ids a record cannot carry', () => {
+  let t: TestServer;
+  const sockets: WsClient[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.socket.terminate();
+    await t?.close();
+  });
+
+  // Before the Roll fixture's expiresAt, so its interaction is still open.
+  const start = () => startTestServer({}, { clock: createFakeClock(Date.parse('2026-08-04T00:04:00.000Z')) });
+  const fixture = (format: string, name: string) => JSON.parse(readFileSync(join(FIXTURES, format, name), 'utf8'));
+  const CASES: Array<[format: string, file: string]> = [
+    ['paperclip', 'v2-input-native-ids.json'],
+    ['paperclip', 'v1-permission-native-keys.json'],
+    ['paperclip', 'driver-user-input-native-field-names.json'],
+    ['paperclip', 'issue-ask-user-questions-native-ids.json'],
+    ['paperclip', 'issue-item-verdicts-native-ids.json'],
+    ['roll', 'interaction-user-input-native-control-ids.json'],
+    ['alp', 'question-native-id.json'],
+  ];
+
+  /** POSTs a fixture's frame: 201, the record with safe ids exactly as the fixture expects it. */
+  async function submit(format: string, fx: any) {
+    const created = await t.api.post(`/v1/formats/${format}/requests`, fx.frame);
+    expect(created.status, created.text).toBe(201);
+    const record = created.body.request;
+    expectValidRequest(record);
+    const { source: _source, timeout: _timeout, ...rest } = fx.expect.request;
+    for (const [k, v] of Object.entries(rest)) expect(record[k], k).toEqual(v);
+    return record;
+  }
+
+  for (const [format, file] of CASES) {
+    it(`${format} ${file}: 201 with safe ids; the reviewer's answer goes back under the native ids; a replay gets the same record`, async () => {
+      t = await start();
+      const fx = fixture(format, file);
+      const record = await submit(format, fx);
+      const decided = await decide(t.api, record, fx.decide.option, fx.decide.fields ? { fields: fx.decide.fields } : {});
+      expect(decided.status, decided.text).toBe(200);
+      expect(decided.body.status).toBe(fx.status);
+
+      const answered = await t.api.get(`/v1/formats/${format}/requests/${record.id}/reply?wait=5s`);
+      expect(answered.status, answered.text).toBe(200);
+      expectReplyLike(answered.body.reply, fx.reply, record.id);
+
+      const again = await t.api.post(`/v1/formats/${format}/requests`, fx.frame);
+      expect(again.status, again.text).toBe(200);
+      expect(again.body).toEqual({ request: decided.body, reply: answered.body.reply });
+    });
+  }
+
+  it('a decision check names the question by the id the reviewer answered (the safe one)', async () => {
+    t = await start();
+    const paperclip = fixture('paperclip', 'v2-input-native-ids.json');
+    const question = await submit('paperclip', paperclip);
+    const tooLong = { ...paperclip.decide.fields.answers, q3: { selected: [], text: 'x'.repeat(201) } };
+    expectError(await decide(t.api, question, 'submit', { fields: { answers: tooLong } }), 400, 'invalid_decision', 'fields.answers.q3:');
+
+    const roll = fixture('roll', 'interaction-user-input-native-control-ids.json');
+    const form = await submit('roll', roll);
+    const overLimit = { ...roll.decide.fields.answers, q2: { selected: [], text: 'w'.repeat(101) } };
+    expectError(await decide(t.api, form, 'submit', { fields: { answers: overLimit } }), 400, 'invalid_decision', 'fields.answers.q2:');
+    for (const r of [question, form]) expect((await show(t.api, r.id)).status).toBe('pending');
+  });
+
+  it('follow-ups naming native ids apply to the safe ones: a PaperClip v1 key, an ALP question id', async () => {
+    t = await start();
+    const permission = await submit('paperclip', fixture('paperclip', 'v1-permission-native-keys.json'));
+    const resolved = fixture('paperclip', 'followup-resolved-v1-native-key.json').frame;
+    // A key the request did not offer says nothing trustworthy: 400 listing the keys it did offer, nothing changes.
+    const unknown = await t.api.post('/v1/formats/paperclip/events', { ...resolved, payload: { ...resolved.payload, action: 'allow twice' } });
+    expectError(unknown, 400, 'invalid_frame', '(it offers "allow once", "always allow", "deny")');
+    expect((await show(t.api, permission.id)).status).toBe('pending');
+    const res = await t.api.post('/v1/formats/paperclip/events', resolved);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.request).toMatchObject({ id: permission.id, status: 'approved', decision: { option: 'o2', outcome: 'approve', decided_by: 'upstream' } });
+    expectValidRequest(res.body.request);
+
+    const alp = fixture('alp', 'question-native-id.json');
+    const question = await submit('alp', alp);
+    const answered = await t.api.post('/v1/formats/alp/events', fixture('alp', 'followup-answered-question-native-id.json').frame);
+    expect(answered.status, answered.text).toBe(200);
+    expect(answered.body.request).toMatchObject({
+      id: question.id,
+      status: 'answered',
+      decision: { option: 'submit', fields: { answers: { q1: { selected: ['Redis'] } } } },
+    });
+    expectValidRequest(answered.body.request);
+
+    // Resolved upstream: no reply; a replay of either frame finds the same record.
+    for (const [format, r, frame] of [
+      ['paperclip', res.body.request, fixture('paperclip', 'v1-permission-native-keys.json').frame],
+      ['alp', answered.body.request, alp.frame],
+    ] as const) {
+      expect((await t.api.get(`/v1/formats/${format}/requests/${r.id}/reply`)).body).toEqual({ request: r, reply: null });
+      const again = await t.api.post(`/v1/formats/${format}/requests`, frame);
+      expect(again.status, again.text).toBe(200);
+      expect(again.body).toEqual({ request: r, reply: null });
+    }
+  });
+
+  it('a replay whose native ids differ gets 409 native_conflict, though its safe ids are the same', async () => {
+    t = await start();
+    const fx = fixture('paperclip', 'v2-input-native-ids.json');
+    const record = await submit('paperclip', fx);
+    const changed = structuredClone(fx.frame);
+    changed.payload.request.input.questions[1].id = 'deploy/region';
+    const res = await t.api.post('/v1/formats/paperclip/requests', changed);
+    expectError(res, 409, 'native_conflict');
+    expect(res.body.details).toEqual({ existing_id: record.id });
+  });
+
+  it('over the bridge socket: the reply pushed carries the native ids', async () => {
+    t = await start();
+    const fx = fixture('roll', 'interaction-user-input-native-control-ids.json');
+    const bridge = await connectWs(`${t.wsUrl}/v1/formats/roll/ws`, t.adminToken);
+    sockets.push(bridge);
+    bridge.send(fx.frame);
+    const accepted = await bridge.next();
+    expect(accepted).toMatchObject({ type: 'countersign.accepted', id: expect.any(String) });
+    const record = await show(t.api, accepted.id);
+    expect(record.input).toEqual(fx.expect.request.input);
+    const decided = await decide(t.api, record, 'submit', { fields: fx.decide.fields });
+    expect(decided.status, decided.text).toBe(200);
+    const pushed = await bridge.next();
+    expectReplyLike(pushed, fx.reply, record.id);
+    expect(pushed.params.candidate.values.map((v: { id: string }) => v.id)).toEqual(['部署区域', 'target workspace', 'replicas']);
+  });
+
+  it('POST /v1/rules/test takes such a frame; a rule picks the safe id of the key that allows once', async () => {
+    t = await start();
+    await t.api.post('/v1/rules', { id: 'fixtures', match: { format: 'paperclip' }, action: 'approve' });
+    const res = await t.api.post('/v1/rules/test', { format: 'paperclip', frame: fixture('paperclip', 'v1-permission-native-keys.json').frame });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ rule: { id: 'fixtures' }, action: 'approve', would_decide: 'o2' });
+    const question = await t.api.post('/v1/rules/test', { format: 'paperclip', frame: fixture('paperclip', 'v2-input-native-ids.json').frame });
+    expect(question.status, question.text).toBe(200);
+    expect(await requestCount(t.api)).toBe(0);
+  });
+});

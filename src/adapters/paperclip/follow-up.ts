@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext } from '../adapter.js';
+import { nativeIdOf, recordIdOf, type NativeIds } from '../adapter-kit.js';
 import { EVENT, flag, keyOf, requestId } from './common.js';
 import { outcomeOfKey } from './legacy.js';
 
@@ -42,22 +43,24 @@ export function followUp(frame: PaperclipFollowUp, _ctx?: FrameContext, stored?:
   if (!action) return { kind: 'ignored', reason: 'runtime_request.resolved without an action does not say how it was settled' };
   if (!stored)
     return { kind: 'resolve', ...key, status: action === 'submit' ? 'answered' : outcomeOfKey(action) === 'approve' ? 'approved' : 'denied', option: action };
-  return { kind: 'resolve', ...key, ...settledBy(action, stored.record) };
+  const optionIds = (stored.context as { nativeIds?: NativeIds } | null)?.nativeIds?.options;
+  return { kind: 'resolve', ...key, ...settledBy(action, stored.record, optionIds) };
 }
 
 /**
  * What `action` did to the pending request, read against its options: one of them (a v2
- * choice key, a question set's submit/decline/cancel, a v1 key), else PRP's own accept/decline
- * words. An action the request could not have taken (`submit` on a permission, `accept` on a
- * question set, a word PRP does not have) says nothing trustworthy: 400, nothing changes.
+ * choice key, a question set's submit/decline/cancel, a v1 key, which `optionIds` leads to the
+ * record's option id), else PRP's own accept/decline words. An action the request could not
+ * have taken (`submit` on a permission, `accept` on a question set, a word PRP does not have)
+ * says nothing trustworthy: 400, nothing changes.
  */
-function settledBy(action: string, record: HandupRequest): { status: 'approved' | 'denied' | 'answered'; option: string } {
+function settledBy(action: string, record: HandupRequest, optionIds: NativeIds['options']): { status: 'approved' | 'denied' | 'answered'; option: string } {
   const question = record.kind === 'question';
-  const option = record.options.find((o) => o.id === action);
+  const option = record.options.find((o) => o.id === recordIdOf(optionIds, action));
   const approves = option ? option.outcome === 'approve' : !question && APPROVING.has(action) ? true : REFUSING.has(action) ? false : undefined;
   if (approves === undefined) {
-    const offered = record.options.map((o) => `"${o.id}"`).join(', ');
+    const offered = record.options.map((o) => JSON.stringify(nativeIdOf(optionIds, o.id))).join(', ');
     throw new AppError('invalid_frame', `payload.action: "${action}" cannot settle this ${question ? 'question set' : 'request'} (it offers ${offered})`);
   }
-  return { status: approves ? (question ? 'answered' : 'approved') : 'denied', option: action };
+  return { status: approves ? (question ? 'answered' : 'approved') : 'denied', option: option?.id ?? action };
 }

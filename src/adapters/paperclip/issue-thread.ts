@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_INPUT_FIELDS, MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option, type Question } from '../../requests/request-schema.js';
-import { distinctLabels, submitOptions } from '../adapter-kit.js';
+import { distinctLabels, recordIdOf, safeIds, submitOptions, withNativeIds, type NativeIds } from '../adapter-kit.js';
 import { INTERACTION, flag, heading, requestId, source, unansweredByTimeout, unique, type Answers, type Built, type Envelope, type Preview } from './common.js';
 import { optionIds, withHelp, type QuestionMap } from './question-set.js';
 import { redactCredentials } from './redact-credentials.js';
@@ -189,8 +189,17 @@ export type InteractionContext =
       items: Array<{ id: string; verdicts: Array<[label: string, verdict: Verdict]> }>;
       /** `requireReasonOn`: verdicts PaperClip takes only with a reason (absent in contexts stored before it was kept). */
       reasonOn?: Verdict[];
+      /** The native item ids the record's question ids stand for, where they differ (absent: the same). */
+      nativeIds?: NativeIds;
     }
-  | { reply: 'interaction'; requestId: string; kind: 'ask_user_questions'; questions: QuestionMap[] }
+  | {
+      reply: 'interaction';
+      requestId: string;
+      kind: 'ask_user_questions';
+      questions: QuestionMap[];
+      /** The native question ids the record's stand for, where they differ (absent: the same). */
+      nativeIds?: NativeIds;
+    }
   | { reply: 'interaction'; requestId: string; kind: 'suggest_tasks'; keys: string[] };
 
 export function issueThreadRequest(r: Interaction, env: Envelope): Built<InteractionContext> {
@@ -281,6 +290,10 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
       const verdicts = p.verdicts ?? ['approve', 'reject'];
       const needReason = p.requireReasonOn ?? ['reject'];
       const labelled = verdicts.map((v): [string, Verdict] => [VERDICT_LABELS[v], v]);
+      const ids = safeIds(
+        p.items.map((item) => item.id),
+        'question',
+      );
       const reasonHint = needReason.length > 0 ? `\n\nGive a reason (free text) with ${needReason.map((v) => VERDICT_LABELS[v]).join(' or ')}.` : '';
       return {
         request: {
@@ -290,8 +303,8 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           previews: [...markdownPreview('Details', p.detailsMarkdown), ...p.items.flatMap((item) => markdownPreview(item.label, item.previewMarkdown))],
           options: submitOptions('Submit verdicts'),
           input: {
-            questions: p.items.map((item) => ({
-              id: item.id,
+            questions: p.items.map((item, i) => ({
+              id: ids.ids[i]!,
               question: `${item.label}${item.description ? `\n\n${item.description}` : ''}${reasonHint}`,
               options: labelled.map(([label]) => ({ label })),
               allow_free_text: true,
@@ -304,13 +317,18 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           kind: r.kind,
           items: p.items.map((item) => ({ id: item.id, verdicts: labelled })),
           reasonOn: needReason,
+          ...withNativeIds({ questions: ids.map }),
         },
       };
     }
     case 'ask_user_questions': {
       const p = r.payload;
       const maps: QuestionMap[] = [];
-      const questions: Question[] = p.questions.map((q) => {
+      const ids = safeIds(
+        p.questions.map((q) => q.id),
+        'question',
+      );
+      const questions: Question[] = p.questions.map((q, i) => {
         const labels = distinctLabels(q.options);
         const freeText = q.options.find((o) => o.freeText)?.id ?? null;
         maps.push({
@@ -321,14 +339,14 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           options: q.options.map((o, i) => [labels[i]!, o.id]),
         });
         return {
-          id: q.id,
+          id: ids.ids[i]!,
           question: withHelp(q.prompt, q.helpText),
           options: q.options.map((o, i) => ({ label: labels[i]!, ...(o.description ? { description: o.description } : {}) })),
           multi: q.selectionMode === 'multi',
           allow_free_text: freeText !== null,
         };
       });
-      const optional = p.questions.filter((q) => q.required === false).map((q) => q.id);
+      const optional = p.questions.flatMap((q, i) => (q.required === false ? [ids.ids[i]!] : []));
       return {
         request: {
           ...common,
@@ -337,7 +355,7 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
           options: submitOptions(p.submitLabel),
           input: { questions, ...(optional.length ? { optional_questions: optional } : {}) },
         },
-        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, questions: maps },
+        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, questions: maps, ...withNativeIds({ questions: ids.map }) },
       };
     }
     case 'suggest_tasks': {
@@ -411,11 +429,11 @@ export function interactionReply(record: HandupRequest, ctx: InteractionContext)
       return keys.length > 0 ? reply('accept', { selectedClientKeys: keys }) : reply('reject', {});
     }
     case 'ask_user_questions':
-      return reply('respond', { answers: ctx.questions.flatMap((q) => questionAnswer(q, answers[q.id])) });
+      return reply('respond', { answers: ctx.questions.flatMap((q) => questionAnswer(q, answers[recordIdOf(ctx.nativeIds?.questions, q.id)])) });
     case 'request_item_verdicts':
       return reply('verdicts', {
         verdicts: ctx.items.flatMap((item) => {
-          const a = answers[item.id];
+          const a = answers[recordIdOf(ctx.nativeIds?.questions, item.id)];
           const verdict = new Map(item.verdicts).get(a?.selected?.[0] ?? '');
           if (!verdict) return [];
           return [{ id: item.id, verdict, ...(a?.text?.trim() ? { reason: a.text.trim() } : {}) }];
@@ -443,18 +461,19 @@ export function checkInteractionDecision(record: HandupRequest, ctx: Interaction
     const answers = (d.fields?.answers ?? {}) as Answers;
     let given = 0;
     for (const item of ctx.items) {
-      const a = answers[item.id];
+      const id = recordIdOf(ctx.nativeIds?.questions, item.id);
+      const a = answers[id];
       const labels = new Map(item.verdicts);
       const verdict = labels.get(a?.selected?.[0] ?? '');
       const reason = a?.text?.trim();
       const choose = [...labels.keys()].join(', ');
       if (!verdict) {
-        if (reason) throw new AppError('invalid_decision', `fields.answers.${item.id}: a reason goes with a verdict: choose one of ${choose}`);
+        if (reason) throw new AppError('invalid_decision', `fields.answers.${id}: a reason goes with a verdict: choose one of ${choose}`);
         continue;
       }
       given++;
       if (!reason && ctx.reasonOn?.includes(verdict)) {
-        throw new AppError('invalid_decision', `fields.answers.${item.id}.text: ${VERDICT_LABELS[verdict]} needs a reason`);
+        throw new AppError('invalid_decision', `fields.answers.${id}.text: ${VERDICT_LABELS[verdict]} needs a reason`);
       }
     }
     if (given === 0) throw new AppError('invalid_decision', `fields.answers: give at least one item a verdict`);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { HandupRequest, Option } from '../../requests/request-schema.js';
-import { distinctLabels, submitOptions } from '../adapter-kit.js';
+import { distinctLabels, nativeIdOf, safeIds, submitOptions, withNativeIds, type NativeIds } from '../adapter-kit.js';
 import {
   DetailsSchema,
   OriginSchema,
@@ -58,7 +58,14 @@ export function v1ElicitationRequest(r: z.infer<typeof V1ElicitationSchema>, env
   return questionSetRequest(r.prompt, r.input, r, env, r.turnId ?? env.turnId, 'paperclip.runtime_request.v1 elicitation');
 }
 
-export type LegacyContext = { reply: 'legacy'; requestId: string; type: 'permission' | 'input'; keys: Array<[label: string, key: string]> };
+export type LegacyContext = {
+  reply: 'legacy';
+  requestId: string;
+  type: 'permission' | 'input';
+  keys: Array<[label: string, key: string]>;
+  /** The choice keys the record's option ids stand for, where they differ (absent: the same). */
+  nativeIds?: NativeIds;
+};
 
 // v1 choice keys are free strings; these words make a key an approval (docs/formats/paperclip.md).
 const ALLOW_WORDS = new Set([
@@ -98,10 +105,11 @@ export function outcomeOfKey(key: string): Option['outcome'] {
 /**
  * The approving options with the ones that grant only this call first, in the places approving
  * options had. A rule, auto mode or `on_timeout: approve` takes the first option that approves,
- * and must not answer "always allow" for a runner that listed it first.
+ * and must not answer "always allow" for a runner that listed it first. Read from the choice
+ * keys, which the option ids may not repeat.
  */
-function narrowestApprovalFirst<O extends { id: string; outcome: Option['outcome'] }>(options: O[]): O[] {
-  const broad = (o: O) => keyWords(o.id).some((w) => BROAD_WORDS.has(w));
+function narrowestApprovalFirst<O extends { key: string; outcome: Option['outcome'] }>(options: O[]): O[] {
+  const broad = (o: O) => keyWords(o.key).some((w) => BROAD_WORDS.has(w));
   const approving = options.filter((o) => o.outcome === 'approve');
   const ordered = [...approving.filter((o) => !broad(o)), ...approving.filter(broad)];
   let next = 0;
@@ -120,18 +128,26 @@ export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built
             { key: 'allow', label: 'Allow' },
             { key: 'deny', label: 'Deny' },
           ];
+    // Free-form keys ("allow once") that cannot be option ids get safe ones; the reply sends the key.
+    const ids = safeIds(
+      keyed.map((c) => c.key),
+      'option',
+    );
+    const options = narrowestApprovalFirst(
+      keyed.map((c, i) => {
+        const outcome = outcomeOfKey(c.key);
+        return { key: c.key, outcome, option: { id: ids.ids[i]!, label: c.label, outcome, style: outcome === 'approve' ? 'primary' : 'danger' } };
+      }),
+    ).map((o) => o.option);
     return {
-      request: {
-        ...base,
-        kind: text(r.details?.command) ? 'command' : 'custom',
-        options: narrowestApprovalFirst(
-          keyed.map((c) => {
-            const outcome = outcomeOfKey(c.key);
-            return { id: c.key, label: c.label, outcome, style: outcome === 'approve' ? 'primary' : 'danger' };
-          }),
-        ),
+      request: { ...base, kind: text(r.details?.command) ? 'command' : 'custom', options },
+      context: {
+        reply: 'legacy',
+        requestId: r.requestId,
+        type: 'permission',
+        keys: keyed.map((c) => [c.label, c.key]),
+        ...withNativeIds({ options: ids.map }),
       },
-      context: { reply: 'legacy', requestId: r.requestId, type: 'permission', keys: keyed.map((c) => [c.label, c.key]) },
     };
   }
   const labels = distinctLabels(choices.map((c) => ({ id: c.key, label: c.label })));
@@ -150,7 +166,7 @@ export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built
 export function legacyReply(record: HandupRequest, ctx: LegacyContext): unknown {
   const d = record.decision;
   if (!d) return null;
-  if (ctx.type === 'permission') return { requestId: ctx.requestId, response: { decision: d.option } };
+  if (ctx.type === 'permission') return { requestId: ctx.requestId, response: { decision: nativeIdOf(ctx.nativeIds?.options, d.option) } };
   if (d.outcome !== 'approve') return null;
   const a = d.fields?.answers?.response;
   // A typed answer is what the runtime asked for; a picked choice answers with its key.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTIONS, MAX_QUESTION_BYTES, MAX_QUESTION_OPTIONS, type Question } from '../../requests/request-schema.js';
-import { distinctLabels } from '../adapter-kit.js';
+import { byNativeId, distinctLabels, recordIdOf, safeIds, type IdMap } from '../adapter-kit.js';
 import { QUESTION_SET, flag, unique, type Answers, type Preview } from './common.js';
 import { RUNNER_TEST_MS, TextValidationSchema, checksPattern, textValidationProblem, type TextValidation } from './text-validation.js';
 
@@ -82,6 +82,7 @@ export type QuestionSet = z.infer<typeof QuestionSetSchema>;
 
 /** A handup question's option labels back to PaperClip option ids. */
 export interface QuestionMap {
+  /** The native question id; the record's may differ (the context's `nativeIds.questions` leads back). */
   id: string;
   mode: 'single' | 'multi' | 'text';
   /** Free text goes back as `customText` (question sets) or `otherText` (issue threads). */
@@ -104,8 +105,12 @@ export function mapQuestionSet(set: QuestionSet) {
   const maps: QuestionMap[] = [];
   const previews: Preview[] = [];
   const notes: string[] = [];
+  const ids = safeIds(
+    set.questions.map((q) => q.id),
+    'question',
+  );
   // `required: false` may be left unanswered (docs/formats/paperclip.md); the record lists them for the domain and the page.
-  const optional = set.questions.filter((q) => !q.required).map((q) => q.id);
+  const optional = set.questions.flatMap((q, i) => (q.required ? [] : [ids.ids[i]!]));
   set.questions.forEach((q, i) => {
     const options = q.options ?? [];
     if (options.length > MAX_QUESTION_OPTIONS) {
@@ -118,7 +123,7 @@ export function mapQuestionSet(set: QuestionSet) {
     const labels = distinctLabels(options);
     const recommended = options.findIndex((o) => o.recommended);
     const question: Question = {
-      id: q.id,
+      id: ids.ids[i]!,
       question: withHelp(q.prompt, q.helpText),
       options: options.map((o, j) => ({ label: labels[j]!, ...(o.description ? { description: o.description } : {}) })),
       multi: q.answerMode === 'multi_select',
@@ -139,7 +144,7 @@ export function mapQuestionSet(set: QuestionSet) {
     }
     notes.push(...questionNotes(q, labels));
   });
-  return { questions, optional, maps, previews, notes };
+  return { questions, optional, maps, previews, notes, questionIds: ids.map };
 }
 
 function questionNotes(q: QuestionSetQuestion, labels: string[]): string[] {
@@ -171,15 +176,18 @@ export function optionIds(q: QuestionMap, labels: string[] | undefined): string[
   });
 }
 
-/** Answers → `paperclip.question_response.v1`, labels mapped back to option ids. */
-export function questionResponse(questions: readonly QuestionMap[], answers: Answers) {
-  const out: Record<string, { selectedOptionIds?: string[]; text?: string; customText?: string }> = {};
+/**
+ * Answers → `paperclip.question_response.v1`: keyed by the native question ids (`questionIds`
+ * leads from the record's), labels mapped back to option ids.
+ */
+export function questionResponse(questions: readonly QuestionMap[], answers: Answers, questionIds?: IdMap) {
+  const out: Array<[string, { selectedOptionIds?: string[]; text?: string; customText?: string }]> = [];
   for (const q of questions) {
-    const a = answers[q.id];
+    const a = answers[recordIdOf(questionIds, q.id)];
     if (!a) continue;
     const typed = a.text?.trim() ? a.text : null;
     if (q.mode === 'text') {
-      if (typed) out[q.id] = { text: typed };
+      if (typed) out.push([q.id, { text: typed }]);
       continue;
     }
     const ids = optionIds(q, a.selected);
@@ -187,21 +195,22 @@ export function questionResponse(questions: readonly QuestionMap[], answers: Ans
     if (ids.length > 0) answer.selectedOptionIds = ids;
     // PaperClip refuses a single-select answer with both a selection and custom text: the selection wins.
     if (typed && q.custom && !(q.mode === 'single' && ids.length > 0)) answer.customText = typed;
-    if (answer.selectedOptionIds || answer.customText) out[q.id] = answer;
+    if (answer.selectedOptionIds || answer.customText) out.push([q.id, answer]);
   }
-  return { schema: 'paperclip.question_response.v1', answers: out };
+  return { schema: 'paperclip.question_response.v1', answers: byNativeId(out) };
 }
 
 /**
  * Throws 400 `invalid_decision` naming the question when an answer, as it would be sent, breaks
  * its textValidation: the text of a text question, the custom text of a select question.
  */
-export function checkTextValidation(questions: readonly QuestionMap[], answers: Answers): void {
-  const sent = questionResponse(questions, answers).answers;
+export function checkTextValidation(questions: readonly QuestionMap[], answers: Answers, questionIds?: IdMap): void {
+  const sent = questionResponse(questions, answers, questionIds).answers;
   for (const q of questions) {
-    const text = q.mode === 'text' ? sent[q.id]?.text : sent[q.id]?.customText;
+    const answer = Object.hasOwn(sent, q.id) ? sent[q.id] : undefined;
+    const text = q.mode === 'text' ? answer?.text : answer?.customText;
     if (!q.validation || text === undefined) continue;
     const problem = textValidationProblem(text, q.validation);
-    if (problem) throw new AppError('invalid_decision', `fields.answers.${q.id}: ${problem} (PaperClip textValidation)`);
+    if (problem) throw new AppError('invalid_decision', `fields.answers.${recordIdOf(questionIds, q.id)}: ${problem} (PaperClip textValidation)`);
   }
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option } from '../../requests/request-schema.js';
 import type { ReplyEnv } from '../adapter.js';
-import { asTitle, submitOptions } from '../adapter-kit.js';
+import { asTitle, byNativeId, nativeIdOf, safeIds, submitOptions, withNativeIds, type IdMap, type NativeIds } from '../adapter-kit.js';
 import {
   DetailsSchema,
   OriginSchema,
@@ -96,7 +96,16 @@ export type RuntimeForm =
   /** Elicitation: `{content: {<field>: text}}`. */
   | { type: 'content' };
 
-export type RuntimeContext = { reply: 'runtime'; requestId: string; turnId: string | null; form: RuntimeForm; sessionChoice: boolean; cancel: boolean };
+export type RuntimeContext = {
+  reply: 'runtime';
+  requestId: string;
+  turnId: string | null;
+  form: RuntimeForm;
+  sessionChoice: boolean;
+  cancel: boolean;
+  /** The native question ids the record's stand for, where they differ (absent: the same). */
+  nativeIds?: NativeIds;
+};
 
 /** PRP's own way to decline a form and end the turn. */
 const CANCEL_TURN: Option = { id: 'cancel', label: 'Decline and stop the turn', outcome: 'deny', style: null };
@@ -198,6 +207,7 @@ export function questionSetRequest(
       form: { type: 'question_set', questions: mapped.maps },
       sessionChoice: false,
       cancel: true,
+      ...withNativeIds({ questions: mapped.questionIds }),
     },
     notes: mapped.notes.map((n) => `${what}: ${n}`),
   };
@@ -243,6 +253,10 @@ function fieldForm(
     );
   }
   const { title, summary } = heading(r.prompt, 'Answer the agent');
+  const ids = safeIds(
+    fields.map((f) => f.name),
+    'question',
+  );
   return {
     request: {
       title,
@@ -250,7 +264,7 @@ function fieldForm(
       kind: 'question',
       source: source(r.origin, env),
       options: [...submitOptions(), CANCEL_TURN],
-      input: { questions: fields.map((f) => ({ id: f.name, question: f.label ?? f.name, allow_free_text: true })) },
+      input: { questions: fields.map((f, i) => ({ id: ids.ids[i]!, question: f.label ?? f.name, allow_free_text: true })) },
     },
     context: {
       reply: 'runtime',
@@ -259,6 +273,7 @@ function fieldForm(
       form: { type: r.requestKind === 'elicitation' ? 'content' : 'answers' },
       sessionChoice: false,
       cancel: true,
+      ...withNativeIds({ questions: ids.map }),
     },
   };
 }
@@ -270,7 +285,9 @@ const COMMAND = 'paperclip.prp.command.v1';
 /** A question-set answer is held to each question's textValidation before it is stored. */
 export function checkRuntimeDecision(record: HandupRequest, ctx: RuntimeContext): void {
   const d = record.decision;
-  if (d?.outcome === 'approve' && ctx.form.type === 'question_set') checkTextValidation(ctx.form.questions, (d.fields?.answers ?? {}) as Answers);
+  if (d?.outcome === 'approve' && ctx.form.type === 'question_set') {
+    checkTextValidation(ctx.form.questions, (d.fields?.answers ?? {}) as Answers, ctx.nativeIds?.questions);
+  }
 }
 
 /**
@@ -300,21 +317,15 @@ function runtimeResolution(record: HandupRequest, ctx: RuntimeContext): Record<s
   const d = record.decision;
   // Cancelled here, or expired with on_timeout "expire": PRP's own way to abandon a request is `cancel`.
   if (!d || unansweredByTimeout(record)) return ctx.cancel ? { action: 'cancel' } : null;
-  if (d.outcome === 'approve' && ctx.form.type !== 'none') return submission(ctx.form, (d.fields?.answers ?? {}) as Answers);
+  if (d.outcome === 'approve' && ctx.form.type !== 'none') return submission(ctx.form, (d.fields?.answers ?? {}) as Answers, ctx.nativeIds?.questions);
   if (d.outcome === 'approve' && d.scope === 'session' && ctx.sessionChoice) return { action: 'accept_for_session' };
   return { action: d.option };
 }
 
-function submission(form: Exclude<RuntimeForm, { type: 'none' }>, answers: Answers): Record<string, unknown> {
-  if (form.type === 'answers') {
-    const out: Record<string, { answers: string[] }> = {};
-    for (const [id, a] of Object.entries(answers)) if (a.text?.trim()) out[id] = { answers: [a.text] };
-    return { action: 'submit', answers: out };
-  }
-  if (form.type === 'content') {
-    const out: Record<string, string> = {};
-    for (const [id, a] of Object.entries(answers)) if (a.text?.trim()) out[id] = a.text;
-    return { action: 'submit', content: out };
-  }
-  return { action: 'submit', response: questionResponse(form.questions, answers) };
+/** The form's answers keyed by the native field and question ids the record's stand for. */
+function submission(form: Exclude<RuntimeForm, { type: 'none' }>, answers: Answers, questionIds: IdMap | undefined): Record<string, unknown> {
+  const typed = () => Object.entries(answers).flatMap(([id, a]) => (a.text?.trim() ? [[nativeIdOf(questionIds, id), a.text] as const] : []));
+  if (form.type === 'answers') return { action: 'submit', answers: byNativeId(typed().map(([id, text]) => [id, { answers: [text] }])) };
+  if (form.type === 'content') return { action: 'submit', content: byNativeId(typed()) };
+  return { action: 'submit', response: questionResponse(form.questions, answers, questionIds) };
 }

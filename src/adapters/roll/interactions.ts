@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, MAX_QUESTIONS, type HandupRequest, type Question } from '../../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, Normalized, ReplyEnv } from '../adapter.js';
-import { asTitle, distinctLabels, submitOptions, toolKind } from '../adapter-kit.js';
+import { asTitle, distinctLabels, recordIdOf, safeIds, submitOptions, toolKind, withNativeIds, type IdMap, type NativeIds } from '../adapter-kit.js';
 import { APPROVE_DENY, nativeKey, relayRequest, sequence, uuid } from './common.js';
 
 /**
@@ -151,6 +151,8 @@ export interface InteractionContext {
   /** Unix ms of the frame's `expiresAt`: a cancel after it is an expiry. */
   expiresAt: number;
   controls?: ControlMap[];
+  /** The native control ids the record's question ids stand for, where they differ (absent: the same). */
+  nativeIds?: NativeIds;
 }
 
 // ---- Frame → handup Request ----
@@ -190,7 +192,7 @@ function hint(c: Control): string | undefined {
 /** A control the runtime lets go unanswered: not required, and no minimum number of choices. */
 const isOptional = (c: Control) => !c.required && !(c.type === 'choice' && (c.minSelections ?? 0) > 0);
 
-function controlQuestions(controls: readonly Control[]): { questions: Question[]; maps: ControlMap[] } {
+function controlQuestions(controls: readonly Control[], ids: readonly string[]): { questions: Question[]; maps: ControlMap[] } {
   if (controls.length > MAX_QUESTIONS) {
     throw new AppError(
       'invalid_frame',
@@ -212,7 +214,7 @@ function controlQuestions(controls: readonly Control[]): { questions: Question[]
       }
       const labels = distinctLabels(c.options);
       questions.push({
-        id: c.id,
+        id: ids[i]!,
         question,
         options: c.options.map((o, j) => ({ label: labels[j]!, ...(o.description ? { description: o.description } : {}) })),
         multi: c.multiple,
@@ -220,10 +222,10 @@ function controlQuestions(controls: readonly Control[]): { questions: Question[]
       });
       maps.push({ ...limits, options: c.options.map((o, j) => [labels[j]!, o.id]) } as ControlMap);
     } else if (c.type === 'boolean') {
-      questions.push({ id: c.id, question, options: YES_NO.map(([l]) => ({ label: l })), multi: false, allow_free_text: false });
+      questions.push({ id: ids[i]!, question, options: YES_NO.map(([l]) => ({ label: l })), multi: false, allow_free_text: false });
       maps.push(limits as ControlMap);
     } else {
-      questions.push({ id: c.id, question, allow_free_text: true });
+      questions.push({ id: ids[i]!, question, allow_free_text: true });
       maps.push(limits as ControlMap);
     }
   });
@@ -257,8 +259,13 @@ export function interactionRequest(frame: InteractionRequestFrame): Normalized<I
     };
   }
   const form = frame.projection;
-  const { questions, maps } = controlQuestions(form.controls);
-  const optional = form.controls.filter(isOptional).map((c) => c.id);
+  // Control ids are any text upstream; those a record cannot carry get safe ones.
+  const ids = safeIds(
+    form.controls.map((c) => c.id),
+    'question',
+  );
+  const { questions, maps } = controlQuestions(form.controls, ids.ids);
+  const optional = form.controls.flatMap((c, i) => (isOptional(c) ? [ids.ids[i]!] : []));
   const title = asTitle(form.title);
   const summary = [title ? undefined : form.title, form.description].filter((s): s is string => Boolean(s?.trim())).join('\n\n');
   return {
@@ -272,7 +279,7 @@ export function interactionRequest(frame: InteractionRequestFrame): Normalized<I
       dedupe_key: key,
     },
     nativeKey: key,
-    context: { ...context, controls: maps },
+    context: { ...context, controls: maps, ...withNativeIds({ questions: ids.map }) },
     expiresAt: context.expiresAt,
   };
 }
@@ -319,15 +326,22 @@ function valueOf(c: ControlMap, a: Answer): { value: Value } | { problem: string
   }
 }
 
-/** The submitted values in form order (answered controls only), or the first refusal. */
-function submitted(controls: readonly ControlMap[], record: HandupRequest): { values: Array<{ id: string; value: Value }> } | { id: string; problem: string } {
+/**
+ * The submitted values in form order (answered controls only), by native control id, or the
+ * first refusal, by the record's question id.
+ */
+function submitted(
+  controls: readonly ControlMap[],
+  record: HandupRequest,
+  questionIds: IdMap | undefined,
+): { values: Array<{ id: string; value: Value }> } | { id: string; problem: string } {
   const answers = (record.decision?.fields?.answers ?? {}) as Record<string, Answer>;
   const values: Array<{ id: string; value: Value }> = [];
   for (const c of controls) {
-    const a = answers[c.id];
+    const a = answers[recordIdOf(questionIds, c.id)];
     if (!a || ((a.selected ?? []).length === 0 && !a.text?.trim())) continue;
     const v = valueOf(c, a);
-    if ('problem' in v) return { id: c.id, problem: v.problem };
+    if ('problem' in v) return { id: recordIdOf(questionIds, c.id), problem: v.problem };
     values.push({ id: c.id, value: v.value });
   }
   return { values };
@@ -336,7 +350,7 @@ function submitted(controls: readonly ControlMap[], record: HandupRequest): { va
 /** A user-input answer the runtime would refuse is 400 `invalid_decision` naming the control. */
 export function checkInteractionDecision(record: HandupRequest, ctx: InteractionContext): void {
   if (ctx.interaction !== 'userInput.request' || record.decision?.outcome !== 'approve') return;
-  const result = submitted(ctx.controls ?? [], record);
+  const result = submitted(ctx.controls ?? [], record, ctx.nativeIds?.questions);
   if ('problem' in result) throw new AppError('invalid_decision', `fields.answers.${result.id}: ${result.problem} (Roll control limits)`);
 }
 
@@ -353,7 +367,7 @@ export function interactionReply(record: HandupRequest, ctx: InteractionContext,
   if (ctx.interaction === 'approval.request') {
     candidate = !d?.outcome ? null : d.outcome === 'approve' ? { decision: 'approve' } : { decision: 'reject', ...(feedback ? { reason: feedback } : {}) };
   } else if (d?.outcome === 'approve') {
-    const result = submitted(ctx.controls ?? [], record);
+    const result = submitted(ctx.controls ?? [], record, ctx.nativeIds?.questions);
     const answered = new Set('values' in result ? result.values.map((v) => v.id) : []);
     // Only a timeout with on_timeout "approve" submits without the required answers: nothing to send but a cancel.
     const complete = 'values' in result && (ctx.controls ?? []).every((c) => answered.has(c.id) || !c.required);
