@@ -115,6 +115,25 @@ function checkDecision(record: HandupRequest, ctx: PaperclipContext): void {
   else if (ctx.reply === 'interaction') checkInteractionDecision(record, ctx);
 }
 
+/**
+ * What a replay must repeat: the whole context, but for what later versions began to keep that
+ * the content hash covers already (an item verdicts' `requireReasonOn` is in its questions' text,
+ * a checkbox confirmation's bounds in its heading), so a frame a bridge re-sends after an upgrade
+ * still finds the record an earlier version stored for it.
+ */
+function replayContext(ctx: PaperclipContext): unknown {
+  if (ctx.reply !== 'interaction') return ctx;
+  if (ctx.kind === 'request_item_verdicts') {
+    const { reasonOn: _reasonOn, ...asked } = ctx;
+    return asked;
+  }
+  if (ctx.kind === 'request_checkbox_confirmation') {
+    const { min: _min, max: _max, ...asked } = ctx;
+    return asked;
+  }
+  return ctx;
+}
+
 export const paperclipAdapter = {
   format: 'paperclip',
   frameSchema: FrameSchema,
@@ -124,5 +143,6 @@ export const paperclipAdapter = {
   renderReply,
   followUp,
   checkDecision,
+  replayContext,
   sequenceReply: sequenceCommand,
 } satisfies WireAdapter<PaperclipFrame, PaperclipContext, PaperclipFollowUp>;
