@@ -14,6 +14,7 @@ import { checkCallbackUrl } from './callback-url-policy.js';
 import { classifyError, SHUTDOWN, TIMEOUT } from './attempt-errors.js';
 import { classifyStatus, planRetry, type AttemptOutcome, type FailReason } from './retry-policy.js';
 import { createSafeDispatcher, type Dial, type Resolver } from './safe-dispatcher.js';
+import { roomFor } from './delivery-slots.js';
 import { standardWebhooksKey, webhookHeaders } from './webhook-signature.js';
 
 /** What tests (and embedders) may replace: the network beyond this machine and randomness. */
@@ -62,8 +63,6 @@ export interface CallbackDispatcherDeps extends CallbackDispatcherOverrides {
   };
 }
 
-// Deliveries in flight at once, so one slow receiver does not hold up everyone else's.
-const CONCURRENCY = 4;
 // How long a lease may outlive the attempt deadline before it counts as abandoned.
 const LEASE_MARGIN_MS = 60_000;
 // On shutdown, attempts in flight get this long to finish before they are cut and released.
@@ -108,7 +107,9 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
   let pumpAgain = false;
   let takeoverTimer: ReturnType<typeof setInterval> | null = null;
   let unsubscribe: (() => void) | null = null;
-  const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  // Each attempt in flight, with its row's hook (null: a callback): what roomFor shares slots by.
+  const inFlight = new Map<string, { hook: string | null; controller: AbortController; done: Promise<void> }>();
+  const room = () => roomFor([...inFlight.values()].map((f) => f.hook));
 
   function clearTimer() {
     if (timer) clock.clearTimer(timer);
@@ -126,7 +127,11 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
     );
   }
 
-  /** Starts every due delivery there is room for, then sleeps until the next one is due. */
+  /**
+   * Starts every due delivery there is room for (delivery-slots.ts), then sleeps until the next
+   * one it has room for is due. Rows it has no room for wait for an attempt to end: each one that
+   * ends pumps again.
+   */
   function pump(): void {
     if (stopped) return;
     if (pumping) {
@@ -139,16 +144,20 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
       try {
         do {
           pumpAgain = false;
-          while (inFlight.size < CONCURRENCY && !stopped) {
+          while (!stopped) {
+            const filter = room();
+            if (!filter) break;
             const now = clock.now();
-            const leased = await store.write((tx) => tx.deliveries.leaseDue(now, now + longestAttemptMs + LEASE_MARGIN_MS, node));
+            const leased = await store.write((tx) => tx.deliveries.leaseDue(now, now + longestAttemptMs + LEASE_MARGIN_MS, node, filter));
             if (!leased) break;
             run(leased);
           }
         } while (pumpAgain && !stopped);
-        // A full worker is re-pumped as each attempt ends; otherwise wait for the next due row.
-        if (inFlight.size < CONCURRENCY && !stopped) {
-          const next = await store.deliveries.nextDue();
+        // A full worker is re-pumped as each attempt ends; otherwise wait for the next due row it
+        // has room for (one it has no room for would wake it at once, over and over).
+        const filter = stopped ? null : room();
+        if (filter) {
+          const next = await store.deliveries.nextDue(filter);
           if (next !== null) arm(next - clock.now());
         }
       } catch (err) {
@@ -191,7 +200,7 @@ export function createCallbackDispatcher(deps: CallbackDispatcherDeps) {
         inFlight.delete(leased.id);
         pump();
       });
-    inFlight.set(leased.id, { controller, done });
+    inFlight.set(leased.id, { hook: leased.hook, controller, done });
   }
 
   async function attempt(leased: LeasedDelivery, controller: AbortController): Promise<{ outcome: AttemptOutcome; latencyMs: number }> {

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import { checkDialAddress } from './dial-address-policy.js';
+import { DELIVERY_SLOTS } from './delivery-slots.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -91,7 +92,8 @@ export function createSafeDispatcher({ timeoutMs, ...connector }: SafeDispatcher
     connect: createSafeConnector({ connectTimeoutMs: timeoutMs, ...connector }),
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
-    // A few idle sockets per receiver at most; webhook traffic is light.
-    connections: 4,
+    // As many connections per receiver as the delivery worker may have callbacks in flight: an
+    // attempt it started is sent at once, never queued in the agent behind a slow one.
+    connections: DELIVERY_SLOTS,
   });
 }

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { classifyError, TIMEOUT } from '../callbacks/attempt-errors.js';
 import { classifyStatus, type AttemptOutcome } from '../callbacks/retry-policy.js';
+import { DELIVERY_SLOTS } from '../callbacks/delivery-slots.js';
 import { webhookHeaders } from '../callbacks/webhook-signature.js';
 import type { Clock } from '../lib/clock.js';
 import { durationMs } from '../lib/durations.js';
@@ -38,7 +39,10 @@ export interface HookSenderDeps {
 export function createHookSender({ clock, userAgent, defaultTimeoutMs, env, monotonic = () => performance.now() }: HookSenderDeps) {
   // Hook URLs are written by the operator and trusted: no allowlist or address
   // checks. Like callbacks, redirects are never followed (undici's request does not follow them).
-  const agent = new Agent({ headersTimeout: defaultTimeoutMs, bodyTimeout: defaultTimeoutMs, connections: 4 });
+  // As many connections per host as the delivery worker may have hook messages in flight: messages
+  // of different hooks on one host (several Slack webhooks, ntfy topics) never queue in the agent
+  // behind another hook's hanging requests.
+  const agent = new Agent({ headersTimeout: defaultTimeoutMs, bodyTimeout: defaultTimeoutMs, connections: DELIVERY_SLOTS });
   const timeoutOf = (h: HookConfig) => (h.timeout ? durationMs(h.timeout) : h.exec ? EXEC_TIMEOUT_MS : defaultTimeoutMs);
 
   async function send(hook: HookConfig, m: HookMessage, controller: AbortController): Promise<{ outcome: AttemptOutcome; latencyMs: number }> {

@@ -38,6 +38,19 @@ export interface LeasedDelivery extends NewDelivery {
   attempt: number;
 }
 
+/**
+ * Which due deliveries a worker has room for: `leaseDue` and `nextDue` leave out the rest, so a
+ * worker whose slots for one kind are full neither leases such a row nor wakes up for one.
+ */
+export interface DeliveryFilter {
+  /** Callbacks (rows with no hook: the request's callback_url). */
+  callbacks: boolean;
+  /** Hook messages. */
+  hooks: boolean;
+  /** Hooks whose messages are left out even when `hooks` is true (their slots are full). */
+  busyHooks: readonly string[];
+}
+
 export interface AttemptView {
   n: number;
   started_at: number;
@@ -68,8 +81,8 @@ export interface AttemptEnd {
 }
 
 export interface DeliveryReads {
-  /** The earliest `next_attempt_at` of a pending delivery, or null. */
-  nextDue(): Promise<number | null>;
+  /** The earliest `next_attempt_at` of a pending delivery (of those `filter` admits), or null. */
+  nextDue(filter?: DeliveryFilter): Promise<number | null>;
   /** The earliest `lease_until` of a leased delivery, or null (when an abandoned lease may be taken over). */
   nextLeaseEnd(): Promise<number | null>;
   /** A request's callback deliveries, oldest first. */
@@ -81,10 +94,11 @@ export interface DeliveryReads {
 export interface DeliveryOutbox extends DeliveryReads {
   insert(delivery: NewDelivery): Promise<void>;
   /**
-   * Leases the oldest due pending delivery for `node` until `leaseUntil`, counts the attempt
-   * and opens its attempt row; undefined when nothing is due. Two daemons never lease one row.
+   * Leases the oldest due pending delivery (of those `filter` admits) for `node` until
+   * `leaseUntil`, counts the attempt and opens its attempt row; undefined when nothing is due.
+   * Two daemons never lease one row.
    */
-  leaseDue(now: number, leaseUntil: number, node: string): Promise<LeasedDelivery | undefined>;
+  leaseDue(now: number, leaseUntil: number, node: string, filter?: DeliveryFilter): Promise<LeasedDelivery | undefined>;
   /**
    * Records how attempt `n` ended. With `node`, only while that daemon still holds the lease for
    * that attempt: false when it lost it (the attempt was marked interrupted and taken over, even

@@ -595,6 +595,62 @@ describe.each(stores)('the %s store', (kind, harness) => {
     ]);
   });
 
+  it('leases and reports as due only the deliveries a filter admits: callbacks, hooks, hooks not busy', async () => {
+    const s = storedRequest({ callback_url: 'https://example.com/cb' });
+    const row = (id: string, hook: string | null, createdAt: number) => ({
+      id,
+      requestId: s.record.id,
+      type: 'request.created',
+      hook,
+      url: hook ? `https://${hook}.example/…` : 'https://example.com/cb',
+      body: '{}',
+      createdAt,
+    });
+    await store.write(async (tx) => {
+      await tx.requests.insert(s);
+      for (const d of [
+        row('c1', null, 100),
+        row('h1', 'chat', 101),
+        row('p1', 'phone', 102),
+        row('c2', null, 103),
+        row('h2', 'chat', 104),
+        row('h3', 'chat', 9_000),
+      ])
+        await tx.deliveries.insert(d);
+    });
+    const only = (callbacks: boolean, hooks: boolean, busyHooks: string[] = []) => ({ callbacks, hooks, busyHooks });
+    const lease = (filter: ReturnType<typeof only>) => store.write((tx) => tx.deliveries.leaseDue(1_000, 5_000, 'a', filter)).then((l) => l?.id);
+
+    expect(await store.deliveries.nextDue()).toBe(100);
+    expect(await store.deliveries.nextDue(only(true, true))).toBe(100);
+    expect(await store.deliveries.nextDue(only(true, false))).toBe(100);
+    expect(await store.deliveries.nextDue(only(false, true))).toBe(101);
+    expect(await store.deliveries.nextDue(only(false, true, ['chat']))).toBe(102);
+    expect(await store.deliveries.nextDue(only(false, true, ['chat', 'phone']))).toBeNull();
+    expect(await store.deliveries.nextDue(only(false, false))).toBeNull();
+
+    // A busy hook's rows are passed over, callbacks and other hooks' rows are not.
+    expect(await lease(only(false, true, ['chat']))).toBe('p1');
+    expect(await lease(only(false, true, ['chat']))).toBeUndefined();
+    expect(await lease(only(true, true, ['chat']))).toBe('c1');
+    expect(await lease(only(false, false))).toBeUndefined();
+    expect(await lease(only(true, false))).toBe('c2');
+    expect(await lease(only(true, false))).toBeUndefined();
+    // Callbacks only, or hooks but not chat: nothing left due now, and nothing later either.
+    expect(await store.deliveries.nextDue(only(true, true, ['chat']))).toBeNull();
+    expect(await lease(only(false, true))).toBe('h1');
+    expect(await lease(only(true, true))).toBe('h2');
+    // h3 is not due yet: the filter never makes a row due early.
+    expect(await lease(only(true, true))).toBeUndefined();
+    expect(await store.deliveries.nextDue(only(false, true, ['phone']))).toBe(9_000);
+    expect(await store.deliveries.nextDue(only(true, false))).toBeNull();
+    expect((await store.deliveries.listForHook('chat', 10)).map((d) => [d.id, d.state])).toEqual([
+      ['h3', 'pending'],
+      ['h2', 'leased'],
+      ['h1', 'leased'],
+    ]);
+  });
+
   it('stores mutes, lists those in force and removes them', async () => {
     const m = (id: string, over: Record<string, unknown> = {}) => ({
       id,

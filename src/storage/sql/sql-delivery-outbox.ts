@@ -1,4 +1,4 @@
-import type { AttemptView, DeliveryOutbox, DeliveryState, DeliveryView } from '../delivery-outbox.js';
+import type { AttemptView, DeliveryFilter, DeliveryOutbox, DeliveryState, DeliveryView } from '../delivery-outbox.js';
 import { placeholders, type SqlDialect, type SqlRunner } from './sql-runner.js';
 
 interface DeliveryRow {
@@ -18,6 +18,16 @@ interface DeliveryRow {
 }
 
 const INTERRUPTED = 'the daemon stopped before the attempt finished';
+
+/** The condition (appended with AND) that keeps the rows `filter` admits; null when it admits none. */
+function admitted(filter: DeliveryFilter | undefined): { where: string; params: string[] } | null {
+  if (!filter) return { where: '', params: [] };
+  if (!filter.hooks) return filter.callbacks ? { where: ' AND hook IS NULL', params: [] } : null;
+  const busy = filter.busyHooks;
+  const notBusy = busy.length ? `hook NOT IN (${placeholders(busy.length)})` : '';
+  if (!filter.callbacks) return { where: ` AND hook IS NOT NULL${notBusy ? ` AND ${notBusy}` : ''}`, params: [...busy] };
+  return { where: notBusy ? ` AND (hook IS NULL OR ${notBusy})` : '', params: [...busy] };
+}
 
 /** The callback outbox over SQL (tables `callback_deliveries`, `callback_attempts`). */
 export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): DeliveryOutbox {
@@ -68,16 +78,18 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
       );
     },
 
-    async leaseDue(now, leaseUntil, node) {
+    async leaseDue(now, leaseUntil, node, filter) {
+      const admit = admitted(filter);
+      if (!admit) return undefined;
       // One statement: the row is picked and leased atomically, and a row another daemon is
       // leasing at this moment is skipped rather than waited for.
       const row = await sql.get<DeliveryRow>(
         `UPDATE callback_deliveries SET state = 'leased', lease_until = ?, leased_by = ?, next_attempt_at = NULL, attempts = attempts + 1
-          WHERE id = (SELECT id FROM callback_deliveries WHERE state = 'pending' AND next_attempt_at <= ?
+          WHERE id = (SELECT id FROM callback_deliveries WHERE state = 'pending' AND next_attempt_at <= ?${admit.where}
                       ORDER BY next_attempt_at, id LIMIT 1${dialect.skipLocked})
             AND state = 'pending'
           RETURNING id, request_id, type, hook, url, body, attempts, created_at`,
-        [leaseUntil, node, now],
+        [leaseUntil, node, now, ...admit.params],
       );
       if (!row) return undefined;
       await sql.run('INSERT INTO callback_attempts (delivery_id, n, started_at) VALUES (?, ?, ?)', [row.id, row.attempts, now]);
@@ -141,8 +153,13 @@ export function createSqlDeliveryOutbox(sql: SqlRunner, dialect: SqlDialect): De
       return rows.length;
     },
 
-    async nextDue() {
-      const row = await sql.get<{ at: number | null }>(`SELECT MIN(next_attempt_at) AS at FROM callback_deliveries WHERE state = 'pending'`);
+    async nextDue(filter) {
+      const admit = admitted(filter);
+      if (!admit) return null;
+      const row = await sql.get<{ at: number | null }>(
+        `SELECT MIN(next_attempt_at) AS at FROM callback_deliveries WHERE state = 'pending'${admit.where}`,
+        admit.params,
+      );
       return row?.at ?? null;
     },
 
