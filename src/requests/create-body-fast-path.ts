@@ -1,7 +1,18 @@
 import type { z } from 'zod';
 import { compileCheck } from '../lib/compile-check.js';
 import { NO_NUL_PATTERN } from '../lib/no-nul.js';
-import { CreateRequestSchema, KINDS, MAX_TITLE_BYTES, ON_TIMEOUT, OUTCOMES, PREVIEW_TYPES, RISKS, SAFE_ID, type CreateRequestBody } from './request-schema.js';
+import {
+  CreateRequestSchema,
+  KINDS,
+  MAX_TITLE_BYTES,
+  misleadingOption,
+  ON_TIMEOUT,
+  OUTCOMES,
+  PREVIEW_TYPES,
+  RISKS,
+  SAFE_ID,
+  type CreateRequestBody,
+} from './request-schema.js';
 
 /** Strings of at most `maxBytes` of UTF-8, and of at most `max` characters whether counted in code points or UTF-16 units. */
 const bytes = (maxBytes: number) => Math.floor(maxBytes / 4);
@@ -31,7 +42,8 @@ const strings = { type: 'array', items: { type: 'string' } };
  * - `kind: "question"` (which needs `input.questions`) and an `input` other than null are left
  *   to zod, and so are previews with `content` (refused beside `inline`), files, e-mail or sizes,
  *   and a timeout other than "none" or a duration its pattern keeps under a year;
- * - option ids are unique: checked after ajv, as zod's refinement does.
+ * - option ids are unique and no option names the other outcome: checked after ajv, as zod's
+ *   refinement does.
  * test/unit/create-body-fast-path.test.ts holds every body this accepts against the schema.
  */
 const COMMON_CREATE_BODY = {
@@ -113,16 +125,16 @@ const COMMON_CREATE_BODY = {
 
 const commonShape = compileCheck(COMMON_CREATE_BODY);
 
-function uniqueOptionIds(options: readonly { id: string }[] | undefined): boolean {
-  if (!options || options.length < 2) return true;
-  return new Set(options.map((o) => o.id)).size === options.length;
+/** Unique option ids, none naming the other outcome: what zod's refinement checks and words. */
+function plainOptions(options: CreateRequestBody['options']): boolean {
+  if (!options) return true;
+  if (options.some((o) => misleadingOption(o) !== null)) return false;
+  return options.length < 2 || new Set(options.map((o) => o.id)).size === options.length;
 }
 
 /** Whether `value` is a create body of the common shape: CreateRequestSchema would accept it unchanged. */
 export function isCommonCreateBody(value: unknown): value is CreateRequestBody {
-  return (
-    commonShape(value) && Buffer.byteLength((value as CreateRequestBody).title) <= MAX_TITLE_BYTES && uniqueOptionIds((value as CreateRequestBody).options)
-  );
+  return commonShape(value) && Buffer.byteLength((value as CreateRequestBody).title) <= MAX_TITLE_BYTES && plainOptions((value as CreateRequestBody).options);
 }
 
 /** CreateRequestSchema.safeParse, without zod's walk for a body of the common shape. */

@@ -79,6 +79,27 @@ export const SourceSchema = z.strictObject({
 export const SAFE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const SafeIdSchema = z.string().regex(SAFE_ID, 'must be 1-64 characters of A-Z, a-z, 0-9, "_", ".", ":" and "-"');
 
+// Words that name an outcome, in option ids and labels: an option called `deny` that approves
+// would turn a deny answer (a decide hook's `{"option": "deny"}`, an admin script's) into an
+// approval, and show a reviewer a "Deny" button that approves.
+const OUTCOME_WORDS: Record<Outcome, ReadonlySet<string>> = {
+  approve: new Set(['approve', 'approved', 'allow', 'allowed', 'accept', 'accepted', 'yes', 'ok', 'okay', 'confirm', 'submit', 'grant', 'permit']),
+  deny: new Set(['deny', 'denied', 'reject', 'rejected', 'decline', 'declined', 'no', 'cancel', 'dismiss', 'block', 'refuse', 'forbid', 'stop', 'abort']),
+};
+
+/** Why an option's id or label names the outcome it does not have (`deny` that approves), or null. */
+export function misleadingOption(o: { id: string; label: string; outcome: Outcome }): { field: 'id' | 'label'; message: string } | null {
+  const other: Outcome = o.outcome === 'approve' ? 'deny' : 'approve';
+  const word = (s: string) =>
+    s
+      .trim()
+      .toLowerCase()
+      .replace(/[\s.!]+$/u, '');
+  if (OUTCOME_WORDS[other].has(word(o.id))) return { field: 'id', message: `"${o.id}" names the other outcome than ${o.outcome}` };
+  if (OUTCOME_WORDS[other].has(word(o.label))) return { field: 'label', message: `"${o.label}" names the other outcome than ${o.outcome}` };
+  return null;
+}
+
 export const OptionSchema = z.strictObject({
   id: SafeIdSchema,
   label: z.string().min(1).max(256),
@@ -273,6 +294,8 @@ export const CreateRequestSchema = z
     (r.options ?? []).forEach((o, i) => {
       if (ids.has(o.id)) ctx.addIssue({ code: 'custom', message: `duplicate option id "${o.id}"`, path: ['options', i, 'id'] });
       ids.add(o.id);
+      const misleading = misleadingOption(o);
+      if (misleading) ctx.addIssue({ code: 'custom', message: misleading.message, path: ['options', i, misleading.field] });
     });
     if (r.kind === 'question' && !(r.input?.questions && r.input.questions.length > 0)) {
       ctx.addIssue({ code: 'custom', message: 'kind "question" needs input.questions (1 to 10 questions)', path: ['input', 'questions'] });

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, requestCount } from '../helpers/request-api.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+/**
+ * An agent's own options could name the other outcome: an option `deny` that approves turns a
+ * decide hook's or a script's `{"option": "deny"}` into an approval, and shows reviewers a
+ * "Deny" button that approves. Such options are refused at creation, naming the field.
+ */
+describe('options whose id or label names the other outcome', () => {
+  let t: TestServer;
+  let agents = 0;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => t?.close());
+
+  it.each([
+    [
+      'an id "deny" that approves',
+      [
+        { id: 'deny', label: 'Deny', outcome: 'approve' },
+        { id: 'approve', label: 'Approve', outcome: 'deny' },
+      ],
+      'options[0].id',
+    ],
+    ['an id "Reject" that approves', [{ id: 'Reject', label: 'Go', outcome: 'approve' }], 'options[0].id'],
+    [
+      'an id "allow" that denies',
+      [
+        { id: 'go', label: 'Go', outcome: 'approve' },
+        { id: 'allow', label: 'Stop', outcome: 'deny' },
+      ],
+      'options[1].id',
+    ],
+    ['a label "Deny" that approves', [{ id: 'x1', label: 'Deny', outcome: 'approve' }], 'options[0].label'],
+    ['a label "No." that approves', [{ id: 'x1', label: ' No. ', outcome: 'approve' }], 'options[0].label'],
+    [
+      'a label "Approve" that denies',
+      [
+        { id: 'x1', label: 'Go', outcome: 'approve' },
+        { id: 'x2', label: 'APPROVE', outcome: 'deny' },
+      ],
+      'options[1].label',
+    ],
+  ])('refuses %s with 400 naming it, storing nothing', async (_name, options, field) => {
+    const agent = await t.submitClient(`agent-${++agents}`);
+    expectError(await agent.api.post('/v1/requests', { title: 'wipe', kind: 'command', options }), 400, 'invalid_request', field);
+    expect(await requestCount(t.api)).toBe(0);
+  });
+
+  // Last: it stores a request.
+  it('takes options whose words match their outcome, and words that are not outcome names', async () => {
+    const options = [
+      { id: 'allow_once', label: 'Allow once', outcome: 'approve' },
+      { id: 'deny', label: 'No, and tell it why', outcome: 'deny' },
+      { id: 'ship', label: 'Ship it', outcome: 'approve' },
+    ];
+    const res = await t.api.post('/v1/requests', { title: 'deploy', options });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.options.map((o: { id: string }) => o.id)).toEqual(['allow_once', 'deny', 'ship']);
+  });
+});
