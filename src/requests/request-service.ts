@@ -164,8 +164,15 @@ export function createRequestService({
       // What the reply is rendered from counts too (option ids behind the labels, a turn id,
       // answer checks), since the old reply would answer a frame that no longer asks it.
       // Envelope fields (sequence numbers, timestamps) are in neither.
+      // And what a rule can match besides (tool, agent, session, cwd, repo): a rule's decision
+      // must not carry over to a tool or a place it never matched.
       const asked = native.replayContext ?? ((c: unknown) => c);
-      if (found && (found.record.content_hash !== hash || canonicalJson(asked(found.nativeContext)) !== canonicalJson(asked(native.context)))) {
+      if (
+        found &&
+        (found.record.content_hash !== hash ||
+          canonicalJson(matchable(found.record)) !== canonicalJson(matchable(draft)) ||
+          canonicalJson(asked(found.nativeContext)) !== canonicalJson(asked(native.context)))
+      ) {
         throw new AppError('native_conflict', `native key "${native.key}" is already used by request ${found.record.id} with different content`, {
           existing_id: found.record.id,
         });
@@ -425,6 +432,11 @@ export function createRequestService({
 }
 
 export type RequestService = ReturnType<typeof createRequestService>;
+
+/** What rules match a request by that its content hash leaves out (policy/request-facts.ts). */
+function matchable(r: Pick<HandupRequest, 'tool' | 'source'>): unknown[] {
+  return [r.tool ?? null, r.source.agent ?? null, r.source.session ?? null, r.source.cwd ?? null, r.source.repo ?? null];
+}
 
 /** An `ask` rule's overrides: the request stays pending, with this risk and timeout. */
 function askOverrides(record: HandupRequest, ask: { risk?: HandupRequest['risk']; timeout?: string }, now: number): HandupRequest {

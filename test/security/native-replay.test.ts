@@ -111,6 +111,25 @@ describe('native replays with other content', () => {
     expect(await requestCount(t.api)).toBe(1);
   });
 
+  it('a frame re-sent for another tool or agent is 409: a rule that approved read_file never approves drop_database', async () => {
+    t = await startTestServer({ rules: [{ id: 'reads', match: { format: 'roll', tool: 'read_*' }, action: 'approve' }] });
+    const agent = await t.submitClient('agent');
+    const frame = (toolName: string, agentName = 'workspace-agent') => {
+      const f = fixture('roll', 'e2e-request.json').frame;
+      Object.assign(f.event.event.approval, { toolName, agentName });
+      return f;
+    };
+    const first = await agent.api.post('/v1/formats/roll/requests', frame('read_file'));
+    expect(first.status, first.text).toBe(201);
+    expect(first.body.request).toMatchObject({ status: 'approved', tool: 'read_file' });
+    expectError(await agent.api.post('/v1/formats/roll/requests', frame('drop_database')), 409, 'native_conflict');
+    expectError(await agent.api.post('/v1/formats/roll/requests', frame('read_file', 'another-agent')), 409, 'native_conflict');
+    const same = await agent.api.post('/v1/formats/roll/requests', frame('read_file'));
+    expect(same.status, same.text).toBe(200);
+    expect(same.body.request.id).toBe(first.body.request.id);
+    expect(await requestCount(t.api)).toBe(1);
+  });
+
   it('ALP re-announcing the open question with seq 0 (another epoch, seq and ts) maps to the same record', async () => {
     t = await startTestServer();
     const agent = await t.submitClient('agent');
