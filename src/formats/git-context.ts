@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
@@ -54,10 +55,16 @@ async function findGitDir(start: string): Promise<{ workTree: string; gitDir: st
   return null;
 }
 
+/**
+ * The start of a regular file, or null. Opened without blocking and checked before reading: a
+ * FIFO or a device under an agent's `cwd` would otherwise hold a thread of the pool every file
+ * read shares, and a few of them would stall the daemon.
+ */
 async function readSmall(path: string): Promise<string | null> {
-  const handle = await open(path, 'r').catch(() => null);
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
   if (!handle) return null;
   try {
+    if (!(await handle.stat()).isFile()) return null;
     const buf = Buffer.alloc(MAX_FILE_BYTES);
     const { bytesRead } = await handle.read(buf, 0, MAX_FILE_BYTES, 0);
     return buf.subarray(0, bytesRead).toString('utf8');

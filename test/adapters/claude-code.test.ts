@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { claudeCodeAdapter, hookOutput, insideCwd } from '../../src/adapters/claude-code.js';
 import { truncateBytes } from '../../src/lib/truncate-bytes.js';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createGitContextReader, repoFromConfig, repoFromUrl } from '../../src/formats/git-context.js';
+import { createGitContextReader, readGitContext, repoFromConfig, repoFromUrl } from '../../src/formats/git-context.js';
 import { CreateRequestSchema, type HandupRequest } from '../../src/requests/request-schema.js';
 
 /** Edges of the claude-code mapping beyond the golden fixtures. */
@@ -114,6 +115,33 @@ describe('git context cache', () => {
       expect((await read(root))?.branch).toBe('main');
       now = 10_000;
       expect((await read(root))?.branch).toBe('topic');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('git context of a cwd the agent controls', () => {
+  // An agent on the daemon's machine can put a FIFO where HEAD or config is read: opening it to
+  // read would wait for a writer, on a thread of the pool every file read shares.
+  it('reads a FIFO or a device in .git as nothing, without waiting for a writer', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'countersign-gitfifo-'));
+    try {
+      mkdirSync(join(root, '.git'));
+      execFileSync('mkfifo', [join(root, '.git', 'HEAD')]);
+      // More at once than the pool has threads: before, each held one until a writer came.
+      const reads = await Promise.all(Array.from({ length: 8 }, () => readGitContext(root)));
+      expect(reads).toEqual(Array.from({ length: 8 }, () => null));
+
+      rmSync(join(root, '.git', 'HEAD'));
+      writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+      execFileSync('mkfifo', [join(root, '.git', 'config')]);
+      expect(await readGitContext(root)).toEqual({ repo: root, branch: 'main' });
+
+      const linked = mkdtempSync(join(tmpdir(), 'countersign-gitdev-'));
+      writeFileSync(join(linked, '.git'), 'gitdir: /dev/zero\n');
+      expect(await readGitContext(linked)).toBeNull();
+      rmSync(linked, { recursive: true, force: true });
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
