@@ -27,7 +27,8 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
   const firstApprove = record.options.find((o) => o.outcome === 'approve');
   const firstDeny = record.options.find((o) => o.outcome === 'deny');
   for (const option of record.options) {
-    const tone = option.style === 'danger' || option.outcome === 'deny' ? 'deny' : 'approve';
+    // The colour says what the button does, whatever style the agent asked for.
+    const tone = option.outcome === 'deny' ? 'deny' : 'approve';
     const primary = option.style === 'primary' || option === firstApprove || option === firstDeny;
     const key = option === firstApprove ? 'a' : option === firstDeny ? 'd' : null;
     // The hint is for the eye; assistive technology gets the key from aria-keyshortcuts, so the

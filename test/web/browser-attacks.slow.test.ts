@@ -72,6 +72,21 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
     expect(problems).toEqual([]);
   });
 
+  it("an option's colour is its outcome's: an agent's style: danger makes no approving button red, nor style: primary a denying one green", async () => {
+    await createRequest(t.api, {
+      title: 'Styled to mislead',
+      options: [
+        { id: 'go', label: 'Stop the deploy', outcome: 'approve', style: 'danger' },
+        { id: 'halt', label: 'Continue', outcome: 'deny', style: 'primary' },
+      ],
+    });
+    await signInOnPage(page, t);
+    await open('Styled to mislead');
+    const classes = (option: string) => page.locator(`#decision-block button[data-option="${option}"]`).getAttribute('class');
+    expect(await classes('go')).toContain('btn-approve');
+    expect(await classes('halt')).toContain('btn-deny');
+  });
+
   async function upload(bytes: Buffer, type: string): Promise<string> {
     const res = await t.api.request('POST', '/v1/blobs', undefined, { raw: bytes, headers: { 'content-type': type } });
     expect(res.status, res.text).toBe(201);
