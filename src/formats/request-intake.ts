@@ -153,7 +153,7 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
     async create(
       body: CreateRequestBody,
       { principal, format, onTimeoutFrom = { field: 'on_timeout' }, native, supersede, admit, create = requests.create }: CreateOptions,
-    ): Promise<{ stored: StoredRequest; created: boolean }> {
+    ): Promise<{ stored: StoredRequest; created: boolean; replyStale?: true }> {
       // An info notice always expires, whatever it says (request-draft.ts): its on_timeout approves nothing.
       if (body.on_timeout === 'approve' && body.kind !== 'info') requireTimeoutApprove(principal, onTimeoutFrom.field);
       if (body.callback_url != null) checkCallbackUrl(body.callback_url, config.callbacks.allowlist);
@@ -222,7 +222,8 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
             }
           : undefined;
       const result = await intake.create(body, { principal, format: adapter.format, onTimeoutFrom, native, supersede, admit, create });
-      return { ...result, replyFor: replyRenderer(adapter, normalized.context ?? null) };
+      // A stale stored reply (the service says why) goes to nobody: the replay gets its record only.
+      return { stored: result.stored, created: result.created, replyFor: result.replyStale ? () => null : replyRenderer(adapter, normalized.context ?? null) };
     },
 
     /**

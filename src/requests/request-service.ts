@@ -194,14 +194,14 @@ export function createRequestService({
     async create(
       draft: RequestDraft,
       { principal, format = 'handup', native, supersede }: CreateOptions,
-    ): Promise<{ stored: StoredRequest; created: boolean }> {
+    ): Promise<{ stored: StoredRequest; created: boolean; replyStale?: true }> {
       const submitter = submitterKey(principal);
       const { timeoutMs, ...fields } = draft;
       const hash = contentHash(fields);
       // A replay (a re-sent native frame, a pending dedupe key) is answered from committed state,
       // without a write transaction: it writes nothing, so it waits for no commit.
       const seen = await existing(store, submitter, format, hash, fields, native);
-      if (seen) return { stored: seen, created: false };
+      if (seen) return replayed(store, seen);
       try {
         return await store.write((tx) => createIn(tx, { checked: true }));
       } catch (err) {
@@ -210,10 +210,24 @@ export function createRequestService({
         return store.write((tx) => createIn(tx, { checked: false }));
       }
 
-      async function createIn(tx: WriteTx, { checked }: { checked: boolean }): Promise<{ stored: StoredRequest; created: boolean }> {
+      /**
+       * A replay's answer. Its stored reply is stale when a rival the adapter supersedes by (a
+       * newer plan of the session) is pending: Ask's `plan/approve` names no plan, and the host
+       * would apply the old approval to the newest plan, which no reviewer approved.
+       */
+      async function replayed(from: { requests: RequestReads }, found: StoredRequest): Promise<{ stored: StoredRequest; created: false; replyStale?: true }> {
+        const session = found.record.source.session;
+        if (!supersede || found.record.status === 'pending' || found.nativeReply == null || session === null) return { stored: found, created: false };
+        const rivals = (await from.requests.findPendingBySession(format, submitter, session)).filter(
+          (p) => p.record.id !== found.record.id && (supersede.matches(p) || supersede.refusedBy?.(p) !== undefined),
+        );
+        return rivals.length > 0 ? { stored: found, created: false, replyStale: true } : { stored: found, created: false };
+      }
+
+      async function createIn(tx: WriteTx, { checked }: { checked: boolean }): Promise<{ stored: StoredRequest; created: boolean; replyStale?: true }> {
         if (!checked) {
           const found = await existing(tx, submitter, format, hash, fields, native);
-          if (found) return { stored: found, created: false };
+          if (found) return replayed(tx, found);
         }
         const session = fields.source.session;
         // Another daemon creating in this session now would miss this request, and this one
@@ -225,7 +239,7 @@ export function createRequestService({
             if (!refusal) continue;
             // The key may have been taken since the lookup before this transaction: a replay.
             const found = checked ? await existing(tx, submitter, format, hash, fields, native) : undefined;
-            if (found) return { stored: found, created: false };
+            if (found) return replayed(tx, found);
             throw refusal;
           }
         }
@@ -264,7 +278,7 @@ export function createRequestService({
           // Taken between the lookup in this transaction and the insert, by another daemon
           // that has committed: answer with its request, as for any replay.
           const winner = await existing(tx, submitter, format, hash, fields, native);
-          if (winner) return { stored: winner, created: false };
+          if (winner) return replayed(tx, winner);
           throw new Error(`request ${record.id} collided with a request that is gone`);
         }
         await tx.blobs.addRefs(record.id, previewBlobs(record.previews));

@@ -559,6 +559,34 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
     expect((await decide(t.api, await show(t.api, newer.id), 'approve')).status).toBe(200);
     expect(await replyOf('ask', newer.id)).toEqual({ id: 1, method: 'plan/approve', params: { sessionId: 's-1' } });
   });
+  it("an approved plan's frame re-sent while a newer plan is pending gets its record but no reply: plan/approve would approve the newer one", async () => {
+    t = await startTestServer();
+    const first = await post('ask', plan('s-1', 'plan_1', 1, '1. Read the logs'));
+    expect((await decide(t.api, first, 'approve')).status).toBe(200);
+    const approved = { id: 1, method: 'plan/approve', params: { sessionId: 's-1' } };
+    // Alone in its session, a replay gets the stored reply, as any replay does.
+    const alone = await t.api.post('/v1/formats/ask/requests', plan('s-1', 'plan_1', 1, '1. Read the logs'));
+    expect(alone.status, alone.text).toBe(200);
+    expect(alone.body.reply).toEqual(approved);
+
+    const newer = await post('ask', plan('s-1', 'plan_2', 2, '1. Drop the database'));
+    for (const frame of [plan('s-1', 'plan_1', 1, '1. Read the logs'), plan('s-1', 'plan_1', 5, '1. Read the logs')]) {
+      const again = await t.api.post('/v1/formats/ask/requests', frame);
+      expect(again.status, again.text).toBe(200);
+      expect(again.body.request).toMatchObject({ id: first.id, status: 'approved' });
+      expect(again.body.reply).toBeNull();
+    }
+    // Nor on a bridge socket: accepted, and nothing pushed after it.
+    const bridge = await ws('/v1/formats/ask/ws');
+    bridge.send(plan('s-1', 'plan_1', 1, '1. Read the logs'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: first.id });
+    bridge.send(plan('s-1', 'plan_2', 2, '1. Drop the database'));
+    expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: newer.id });
+    expect((await show(t.api, newer.id)).status).toBe('pending');
+    // The reply stays where it was asked for by id.
+    expect(await replyOf('ask', first.id)).toEqual(approved);
+  });
+
   it('a plan proposed before the pending one (lower seq) that arrives late is refused and supersedes nothing', async () => {
     t = await startTestServer();
     const newer = await post('ask', plan('s-1', 'plan_9', 9, '1. Deploy to production'));
