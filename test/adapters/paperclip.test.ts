@@ -54,24 +54,27 @@ describe('paperclip fixtures against the upstream schemas', () => {
   }
 });
 
-describe('paperclip adapter quirks', () => {
-  const env = () => ({ now: 0, uuid: () => 'uuid', ulid: () => 'ulid', rpcId: () => 1 });
-  const event = (request: Record<string, unknown>) => ({
-    schema: 'paperclip.prp.event.v1',
-    eventType: 'runtime_request.created',
-    runId: 'run-1',
-    normalizedSessionId: 'session-1',
-    payload: { request },
-  });
+const env = () => ({ now: 0, uuid: () => 'uuid', ulid: () => 'ulid', rpcId: () => 1 });
+const event = (request: Record<string, unknown>) => ({
+  schema: 'paperclip.prp.event.v1',
+  eventType: 'runtime_request.created',
+  runId: 'run-1',
+  normalizedSessionId: 'session-1',
+  payload: { request },
+});
 
-  /** Frame → record decided with `body` → native reply, as the daemon does it. */
-  function replyTo(frame: unknown, body: Omit<DecisionBody, 'content_hash'>) {
-    const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
-    const { timeoutMs: _t, ...draft } = draftFromBody(CreateRequestSchema.parse(normalized.request), { defaultTimeout: 'none', integration: null });
-    const pending: HandupRequest = { id: 'r', ...draft, status: 'pending', content_hash: contentHash(draft), created_at: 0, expires_at: null, decision: null };
-    const { status, decision } = decide(pending, { ...body, content_hash: pending.content_hash }, { decidedBy: 'admin', decidedAt: 0 });
-    return paperclipAdapter.renderReply({ ...pending, status, decision }, normalized.context, env()) as any;
-  }
+/** Frame → record decided with `body` → its draft and native reply, as the daemon does it (the context read back as stored). */
+function decideFrame(frame: unknown, body: Omit<DecisionBody, 'content_hash'>) {
+  const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+  const { timeoutMs: _t, ...draft } = draftFromBody(CreateRequestSchema.parse(normalized.request), { defaultTimeout: 'none', integration: null });
+  const pending: HandupRequest = { id: 'r', ...draft, status: 'pending', content_hash: contentHash(draft), created_at: 0, expires_at: null, decision: null };
+  const { status, decision } = decide(pending, { ...body, content_hash: pending.content_hash }, { decidedBy: 'admin', decidedAt: 0 });
+  const context = JSON.parse(JSON.stringify(normalized.context));
+  return { draft, reply: paperclipAdapter.renderReply({ ...pending, status, decision }, context, env()) as any };
+}
+
+describe('paperclip adapter quirks', () => {
+  const replyTo = (frame: unknown, body: Omit<DecisionBody, 'content_hash'>) => decideFrame(frame, body).reply;
 
   const questionSet = (question: Record<string, unknown>) =>
     event({
@@ -489,26 +492,8 @@ describe('paperclip credential redaction', () => {
 });
 
 describe('paperclip ids a record cannot carry', () => {
-  const env = () => ({ now: 0, uuid: () => 'uuid', ulid: () => 'ulid', rpcId: () => 1 });
-  const event = (request: Record<string, unknown>) => ({
-    schema: 'paperclip.prp.event.v1',
-    eventType: 'runtime_request.created',
-    runId: 'run-1',
-    payload: { request },
-  });
-
-  function replyTo(frame: unknown, answers: Record<string, { selected?: string[]; text?: string }>) {
-    const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
-    const { timeoutMs: _t, ...draft } = draftFromBody(CreateRequestSchema.parse(normalized.request), { defaultTimeout: 'none', integration: null });
-    const pending: HandupRequest = { id: 'r', ...draft, status: 'pending', content_hash: contentHash(draft), created_at: 0, expires_at: null, decision: null };
-    const { status, decision } = decide(
-      pending,
-      { option: 'submit', content_hash: pending.content_hash, fields: { answers } },
-      { decidedBy: 'admin', decidedAt: 0 },
-    );
-    const context = JSON.parse(JSON.stringify(normalized.context));
-    return { draft, reply: paperclipAdapter.renderReply({ ...pending, status, decision }, context, env()) as any };
-  }
+  const replyTo = (frame: unknown, answers: Record<string, { selected?: string[]; text?: string }>) =>
+    decideFrame(frame, { option: 'submit', fields: { answers } });
 
   it('a question or field called "__proto__" is q1 in the record and an own "__proto__" key of the reply', () => {
     const set = event({

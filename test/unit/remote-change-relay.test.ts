@@ -11,22 +11,28 @@ import type { Change, Store } from '../../src/storage/store.js';
  * Other daemons' changes become this daemon's events: the records a batch needs are read in one
  * query, and a failed read loses only the request events, never a change that needs no record.
  */
+/** A store whose other daemons' changes the test hands over (`deliver`), with these request reads. */
+function changingStore(requests: Record<string, unknown>) {
+  let deliver: (c: Change) => void = () => {};
+  const store = {
+    onRemoteChange: (l: (c: Change) => void) => {
+      deliver = l;
+      return () => {};
+    },
+    requests,
+  } as unknown as Store;
+  return { store, deliver: (c: Change) => deliver(c) };
+}
+
 describe('remote change relay', () => {
   function relay(records: (ids: readonly string[]) => Promise<unknown[]>) {
-    let deliver: (c: Change) => void = () => {};
     const reads: string[][] = [];
-    const store = {
-      onRemoteChange: (l: (c: Change) => void) => {
-        deliver = l;
-        return () => {};
+    const { store, deliver } = changingStore({
+      records: async (ids: readonly string[]) => {
+        reads.push([...ids]);
+        return records(ids);
       },
-      requests: {
-        records: async (ids: readonly string[]) => {
-          reads.push([...ids]);
-          return records(ids);
-        },
-      },
-    } as unknown as Store;
+    });
     const heard: string[] = [];
     const events = new RequestEvents();
     events.on((e) => heard.push(`${e.type} ${e.request.id}`));
@@ -34,7 +40,7 @@ describe('remote change relay', () => {
     notify.on((e) => heard.push(e.type));
     relayRemoteChanges({ store, events, notify, log: pino({ level: 'silent' }), sessions: { ended: () => heard.push('sessions.ended') } });
     const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
-    return { deliver: (c: Change) => deliver(c), reads, heard, settle };
+    return { deliver, reads, heard, settle };
   }
 
   it('reads the records of the changes handed over together in one query, and emits in order', async () => {
@@ -74,29 +80,22 @@ describe('remote change relay', () => {
     const pending: Row = { format: 'handup', record: { id: 'waiting', status: 'pending' }, resolvedAt: null };
 
     function resyncing(held: string[]) {
-      let deliver: (c: Change) => void = () => {};
       const pages: Array<HistoryFilters['before']> = [];
       const reads: string[][] = [];
       const byNewest = [...ended].sort((a, b) => b.resolvedAt! - a.resolvedAt! || (a.record.id < b.record.id ? 1 : -1));
-      const store = {
-        onRemoteChange: (l: (c: Change) => void) => {
-          deliver = l;
-          return () => {};
+      const { store, deliver } = changingStore({
+        records: async (ids: readonly string[]) => {
+          reads.push([...ids]);
+          return [...ended, old, pending].filter((r) => ids.includes(r.record.id));
         },
-        requests: {
-          records: async (ids: readonly string[]) => {
-            reads.push([...ids]);
-            return [...ended, old, pending].filter((r) => ids.includes(r.record.id));
-          },
-          history: async (f: HistoryFilters) => {
-            pages.push(f.before);
-            const after = f.before
-              ? byNewest.filter((r) => r.resolvedAt! < f.before!.resolvedAt || (r.resolvedAt === f.before!.resolvedAt && r.record.id < f.before!.id))
-              : byNewest;
-            return [...after, old].slice(0, f.limit);
-          },
+        history: async (f: HistoryFilters) => {
+          pages.push(f.before);
+          const after = f.before
+            ? byNewest.filter((r) => r.resolvedAt! < f.before!.resolvedAt || (r.resolvedAt === f.before!.resolvedAt && r.record.id < f.before!.id))
+            : byNewest;
+          return [...after, old].slice(0, f.limit);
         },
-      } as unknown as Store;
+      });
       const heard: string[] = [];
       const events = new RequestEvents();
       events.on((e) => heard.push(`${e.type} ${e.request.id}${e.remote ? '' : ' (local?)'}`));
@@ -115,7 +114,7 @@ describe('remote change relay', () => {
         sessions: { ended: () => heard.push('sessions.ended') },
         waiters: { held: () => held },
       });
-      return { deliver: (c: Change) => deliver(c), heard, pages, reads, lines };
+      return { deliver, heard, pages, reads, lines };
     }
 
     it('refreshes every topic, announces the requests that ended since a minute before the last complete read, page by page, and rechecks the waiters', async () => {
