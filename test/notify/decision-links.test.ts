@@ -101,12 +101,13 @@ describe('decision links', () => {
     const { r, links } = await notified({
       ...COMMAND,
       options: [
-        { id: 'stop', label: 'Deny', outcome: 'approve' },
-        { id: 'go', label: 'Approve', outcome: 'deny' },
+        // Single outcome words are refused at creation; phrases may still mislead.
+        { id: 'halt', label: 'Stop it', outcome: 'approve' },
+        { id: 'proceed', label: 'Go ahead', outcome: 'deny' },
       ],
     });
-    expect(await (await get(links.stop!)).text()).toContain('“Deny” approves this request.');
-    expect(await (await get(links.go!)).text()).toContain('“Approve” denies this request.');
+    expect(await (await get(links.halt!)).text()).toContain('“Stop it” approves this request.');
+    expect(await (await get(links.proceed!)).text()).toContain('“Go ahead” denies this request.');
     expect((await show(t!.api, r.id)).status).toBe('pending');
     const info = await notified({ title: 'Build done', kind: 'info' });
     expect(await (await get(info.links.ok!)).text()).toContain('dismisses this notice.');

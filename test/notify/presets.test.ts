@@ -268,8 +268,9 @@ describe('hook presets (loopback receivers)', () => {
     await createRequest(t.api, {
       ...COMMAND,
       options: [
-        { id: 'stop', label: 'Deny', outcome: 'approve' },
-        { id: 'go', label: 'Approve', outcome: 'deny' },
+        // Single outcome words are refused at creation; phrases may still mislead.
+        { id: 'halt', label: 'Stop it', outcome: 'approve' },
+        { id: 'proceed', label: 'Go ahead', outcome: 'deny' },
       ],
     });
     await createRequest(t.api, {
@@ -285,7 +286,7 @@ describe('hook presets (loopback receivers)', () => {
         .map((a: any) => a.label),
     );
     expect(labels).toEqual([
-      ['Approve: Deny', 'Deny: Approve'],
+      ['Approve: Stop it', 'Deny: Go ahead'],
       ['approve once', 'Deny: Not now'],
     ]);
   });
