@@ -73,8 +73,9 @@ export function openApiOptions(version: string): SwaggerOptions {
       for (const [status, entry] of Object.entries(response)) {
         const codes = declaredCodes.get(entry);
         if (codes) own.push(...codes);
-        // A bare `4xx: ErrorDoc` still documents as an error: every catalogue code of that status.
-        else if (entry === ErrorDoc) own.push(...(Object.keys(ERRORS) as ErrorCode[]).filter((c) => String(ERRORS[c]) === status));
+        // A bare `4xx: ErrorDoc` would document every code of the catalogue with that status:
+        // each route names its own, with errors().
+        else if (entry === ErrorDoc) throw new Error(`${route.method} ${route.url}: response ${status} is a bare ErrorDoc; name its codes with errors()`);
         else success[status] = entry;
       }
       const schema = {
@@ -114,7 +115,9 @@ function implicitErrors(
   if (auth !== 'public') codes.push('unauthorized');
   if (auth === 'admin' || auth === 'metrics') codes.push('forbidden');
   if (schema.params || schema.querystring || schema.body) codes.push(validation);
-  const takesBody = schema.body !== undefined || docOnly.body !== undefined;
+  // A route that takes no body still reads one sent with these methods: refused as any body is.
+  const methods = [route.method].flat().map((m) => String(m).toUpperCase());
+  const takesBody = schema.body !== undefined || docOnly.body !== undefined || methods.some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m));
   if (takesBody) {
     codes.push(validation, 'payload_too_large');
     // Raw uploads take any content type; JSON routes refuse others.

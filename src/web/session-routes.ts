@@ -6,7 +6,6 @@ import { AppError } from '../lib/errors.js';
 import { authenticateThrottled } from '../http/auth-hook.js';
 import { isSameOrigin } from '../http/same-origin.js';
 import { errors } from '../http/openapi.js';
-import { ErrorDoc } from '../http/schemas.js';
 
 const SessionDoc = z.object({
   signed_in: z.literal(true),
@@ -70,7 +69,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Deps) {
   r.get(
     '/v1/session',
     {
-      schema: { summary: 'Whether the caller is signed in (401 if not)', response: { 200: SessionDoc, 401: ErrorDoc } },
+      schema: { summary: 'Whether the caller is signed in (401 if not)', response: { 200: SessionDoc, ...errors('unauthorized') } },
     },
     async (request, reply) =>
       reply.header('cache-control', 'no-store').send({

@@ -138,6 +138,18 @@ describe('the OpenAPI document', { timeout: 60_000 }, () => {
     expect(hook.requestBody?.content['application/json']).toBeDefined();
     expect(errorCodes(hook, 413)).toEqual(['payload_too_large']);
     expect(errorCodes(hook, 415)).toEqual(['unsupported_media_type']);
+    // Each route's own codes, never the whole catalogue of a status.
+    const addRule = op('/v1/rules', 'post');
+    expect([errorCodes(addRule, 400), errorCodes(addRule, 409)]).toEqual([['invalid_rule'], ['rule_exists']]);
+    const removeRule = op('/v1/rules/{id}', 'delete');
+    expect([errorCodes(removeRule, 404), errorCodes(removeRule, 409)]).toEqual([['not_found'], ['rule_in_config']]);
+    expect(errorCodes(op('/v1/auto', 'put'), 400)).toEqual(['invalid_request']);
+    expect(errorCodes(op('/v1/mutes/{id}', 'delete'), 404)).toEqual(['not_found']);
+    // A route that takes no body still refuses one it cannot read, as every body is.
+    const cancel = op('/v1/requests/{id}/cancel', 'post');
+    expect([errorCodes(cancel, 413), errorCodes(cancel, 415)]).toEqual([['payload_too_large'], ['unsupported_media_type']]);
+    expect(errorCodes(op('/v1/tokens/{name}', 'delete'), 415)).toEqual(['unsupported_media_type']);
+    expect(op('/v1/requests/{id}', 'get').responses['415']).toBeUndefined();
     // Routes that take no body as {} say so; the others require theirs.
     expect(op('/v1/mutes', 'post').requestBody.required).toBe(false);
     expect(op('/v1/hooks/{name}/test', 'post').requestBody.required).toBe(false);

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { parseDuration } from '../../lib/durations.js';
 import { AppError } from '../../lib/errors.js';
 import { AUTO_MODES } from '../../policy/auto-mode.js';
-import { ErrorDoc } from '../schemas.js';
+import { errors } from '../openapi.js';
 
 const AutoDoc = z.object({ mode: z.enum(AUTO_MODES), until: z.number().nullable(), set_at: z.number().nullable(), set_by: z.string().nullable() });
 
@@ -29,7 +29,7 @@ export function registerAutoRoutes(app: FastifyInstance, deps: Deps) {
             .nullable()
             .optional(),
         }),
-        response: { 200: AutoDoc, 400: ErrorDoc },
+        response: { 200: AutoDoc, ...errors('invalid_request') },
       },
     },
     async (request) => {

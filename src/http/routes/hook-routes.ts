@@ -5,7 +5,8 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../lib/errors.js';
 import { HOOK_EVENTS, issuesLinks, type HookConfig } from '../../notify/hook-config.js';
 import { describeHookTarget } from '../../notify/hook-render.js';
-import { ErrorDoc, limitParam } from '../schemas.js';
+import { limitParam } from '../schemas.js';
+import { errors } from '../openapi.js';
 import { DeliveryDoc } from './delivery-routes.js';
 
 const HookParams = z.strictObject({ name: z.string().min(1).max(64) });
@@ -68,7 +69,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
         summary: "A hook's deliveries, newest first, each with its attempts",
         params: HookParams,
         querystring: z.strictObject({ limit: limitParam(50, 500) }),
-        response: { 200: z.array(DeliveryDoc), 404: ErrorDoc },
+        response: { 200: z.array(DeliveryDoc), ...errors('not_found') },
       },
     },
     async (request) => {
@@ -86,7 +87,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
         params: HookParams,
         // Absent (no body at all reads as null), empty or `{}`: a created event.
         body: z.strictObject({ event: z.enum(HOOK_EVENTS).optional() }).nullish(),
-        response: { 200: TestResultDoc, 400: ErrorDoc, 404: ErrorDoc },
+        response: { 200: TestResultDoc, ...errors('invalid_request', 'not_found') },
       },
     },
     async (request) => {

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { parseDuration } from '../../lib/durations.js';
 import { NO_NUL, noNul } from '../../lib/no-nul.js';
-import { ErrorDoc, IdParams } from '../schemas.js';
+import { IdParams } from '../schemas.js';
+import { errors } from '../openapi.js';
 
 const MuteDoc = z.object({
   id: z.string(),
@@ -38,7 +39,7 @@ export function registerMuteRoutes(app: FastifyInstance, deps: Deps) {
       schema: {
         summary: 'Mute a source (agent and/or session), optionally for a while',
         body: MuteBody.nullish(),
-        response: { 201: MuteDoc, 400: ErrorDoc },
+        response: { 201: MuteDoc, ...errors('invalid_request') },
       },
     },
     async (request, reply) => {
@@ -55,7 +56,7 @@ export function registerMuteRoutes(app: FastifyInstance, deps: Deps) {
     '/v1/mutes/:id',
     {
       config: { noBody: true },
-      schema: { summary: 'Remove a mute', params: IdParams, response: { 200: MuteDoc, 404: ErrorDoc } },
+      schema: { summary: 'Remove a mute', params: IdParams, response: { 200: MuteDoc, ...errors('not_found') } },
     },
     async (request) => deps.mutes.remove(request.params.id),
   );

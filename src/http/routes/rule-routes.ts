@@ -14,7 +14,7 @@ import { CreateRequestSchema, type HandupRequest } from '../../requests/request-
 import type { RequestService } from '../../requests/request-service.js';
 import { SIMULATION_MAX, type RuleView } from '../../rules/rule-service.js';
 import { parseFormatQuery } from '../format-query.js';
-import { ErrorDoc, limitParam, PathId } from '../schemas.js';
+import { limitParam, PathId } from '../schemas.js';
 import { errors } from '../openapi.js';
 
 const RuleDoc = z
@@ -102,7 +102,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
       schema: {
         summary: 'Store a rule at the end of the list: {id, match, action, feedback?, risk?, timeout?, expires_at?}',
         body: StoredRuleInputSchema,
-        response: { 201: RuleDoc, 400: ErrorDoc, 409: ErrorDoc },
+        response: { 201: RuleDoc, ...errors('invalid_rule', 'rule_exists') },
       },
     },
     async (request, reply) => reply.code(201).send(await rules.add(request.body, actorName(request.principal))),
@@ -115,7 +115,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
       schema: {
         summary: 'Remove a stored rule (config rules are removed from the config file)',
         params: RuleIdParams,
-        response: { 200: RuleDoc, 404: ErrorDoc, 409: ErrorDoc },
+        response: { 200: RuleDoc, ...errors('not_found', 'rule_in_config') },
       },
     },
     async (request) => rules.remove(request.params.id, actorName(request.principal)),
@@ -214,7 +214,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
             since: z.number(),
             until: z.number(),
           }),
-          400: ErrorDoc,
+          ...errors('invalid_rule'),
         },
       },
     },
