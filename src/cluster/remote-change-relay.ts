@@ -16,6 +16,7 @@ const TOPICS = ['rules.changed', 'auto.changed', 'sessions.ended', 'mutes.change
  */
 const RESYNC_ALLOWANCE_MS = 60_000;
 const RESYNC_PAGE = 200;
+const RESYNC_RETRY_MS = 5_000;
 
 type Records = Map<string, Pick<StoredRequest, 'record' | 'format'>>;
 
@@ -35,7 +36,8 @@ function endEvent(status: string): RequestEventType {
  * `changes.lost` (the change log was pruned past changes this daemon had not read) resyncs: every
  * topic is handled as if it had changed, the requests that ended since shortly before the log
  * was last read whole are announced (again, for some), and so are those among the ones someone
- * here waits on that have ended. Requests created meanwhile are not announced.
+ * here waits on that have ended; a resync that cannot read them is tried again. Requests created
+ * meanwhile are not announced.
  */
 export function relayRemoteChanges({
   store,
@@ -45,6 +47,7 @@ export function relayRemoteChanges({
   policy,
   sessions,
   waiters,
+  resyncRetryMs = RESYNC_RETRY_MS,
 }: {
   store: Store;
   events: RequestEvents;
@@ -56,9 +59,19 @@ export function relayRemoteChanges({
   sessions?: { ended: () => void };
   /** Long-polls here: the requests they wait on are read again on a resync. */
   waiters?: { held: () => string[] };
+  /** How long after a resync that could not read the requests it tries again (tests shorten it). */
+  resyncRetryMs?: number;
 }): () => void {
   let queued: Change[] = [];
   let draining: Promise<void> | null = null;
+  let stopped = false;
+  let retry: ReturnType<typeof setTimeout> | null = null;
+
+  function push(change: Change) {
+    queued.push(change);
+    // Started after the current turn, so every change the store hands over in it is one batch.
+    draining ??= Promise.resolve().then(drain);
+  }
 
   const handle = async (change: Change, records: Records): Promise<void> => {
     if (change.type === CHANGES_LOST) return resync(change.since);
@@ -105,8 +118,16 @@ export function relayRemoteChanges({
     } catch (err) {
       log.warn(
         { err: (err as Error).message, since: since ?? null, announced: announced.size },
-        'changes made by other daemons were pruned from the change log before this daemon read them; the resync could not read the requests that ended',
+        'changes made by other daemons were pruned from the change log before this daemon read them; the resync could not read the requests that ended; trying again shortly',
       );
+      // The whole resync again: what it announced twice, listeners take as they take any replay.
+      if (!stopped && !retry) {
+        retry = setTimeout(() => {
+          retry = null;
+          if (!stopped) push({ type: CHANGES_LOST, since });
+        }, resyncRetryMs);
+        retry.unref();
+      }
     }
   }
 
@@ -129,11 +150,12 @@ export function relayRemoteChanges({
     draining = null;
   }
 
-  return store.onRemoteChange((change) => {
-    queued.push(change);
-    // Started after the current turn, so every change the store hands over in it is one batch.
-    draining ??= Promise.resolve().then(drain);
-  });
+  const unsubscribe = store.onRemoteChange(push);
+  return () => {
+    stopped = true;
+    if (retry) clearTimeout(retry);
+    unsubscribe();
+  };
 }
 
 /** Notification topics: mutes, queued deliveries and notices, reminders and expiring notices. */

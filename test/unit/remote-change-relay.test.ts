@@ -144,5 +144,34 @@ describe('remote change relay', () => {
       expect(r.heard.filter((h) => h.startsWith('request.'))).toHaveLength(450);
       expect(r.pages).toEqual([undefined, { resolvedAt: ended[250]!.resolvedAt, id: 'r250' }, { resolvedAt: ended[50]!.resolvedAt, id: 'r050' }]);
     });
+
+    it('a resync that cannot read the requests that ended is tried again, until it can; none after the relay stops', async () => {
+      let failures = 1;
+      const { store, deliver } = changingStore({
+        records: async () => [],
+        history: async () => {
+          if (failures-- > 0) throw new Error('the database is unavailable');
+          return [ended[449]];
+        },
+      });
+      const heard: string[] = [];
+      const events = new RequestEvents();
+      events.on((e) => heard.push(`${e.type} ${e.request.id}`));
+      const lines: Array<{ msg: string }> = [];
+      const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const stop = relayRemoteChanges({ store, events, log, resyncRetryMs: 10 });
+      deliver({ type: 'changes.lost', since });
+      await expect.poll(() => lines.length).toBe(2);
+      expect(lines.map((l) => l.msg.split('; ').at(-1))).toEqual(['trying again shortly', 'resynced']);
+      expect(heard).toEqual(['request.expired r449']);
+
+      failures = Infinity;
+      deliver({ type: 'changes.lost', since });
+      await expect.poll(() => lines.length).toBeGreaterThanOrEqual(4);
+      stop();
+      const tried = lines.length;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lines).toHaveLength(tried);
+    });
   });
 });
