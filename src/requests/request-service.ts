@@ -218,10 +218,9 @@ export function createRequestService({
       async function replayed(from: { requests: RequestReads }, found: StoredRequest): Promise<{ stored: StoredRequest; created: false; replyStale?: true }> {
         const session = found.record.source.session;
         if (!supersede || found.record.status === 'pending' || found.nativeReply == null || session === null) return { stored: found, created: false };
-        const rivals = (await from.requests.findPendingBySession(format, submitter, session)).filter(
-          (p) => p.record.id !== found.record.id && (supersede.matches(p) || supersede.refusedBy?.(p) !== undefined),
-        );
-        return rivals.length > 0 ? { stored: found, created: false, replyStale: true } : { stored: found, created: false };
+        const pending = await from.requests.findPendingBySession(format, submitter, session);
+        const rival = pending.some((p) => p.record.id !== found.record.id && (supersede.matches(p) || supersede.refusedBy?.(p) !== undefined));
+        return rival ? { stored: found, created: false, replyStale: true } : { stored: found, created: false };
       }
 
       async function createIn(tx: WriteTx, { checked }: { checked: boolean }): Promise<{ stored: StoredRequest; created: boolean; replyStale?: true }> {
