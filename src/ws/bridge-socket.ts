@@ -124,8 +124,9 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
       return;
     }
     if (asked?.kind === 'ignored') {
-      if (!parseFrame(adapter, frame).success) return;
-      // Both schemas take it: a request frame, unless it asks nothing of a human either.
+      // Nothing to follow up: a request frame, unless it asks nothing of a human either. The
+      // request schemas take every event that is noise, so a frame they refuse is a request
+      // frame that is malformed, and gets the same invalid_frame as over HTTP.
       try {
         await submit(frame);
       } catch (err) {

@@ -905,3 +905,24 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
     expect(await replyOf('roll', second.id)).toBeNull();
   });
 });
+
+describe('Bridge sockets: a malformed request frame is refused, event noise is not answered', () => {
+  it.each([
+    ['paperclip', 'payload.request', { ...prpEvent({}), payload: {} }, { ...prpEvent({}), eventType: 'run.progress', payload: {} }],
+    ['ask', 'toolName', { type: 'approval.required', seq: 1, payload: { id: 'act_1' } }, { type: 'turn.started', seq: 2, payload: { turnId: 't-1' } }],
+    ['ask', 'plan', { type: 'plan.proposed', seq: 3, payload: { id: 'plan_2' } }, { type: 'turn.completed', seq: 4, payload: {} }],
+  ])('%s: gets invalid_frame naming %s, as over HTTP, and nothing is stored', async (format, field, malformed, noise) => {
+    t = await startTestServer();
+    const query = format === 'ask' ? '?session=s-1' : '';
+    expectError(await t.api.post(`/v1/formats/${format}/requests${query}`, malformed), 400, 'invalid_frame', field);
+    const bridge = await ws(`/v1/formats/${format}/ws${query}`);
+    bridge.send(noise);
+    bridge.send(malformed);
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining(field) });
+    // The noise sent first got nothing: the next message answers the frame after the error.
+    bridge.send(noise);
+    bridge.send({ type: 'countersign.controller_seq', next: 'x' });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame' });
+    expect((await t.api.get('/v1/requests')).body).toEqual([]);
+  });
+});
