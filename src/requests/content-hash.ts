@@ -10,11 +10,36 @@ type Hashed = Pick<HandupRequest, 'title' | 'summary' | 'kind' | 'previews' | 'o
  * approved by someone who saw the old version.
  */
 export function contentHash(r: Hashed): string {
+  return hashOf(r, r.previews);
+}
+
+/**
+ * The content hash with every `json` preview that parses read as its value, whatever the order
+ * of its keys. A native format's JSON preview is text the adapter wrote from an object of the
+ * frame, and a bridge that re-serialises the frame (a Go map, a jsonb column) re-sends the same
+ * object with its keys in another order: the same content, so the same record.
+ */
+export function keyOrderFreeHash(r: Hashed): string {
+  return hashOf(
+    r,
+    r.previews.map((p) => (p.type === 'json' && typeof p.inline === 'string' ? { ...p, inline: parsedJson(p.inline) } : p)),
+  );
+}
+
+function parsedJson(text: string): unknown {
+  try {
+    return { json: JSON.parse(text) as unknown };
+  } catch {
+    return text;
+  }
+}
+
+function hashOf(r: Hashed, previews: unknown): string {
   const canonical = canonicalJson({
     title: r.title,
     summary: r.summary,
     kind: r.kind,
-    previews: r.previews,
+    previews,
     options: r.options,
     input: r.input,
     callback_url: r.callback_url,

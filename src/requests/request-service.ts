@@ -9,7 +9,7 @@ import type { CreationVerdict } from '../policy/creation-verdict.js';
 import type { Scope } from '../policy/scope-rule.js';
 import { RequestKeyTaken, type HistoryFilters, type ListFilters, type NewRequest, type RequestReads, type StoredRequest } from '../storage/request-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
-import { contentHash } from './content-hash.js';
+import { contentHash, keyOrderFreeHash } from './content-hash.js';
 import { decide, timeoutDecision } from './decision-rules.js';
 import { previewBlobs } from './preview-blobs.js';
 import type { RequestDraft } from './request-draft.js';
@@ -163,13 +163,14 @@ export function createRequestService({
       // that content, so a frame with other content must never get the old decision.
       // What the reply is rendered from counts too (option ids behind the labels, a turn id,
       // answer checks), since the old reply would answer a frame that no longer asks it.
-      // Envelope fields (sequence numbers, timestamps) are in neither.
+      // Envelope fields (sequence numbers, timestamps) are in neither, nor is the order of the
+      // keys of an object the adapter showed as a JSON preview.
       // And what a rule can match besides (tool, agent, session, cwd, repo): a rule's decision
       // must not carry over to a tool or a place it never matched.
       const asked = native.replayContext ?? ((c: unknown) => c);
       if (
         found &&
-        (found.record.content_hash !== hash ||
+        ((found.record.content_hash !== hash && keyOrderFreeHash(found.record) !== keyOrderFreeHash(draft)) ||
           canonicalJson(matchable(found.record)) !== canonicalJson(matchable(draft)) ||
           canonicalJson(asked(found.nativeContext)) !== canonicalJson(asked(native.context)))
       ) {

@@ -146,6 +146,28 @@ describe('native replays with other content', () => {
     changed.params.event.question.body = 'reviewer wants to run rm -rf ~.';
     expectError(await agent.api.post('/v1/formats/alp/requests', changed), 409, 'native_conflict');
   });
+
+  it('a frame re-sent with the keys of its arguments in another order is the same request, decided or not; other values are 409', async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('agent');
+    const frame = (args: Record<string, unknown>) => {
+      const f = askFrame('x');
+      f.params.event.payload.args = args;
+      return f;
+    };
+    const first = await agent.api.post('/v1/formats/ask/requests', frame({ path: 'a.txt', content: 'hi', mode: { append: true, create: false } }));
+    expect(first.status, first.text).toBe(201);
+    const reordered = frame({ mode: { create: false, append: true }, content: 'hi', path: 'a.txt' });
+    const pending = await agent.api.post('/v1/formats/ask/requests', reordered);
+    expect(pending.status, pending.text).toBe(200);
+    expect(pending.body.request.id).toBe(first.body.request.id);
+    expect((await decide(t.api, first.body.request, 'approve')).status).toBe(200);
+    const decided = await agent.api.post('/v1/formats/ask/requests', reordered);
+    expect(decided.status, decided.text).toBe(200);
+    expect(decided.body).toMatchObject({ request: { id: first.body.request.id, status: 'approved' }, reply: { method: 'interaction/approve' } });
+    expectError(await agent.api.post('/v1/formats/ask/requests', frame({ content: 'hi', path: 'b.txt', mode: { append: true, create: false } })), 409, 'native_conflict');
+    expect(await requestCount(t.api)).toBe(1);
+  });
 });
 
 describe('native replays whose own deadline has passed', () => {
