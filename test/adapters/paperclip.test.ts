@@ -409,12 +409,12 @@ describe('paperclip decision checks (textValidation)', () => {
     expect(problem(text({ pattern: '^[0-9]{3}$' }), { text: 'build 123' })).toContain('does not match the required format');
   });
 
-  it('checks the custom text of a select question, and nothing when the selection wins', () => {
+  it('checks the custom text of a select question, and refuses a single-select answer with both a pick and text', () => {
     const select = (answerMode: string) =>
       question({ answerMode, options: [{ id: 'eu', label: 'Europe' }], customAnswer: { enabled: true }, textValidation: { maxLength: 4 } });
     expect(problem(select('single_select'), { text: 'Frankfurt' })).toContain('fields.answers.q');
-    // PaperClip gets only the selection when a single-select answer has both, so the text is not checked.
-    expect(problem(select('single_select'), { selected: ['Europe'], text: 'Frankfurt' })).toBeNull();
+    // PaperClip refuses a single-select answer with both, and the text would be lost: refused here.
+    expect(problem(select('single_select'), { selected: ['Europe'], text: 'Fra' })).toContain('not both');
     expect(problem(select('multi_select'), { selected: ['Europe'], text: 'Frankfurt' })).toContain('at most 4');
   });
 

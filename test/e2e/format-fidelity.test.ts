@@ -448,6 +448,64 @@ describe('PaperClip question sets: optional questions and textValidation', () =>
   });
 });
 
+describe('PaperClip answers that could not be sent whole', () => {
+  it('refuses a single-select answer with both an option and custom text (PaperClip refuses it; the text would be lost): 400 naming the question', async () => {
+    t = await startTestServer();
+    const record = await post(
+      'paperclip',
+      questionSet('req-44', [
+        {
+          id: 'target',
+          prompt: 'Where?',
+          required: true,
+          answerMode: 'single_select',
+          customAnswer: { enabled: true },
+          options: [
+            { id: 'staging', label: 'Staging' },
+            { id: 'prod', label: 'Production' },
+          ],
+        },
+      ]),
+    );
+    const submit = (target: Record<string, unknown>) => decide(t.api, record, 'submit', { fields: { answers: { target } } });
+    expectError(await submit({ selected: ['Staging'], text: 'canary-eu' }), 400, 'invalid_decision', 'fields.answers.target');
+    expect((await audit(record.id)).map((e) => e.event)).toEqual(['created']);
+    expect((await submit({ selected: [], text: 'canary-eu' })).status).toBe(200);
+    expect((await replyOf('paperclip', record.id)).payload.resolution.response.answers).toEqual({ target: { customText: 'canary-eu' } });
+  });
+
+  it('refuses issue-thread text beside another option of a single-select question, or past the 4000 characters of otherText', async () => {
+    t = await startTestServer();
+    const record = await post('paperclip', {
+      schema: 'paperclip.interaction_request.v1',
+      requestKind: 'issue_thread',
+      requestId: 'questions-1',
+      kind: 'ask_user_questions',
+      blocking: true,
+      payload: {
+        version: 1,
+        questions: [
+          {
+            id: 'colour',
+            prompt: 'Which colour?',
+            selectionMode: 'single',
+            options: [
+              { id: 'r', label: 'Red' },
+              { id: 'o', label: 'Other', freeText: true },
+            ],
+          },
+        ],
+      },
+    });
+    const submit = (colour: Record<string, unknown>) => decide(t.api, record, 'submit', { fields: { answers: { colour } } });
+    expectError(await submit({ selected: ['Red'], text: 'crimson, not red' }), 400, 'invalid_decision', 'fields.answers.colour');
+    expectError(await submit({ selected: ['Other'], text: 'é'.repeat(4001) }), 400, 'invalid_decision', 'fields.answers.colour.text');
+    expect((await audit(record.id)).map((e) => e.event)).toEqual(['created']);
+    expect((await submit({ selected: ['Other'], text: 'é'.repeat(4000) })).status).toBe(200);
+    expect((await replyOf('paperclip', record.id)).body).toEqual({ answers: [{ questionId: 'colour', optionIds: ['o'], otherText: 'é'.repeat(4000) }] });
+  });
+});
+
 describe('PaperClip item verdicts', () => {
   it("refuses a submit that would send PaperClip's verdicts route nothing, or drop a reason, with 400 naming the item; stores nothing", async () => {
     t = await startTestServer();

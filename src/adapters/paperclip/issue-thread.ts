@@ -11,7 +11,7 @@ import { redactCredentials } from './redact-credentials.js';
  * PaperClip's interaction routes, answered with the body those routes take.
  */
 
-/** PaperClip's interaction routes take a reason of at most 4000 characters. */
+/** PaperClip's interaction routes take a reason, and a question's otherText, of at most 4000 characters. */
 const MAX_REASON_CHARS = 4000;
 
 // Issue-thread payloads: the create schemas of PaperClip's interaction routes.
@@ -456,6 +456,23 @@ export function checkInteractionDecision(record: HandupRequest, ctx: Interaction
     const count = checkedBoxes(d, ctx).length;
     if (outOfBounds(count, ctx)) {
       throw new AppError('invalid_decision', `fields: ${selectionBounds(ctx.min, ctx.max)} (${count} ticked)`);
+    }
+  } else if (ctx.kind === 'ask_user_questions') {
+    const answers = (d.fields?.answers ?? {}) as Answers;
+    for (const q of ctx.questions) {
+      const id = recordIdOf(ctx.nativeIds?.questions, q.id);
+      const a = Object.hasOwn(answers, id) ? answers[id] : undefined;
+      const typed = a?.text?.trim();
+      if (!typed || !q.freeTextOption) continue;
+      const ids = optionIds(q, a!.selected);
+      // Typed text travels as the free-text option's otherText: beside another option of a
+      // single-select question it would be dropped.
+      if (q.mode === 'single' && ids.length > 0 && !ids.includes(q.freeTextOption)) {
+        throw new AppError('invalid_decision', `fields.answers.${id}: this question takes one option or typed text, not both`);
+      }
+      if ([...typed].length > MAX_REASON_CHARS) {
+        throw new AppError('invalid_decision', `fields.answers.${id}.text: PaperClip takes at most ${MAX_REASON_CHARS} characters of typed text`);
+      }
     }
   } else if (ctx.kind === 'request_item_verdicts') {
     const answers = (d.fields?.answers ?? {}) as Answers;

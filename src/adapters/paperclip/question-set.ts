@@ -201,6 +201,21 @@ export function questionResponse(questions: readonly QuestionMap[], answers: Ans
 }
 
 /**
+ * Throws 400 `invalid_decision` naming the question when an answer could not be sent whole:
+ * PaperClip refuses a single-select answer with both an option and custom text, and
+ * questionResponse would keep the option and drop what the reviewer typed.
+ */
+export function checkAnswerForms(questions: readonly QuestionMap[], answers: Answers, questionIds?: IdMap): void {
+  for (const q of questions) {
+    const id = recordIdOf(questionIds, q.id);
+    const a = Object.hasOwn(answers, id) ? answers[id] : undefined;
+    if (q.mode === 'single' && q.custom && a?.text?.trim() && optionIds(q, a.selected).length > 0) {
+      throw new AppError('invalid_decision', `fields.answers.${id}: this question takes one option or typed text, not both`);
+    }
+  }
+}
+
+/**
  * Throws 400 `invalid_decision` naming the question when an answer, as it would be sent, breaks
  * its textValidation: the text of a text question, the custom text of a select question.
  */

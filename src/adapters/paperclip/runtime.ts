@@ -21,7 +21,7 @@ import {
   type Envelope,
   type Origin,
 } from './common.js';
-import { QuestionSetSchema, checkTextValidation, mapQuestionSet, questionResponse, type QuestionMap, type QuestionSet } from './question-set.js';
+import { QuestionSetSchema, checkAnswerForms, checkTextValidation, mapQuestionSet, questionResponse, type QuestionMap, type QuestionSet } from './question-set.js';
 
 /**
  * Runtime requests answered with a `paperclip.prp.command.v1` `request.resolve` command: v2
@@ -282,11 +282,13 @@ function fieldForm(
 
 const COMMAND = 'paperclip.prp.command.v1';
 
-/** A question-set answer is held to each question's textValidation before it is stored. */
+/** A question-set answer is held to the form PaperClip takes and each question's textValidation before it is stored. */
 export function checkRuntimeDecision(record: HandupRequest, ctx: RuntimeContext): void {
   const d = record.decision;
   if (d?.outcome === 'approve' && ctx.form.type === 'question_set') {
-    checkTextValidation(ctx.form.questions, (d.fields?.answers ?? {}) as Answers, ctx.nativeIds?.questions);
+    const answers = (d.fields?.answers ?? {}) as Answers;
+    checkAnswerForms(ctx.form.questions, answers, ctx.nativeIds?.questions);
+    checkTextValidation(ctx.form.questions, answers, ctx.nativeIds?.questions);
   }
 }
 
