@@ -19,6 +19,11 @@ export function asTitle(text: string | null | undefined): string | undefined {
   return t;
 }
 
+/** "<agent> wants to run <tool>", shorter where the names are too long for a title (they stay in `source.agent` and `tool`). */
+export function toolTitle(agent: string, tool: string): string {
+  return asTitle(`${agent} wants to run ${tool}`) ?? asTitle(`Run ${tool}`) ?? 'Approve a tool call';
+}
+
 // Agents name their own tools; these are the usual names of shell and file-editing tools.
 const COMMAND_TOOLS = new Set(['bash', 'shell', 'sh', 'exec', 'run_command', 'terminal']);
 const EDIT_TOOLS = new Set(['write', 'edit', 'multi_edit', 'apply_patch', 'write_file', 'edit_file']);

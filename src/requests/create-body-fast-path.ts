@@ -110,7 +110,7 @@ const COMMON_CREATE_BODY = {
         required: ['id', 'label', 'outcome'],
         properties: {
           id: { type: 'string', pattern: SAFE_ID.source },
-          label: { type: 'string', minLength: 1, maxLength: units(256) },
+          label: { type: 'string', minLength: 1, maxLength: units(1024) },
           outcome: { enum: [...OUTCOMES] },
           style: nullable(units(32)),
         },

@@ -20,7 +20,8 @@ const jsonBytes = (v: unknown) => byteLength(JSON.stringify(v) ?? '');
 export const MAX_TITLE_BYTES = 512;
 export const MAX_QUESTIONS = 10;
 export const MAX_QUESTION_OPTIONS = 32;
-export const MAX_QUESTION_BYTES = 4 * KiB;
+// Room for what the native formats carry: PaperClip's 4000-character prompts in any script.
+export const MAX_QUESTION_BYTES = 16 * KiB;
 export const MAX_INPUT_FIELDS = 64;
 
 export const KINDS = ['command', 'edit', 'review', 'question', 'info', 'custom'] as const;
@@ -102,7 +103,7 @@ export function misleadingOption(o: { id: string; label: string; outcome: Outcom
 
 export const OptionSchema = z.strictObject({
   id: SafeIdSchema,
-  label: z.string().min(1).max(256),
+  label: z.string().min(1).max(1024),
   outcome: OutcomeSchema,
   style: z.string().max(32).nullable().optional(),
 });
@@ -182,7 +183,7 @@ export const QuestionSchema = z
     // Answers are keyed by question id in a JSON object, where "__proto__" can never be sent.
     id: SafeIdSchema.refine((id) => id !== '__proto__', { message: '"__proto__" is reserved: it could never be answered' }),
     question: text(MAX_QUESTION_BYTES).refine((s) => s.trim().length > 0, { message: 'must not be empty' }),
-    header: z.string().max(256).nullable().optional(),
+    header: z.string().max(1024).nullable().optional(),
     options: z.array(QuestionOptionSchema).max(MAX_QUESTION_OPTIONS).optional(),
     multi: z.boolean().optional(),
     allow_free_text: z.boolean().optional(),

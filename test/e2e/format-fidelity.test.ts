@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFakeClock } from '../helpers/fake-clock.js';
+import { loadFixtures } from '../helpers/fixtures.js';
 import { decide, expectError, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { compileSchema, expectValidRequest } from '../helpers/upstream-schemas.js';
@@ -982,5 +983,36 @@ describe('Bridge sockets: a malformed request frame is refused, event noise is n
     bridge.send({ type: 'countersign.controller_seq', next: 'x' });
     expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame' });
     expect((await t.api.get('/v1/requests')).body).toEqual([]);
+  });
+});
+
+describe('Upstream-sized texts', () => {
+  it('takes what the upstream schemas allow: a 500-character PaperClip choice label, a 1000-character header, a 4000-character CJK prompt', async () => {
+    t = await startTestServer();
+    const frame = permission('req-long');
+    frame.payload.request.choices = [
+      { key: 'accept', label: `Allow ${'x'.repeat(494)}` },
+      { key: 'decline', label: 'Deny' },
+    ];
+    expect((await post('paperclip', frame)).options[0].label).toHaveLength(500);
+    const asked = await post(
+      'paperclip',
+      questionSet('req-long-q', [{ id: 'where', header: 'h'.repeat(1000), prompt: '部'.repeat(4000), required: true, answerMode: 'text' }]),
+    );
+    expect(asked.input.questions[0]).toMatchObject({ header: 'h'.repeat(1000), question: '部'.repeat(4000) });
+    // Past those limits a create is refused, naming the field.
+    const option = { id: 'go', label: 'g'.repeat(1025), outcome: 'approve' };
+    expectError(await t.api.post('/v1/requests', { title: 'Go?', options: [option] }), 400, 'invalid_request', 'options[0].label');
+  });
+
+  it('gives a Roll approval whose agent and tool names are too long for the usual title a shorter one, instead of refusing it', async () => {
+    t = await startTestServer();
+    const frame = structuredClone(loadFixtures('roll').find(([file]) => file === 'e2e-request.json')![1]).frame;
+    const approval = frame.event.event.approval;
+    Object.assign(approval, { agentName: 'a'.repeat(250), toolName: 't'.repeat(250) });
+    delete approval.reason;
+    delete approval.preview.explanation;
+    const record = await post('roll', frame);
+    expect(record).toMatchObject({ title: 'Approve a tool call', tool: 't'.repeat(250), source: { agent: 'a'.repeat(250) } });
   });
 });

@@ -137,7 +137,7 @@ describe('the create body fast path', () => {
       [512, (v) => ({ ...benchBody, previews: [{ type: 'file', name: v }] })],
       [16384, (v) => ({ ...benchBody, previews: [{ type: 'command', command: { shell: v } }] })],
       [1024, (v) => ({ ...benchBody, previews: [{ type: 'command', command: { cwd: v } }] })],
-      [128, (v) => ({ ...benchBody, options: [{ id: 'go', label: v, outcome: 'approve' }] })],
+      [512, (v) => ({ ...benchBody, options: [{ id: 'go', label: v, outcome: 'approve' }] })],
       [16, (v) => ({ ...benchBody, options: [{ id: 'go', label: 'Go', outcome: 'approve', style: v }] })],
       [256, (v) => ({ ...benchBody, dedupe_key: v })],
     ];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, Normalized, ReplyEnv } from '../adapter.js';
-import { asTitle, toolKind } from '../adapter-kit.js';
+import { asTitle, toolTitle, toolKind } from '../adapter-kit.js';
 import { APPROVE_DENY, dateTime, nativeKey, relayRequest, sequence, unsupported, uuid } from './common.js';
 
 /**
@@ -117,7 +117,7 @@ export function approvalRequest(frame: RuntimeEventFrame): Normalized<ApprovalCo
     throw new AppError('invalid_frame', 'event.turnId: a projected approval.required (with approvalId) names no turn; the envelope must');
   }
   const explanation = a.explanation ?? explanationOf(a.preview);
-  const title = asTitle(explanation) ?? asTitle(a.reason) ?? `${a.agentName} wants to run ${a.toolName}`;
+  const title = asTitle(explanation) ?? asTitle(a.reason) ?? toolTitle(a.agentName, a.toolName);
   const summary = a.reason?.trim() && a.reason.trim() !== title ? a.reason : null;
   const previews: NonNullable<CreateRequestBody['previews']> =
     a.preview === undefined || a.preview === null ? [] : [{ type: 'json', title: 'Preview', inline: JSON.stringify(a.preview, null, 2) }];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, MAX_QUESTIONS, type HandupRequest, type Question } from '../../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, Normalized, ReplyEnv } from '../adapter.js';
-import { asTitle, distinctLabels, recordIdOf, safeIds, submitOptions, toolKind, withNativeIds, type IdMap, type NativeIds } from '../adapter-kit.js';
+import { asTitle, toolTitle, distinctLabels, recordIdOf, safeIds, submitOptions, toolKind, withNativeIds, type IdMap, type NativeIds } from '../adapter-kit.js';
 import { APPROVE_DENY, nativeKey, relayRequest, sequence, uuid } from './common.js';
 
 /**
@@ -246,7 +246,7 @@ export function interactionRequest(frame: InteractionRequestFrame): Normalized<I
     const p = frame.projection;
     return {
       request: {
-        title: asTitle(p.explanation) ?? `${p.agentName} wants to run ${p.toolName}`,
+        title: asTitle(p.explanation) ?? toolTitle(p.agentName, p.toolName),
         tool: p.toolName,
         kind: toolKind(p.toolName),
         source: { agent: p.agentName, session: frame.threadId },
