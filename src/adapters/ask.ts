@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, type CreateRequestBody, type HandupRequest, type Kind, type Option, type Risk } from '../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
-import { answerText, toolKind } from './adapter-kit.js';
+import { answerText, asTitle, toolKind } from './adapter-kit.js';
 
 /**
  * Ask Session Protocol (ask-session-protocol 0.2.0, protocolVersion "1.0"): `session/event`
@@ -46,15 +46,17 @@ const EventType = z.enum(EVENT_TYPES);
 const INTERACTION_STATUSES = ['pending', 'approved', 'rejected', 'responded', 'expired'] as const;
 
 const approvalFields = {
-  toolName: z.string().min(1).max(256),
+  // The schema takes any string; an empty name is shown as a tool call with no name.
+  toolName: z.string().max(256),
   args: z.unknown().optional(),
   message: z.string().optional(),
   autoApprovable: z.boolean().optional(),
 };
-/** The schema leaves suggested answers untyped; hosts send strings or `{label, description?}`. */
-const SuggestedAnswer = z.union([z.string().min(1), z.looseObject({ label: z.string().min(1), description: z.string().optional() })], {
-  error: 'must be a non-empty string or {label, description?}',
-});
+/** The schema leaves suggested answers untyped; hosts send strings or `{label, description?}`, and a number or a boolean reads as its text. */
+const SuggestedAnswer = z.union(
+  [z.string().min(1), z.number(), z.boolean(), z.looseObject({ label: z.string().min(1), description: z.string().optional() })],
+  { error: 'must be a non-empty string, a number, a boolean or {label, description?}' },
+);
 
 const ApprovalRequired = z.strictObject({
   kind: absent,
@@ -205,9 +207,9 @@ function approvalRequest(
   const key = nativeKey(session, id);
   return {
     request: {
-      title: fitsTitle(message) ? message : `Approve ${p.toolName}`,
+      title: fitsTitle(message) ? message : ((p.toolName ? asTitle(`Approve ${p.toolName}`) : undefined) ?? 'Approve a tool call'),
       summary: message === undefined || fitsTitle(message) ? null : message,
-      tool: p.toolName,
+      tool: p.toolName || null,
       kind,
       risk: riskOf(p.toolName, kind),
       source: { agent: 'ask', session },
@@ -246,7 +248,9 @@ function questionRequest(
   // The answer travels as one string, so repeated suggestions are the same answer: keep one.
   const options = [
     ...new Map(
-      (p.options ?? []).map((o) => (typeof o === 'string' ? { label: o } : { label: o.label, description: o.description ?? null })).map((o) => [o.label, o]),
+      (p.options ?? [])
+        .map((o) => (typeof o === 'object' ? { label: o.label, description: o.description ?? null } : { label: String(o) }))
+        .map((o) => [o.label, o]),
     ).values(),
   ];
   if (options.length > MAX_QUESTION_OPTIONS) {

@@ -86,6 +86,13 @@ describe('ask adapter quirks', () => {
     expect(() => userInput({ prompt: 'Pick one', options: many })).toThrow(/payload\.options: 33 suggested answers/);
   });
 
+  it('takes what the schema leaves untyped: numbers and booleans as suggested answers, an empty or long tool name', () => {
+    const q = userInput({ prompt: 'How many?', options: [1, 2, true] }).request.input?.questions?.[0];
+    expect(q?.options?.map((o) => o.label)).toEqual(['1', '2', 'true']);
+    expect(approval({ toolName: '' }).request).toMatchObject({ title: 'Approve a tool call', tool: null });
+    expect(approval({ toolName: '部'.repeat(256) }).request).toMatchObject({ title: 'Approve a tool call', tool: '部'.repeat(256) });
+  });
+
   it('sends nothing for a request that ended undecided: Ask has no dismissal, and reject would be a decision', () => {
     const context: AskContext = { interaction: 'approval', sessionId: 's-1', id: 'act_1' };
     const expired = { status: 'expired', decision: null } as unknown as HandupRequest;
