@@ -19,19 +19,31 @@ export interface RequestFacts {
 
 /**
  * Every command the request shows, each as one line of text: a command preview's `shell`
- * string, else its `argv` joined by single spaces; trimmed, in preview order, without repeats.
+ * string, else its `argv` joined by single spaces, else its inline text; trimmed, in preview
+ * order, without repeats.
  * A preview whose `shell` and `argv` say different things counts as both: the reviewer (or a
  * rule) must not pass one while the agent runs the other.
  */
 export function commandLines(record: Pick<HandupRequest, 'previews'>): string[] {
   const lines: string[] = [];
   for (const p of record.previews ?? []) {
-    if (p.type !== 'command' || !p.command) continue;
-    const shell = typeof p.command.shell === 'string' ? p.command.shell.trim() : '';
-    const argv = Array.isArray(p.command.argv) ? p.command.argv.join(' ').trim() : '';
-    for (const text of [shell, argv]) if (text && !lines.includes(text)) lines.push(text);
+    if (p.type !== 'command') continue;
+    const shell = typeof p.command?.shell === 'string' ? p.command.shell.trim() : '';
+    const argv = Array.isArray(p.command?.argv) ? p.command.argv.join(' ').trim() : '';
+    for (const text of [shell, argv, inlineCommand(p)]) if (text && !lines.includes(text)) lines.push(text);
   }
   return lines;
+}
+
+/**
+ * A command preview without `shell` or `argv` shows its inline text as the command (the inbox
+ * prints it after `$`, the CLI and the decision link show it too), so rules read it as one:
+ * otherwise a remembered title would pass `curl … | sh` shown as a command.
+ */
+function inlineCommand(p: NonNullable<HandupRequest['previews']>[number]): string {
+  const c = p.command;
+  if (typeof c?.shell === 'string' || Array.isArray(c?.argv) || typeof p.inline !== 'string') return '';
+  return p.inline.trim();
 }
 
 /**
@@ -45,9 +57,9 @@ export function commandLines(record: Pick<HandupRequest, 'previews'>): string[] 
 export function shownCommands(record: Pick<HandupRequest, 'previews'>): string[] {
   const lines: string[] = [];
   for (const p of record.previews ?? []) {
-    if (p.type !== 'command' || !p.command) continue;
-    const { shell, argv } = p.command;
-    const text = (typeof shell === 'string' ? shell : Array.isArray(argv) ? quoteArgv(argv) : '').trim();
+    if (p.type !== 'command') continue;
+    const { shell, argv } = p.command ?? {};
+    const text = (typeof shell === 'string' ? shell : Array.isArray(argv) ? quoteArgv(argv) : inlineCommand(p)).trim();
     if (text && !lines.includes(text)) lines.push(text);
   }
   return lines;
