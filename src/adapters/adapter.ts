@@ -26,6 +26,12 @@ export interface Normalized<Ctx = unknown> {
   /** Facts worth an audit note at creation (e.g. a field the record cannot hold). */
   notes?: string[];
   /**
+   * Option ids only a person may choose (a grant for the whole session): a rule, auto mode or an
+   * `on_timeout: approve` never takes them, and leaves the request to a person when they are all
+   * it could take.
+   */
+  personOnly?: string[];
+  /**
    * The frame's own deadline (unix ms), when it carries one: the record expires then unless the
    * submitter's `timeout` says otherwise. A deadline already past means nothing is left to ask.
    */

@@ -201,6 +201,7 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
         frame,
         context: normalized.context ?? null,
         ...(normalized.notes?.length ? { notes: normalized.notes } : {}),
+        ...(normalized.personOnly?.length ? { personOnly: normalized.personOnly } : {}),
         ...(adapter.replayContext ? { replayContext: adapter.replayContext.bind(adapter) as (c: unknown) => unknown } : {}),
       };
       const newer = normalized.context;

@@ -125,3 +125,11 @@ export function timeoutDecision(record: HandupRequest, decidedAt: number): Decis
     decided_at: decidedAt,
   };
 }
+
+/**
+ * The record as whatever decides without a person (rules, auto mode) sees it: without the
+ * options only a person may choose (Normalized.personOnly, a grant for the whole session).
+ */
+export function unattendedView(record: HandupRequest, personOnly: readonly string[] | undefined): HandupRequest {
+  return personOnly?.length ? { ...record, options: record.options.filter((o) => !personOnly.includes(o.id)) } : record;
+}

@@ -10,7 +10,7 @@ import type { Scope } from '../policy/scope-rule.js';
 import { RequestKeyTaken, type HistoryFilters, type ListFilters, type NewRequest, type RequestReads, type StoredRequest } from '../storage/request-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
 import { contentHash, keyOrderFreeHash } from './content-hash.js';
-import { decide, timeoutDecision } from './decision-rules.js';
+import { decide, timeoutDecision, unattendedView } from './decision-rules.js';
 import { previewBlobs } from './preview-blobs.js';
 import type { RequestDraft } from './request-draft.js';
 import type { RequestEvents, RequestEventType } from './request-events.js';
@@ -26,6 +26,8 @@ export interface NativeOrigin {
   notes?: string[];
   /** What of a context a replay must repeat (WireAdapter.replayContext); all of it when absent. */
   replayContext?: (context: unknown) => unknown;
+  /** Option ids only a person may choose (Normalized.personOnly). */
+  personOnly?: readonly string[];
 }
 
 export interface CreateOptions {
@@ -253,12 +255,19 @@ export function createRequestService({
           expires_at: timeoutMs === null ? null : now + timeoutMs,
           decision: null,
         };
-        const verdict: CreationVerdict = policy ? await policy.verdict(tx, record, format, now) : { type: 'none' };
+        // Rules and auto mode see only the options they may choose (a session-wide grant is a person's call).
+        const personOnly = native?.personOnly ?? [];
+        const unattended = unattendedView(record, personOnly);
+        const verdict: CreationVerdict = policy ? await policy.verdict(tx, unattended, format, now) : { type: 'none' };
         if (verdict.type === 'rule' && verdict.outcome.type === 'ask') record = askOverrides(record, verdict.outcome, now);
         // What a deny rule matched but cannot decide waits for a person: no decide hook sees it
         // (forPerson below), and its own on_timeout must not approve it when nobody came.
         const heldForPerson = verdict.type === 'rule' && verdict.outcome.type === 'skip' && verdict.rule.action === 'deny';
         if (heldForPerson && record.on_timeout === 'approve') record = { ...record, on_timeout: 'expire' };
+        // Nor may the clock approve with an option only a person may choose.
+        const timeoutWide =
+          record.on_timeout === 'approve' && !heldForPerson && personOnly.length > 0 && !unattended.options.some((o) => o.outcome === 'approve');
+        if (timeoutWide) record = { ...record, on_timeout: 'expire' };
         const stored: StoredRequest = {
           record,
           format,
@@ -287,7 +296,8 @@ export function createRequestService({
         // match at creation, and what a simulation over history must match too.
         const raised = record.risk !== fields.risk ? { risk_sent: fields.risk } : {};
         const asked = verdict.type === 'rule' && verdict.outcome.type === 'ask' ? { rule_id: verdict.rule.id, action: 'ask', ...raised } : {};
-        const details = format === 'handup' && !('rule_id' in asked) ? undefined : { ...(format === 'handup' ? {} : { format }), ...notes, ...asked };
+        const wide = timeoutWide ? { on_timeout_sent: 'approve' } : {};
+        const details = format === 'handup' && !('rule_id' in asked) ? undefined : { ...(format === 'handup' ? {} : { format }), ...notes, ...asked, ...wide };
         await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, details);
         if (verdict.type === 'rule') await policy!.hit(tx, verdict.rule.id, now);
         // `request.created` carries the final record (a request decided here is created decided),

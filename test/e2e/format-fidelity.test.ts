@@ -231,6 +231,53 @@ describe('PaperClip: approvals nobody chose by hand allow once', () => {
   });
 });
 
+describe('PaperClip: a grant for the whole session is a person\'s choice', () => {
+  const sessionOnly = (requestId: string) =>
+    permissionInOrder(requestId, 'git status', [
+      { key: 'accept_for_session', label: 'Allow for this session' },
+      { key: 'decline', label: 'Deny' },
+    ]);
+
+  it('a rule, auto mode or on_timeout approve never answers accept_for_session when the runner offers nothing narrower', async () => {
+    const clock = createFakeClock();
+    t = await startTestServer({}, { clock });
+    expect((await t.api.post('/v1/rules', { id: 'git-status', match: { format: 'paperclip', command: '^git status$' }, action: 'approve' })).status).toBe(201);
+    const tested = await t.api.post('/v1/rules/test', { format: 'paperclip', frame: sessionOnly('permission-test') });
+    expect(tested.status, tested.text).toBe(200);
+    expect(tested.body).toMatchObject({ action: 'approve', would_decide: null, skipped: expect.any(String) });
+    const ruled = await post('paperclip', sessionOnly('permission-rule'));
+    expect(ruled.status).toBe('pending');
+    expect((await audit(ruled.id)).map((e) => e.event)).toEqual(['created', 'rule.skipped']);
+    expect((await t.api.delete('/v1/rules/git-status')).status).toBe(200);
+
+    expect((await t.api.request('PUT', '/v1/auto', { mode: 'all' })).status).toBe(200);
+    expect((await post('paperclip', sessionOnly('permission-auto'))).status).toBe('pending');
+    // Where the runner offers accept too, auto mode allows once.
+    const both = await post(
+      'paperclip',
+      permissionInOrder('permission-auto-both', 'git status', [
+        { key: 'accept_for_session', label: 'Allow for this session' },
+        { key: 'accept', label: 'Allow once' },
+        { key: 'decline', label: 'Deny' },
+      ]),
+    );
+    expect(both).toMatchObject({ status: 'approved', decision: { option: 'accept', decided_by: 'auto' } });
+    expect((await t.api.request('PUT', '/v1/auto', { mode: 'off' })).status).toBe(200);
+
+    const timed = await post('paperclip', sessionOnly('permission-timeout'), '?timeout=1m&on_timeout=approve');
+    expect(timed.on_timeout).toBe('expire');
+    expect((await audit(timed.id))[0].details).toMatchObject({ on_timeout_sent: 'approve' });
+    clock.advance(60_000);
+    await expect.poll(async () => (await show(t.api, timed.id)).status).toBe('expired');
+    expect((await show(t.api, timed.id)).decision).toBeNull();
+
+    // A reviewer may still grant it.
+    const chosen = await post('paperclip', sessionOnly('permission-reviewer'));
+    expect((await decide(t.api, chosen, 'accept_for_session')).status).toBe(200);
+    expect((await replyOf('paperclip', chosen.id)).payload.resolution).toEqual({ action: 'accept_for_session' });
+  });
+});
+
 describe('PaperClip: denials nobody chose by hand refuse the call, not the turn', () => {
   it('a deny rule answers decline even when the runner lists cancel first; a reviewer may still pick cancel', async () => {
     t = await startTestServer();

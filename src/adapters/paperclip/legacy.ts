@@ -108,8 +108,10 @@ export function outcomeOfKey(key: string): Option['outcome'] {
  * and must not answer "always allow" for a runner that listed it first. Read from the choice
  * keys, which the option ids may not repeat.
  */
+const broadKey = (key: string) => keyWords(key).some((w) => BROAD_WORDS.has(w));
+
 function narrowestApprovalFirst<O extends { key: string; outcome: Option['outcome'] }>(options: O[]): O[] {
-  const broad = (o: O) => keyWords(o.key).some((w) => BROAD_WORDS.has(w));
+  const broad = (o: O) => broadKey(o.key);
   const approving = options.filter((o) => o.outcome === 'approve');
   const ordered = [...approving.filter((o) => !broad(o)), ...approving.filter(broad)];
   let next = 0;
@@ -133,13 +135,15 @@ export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built
       keyed.map((c) => c.key),
       'option',
     );
-    const options = narrowestApprovalFirst(
-      keyed.map((c, i) => {
-        const outcome = outcomeOfKey(c.key);
-        return { key: c.key, outcome, option: { id: ids.ids[i]!, label: c.label, outcome, style: outcome === 'approve' ? 'primary' : 'danger' } };
-      }),
-    ).map((o) => o.option);
+    const keyedOptions = keyed.map((c, i) => {
+      const outcome = outcomeOfKey(c.key);
+      return { key: c.key, outcome, option: { id: ids.ids[i]!, label: c.label, outcome, style: outcome === 'approve' ? 'primary' : 'danger' } };
+    });
+    const options = narrowestApprovalFirst(keyedOptions).map((o) => o.option);
+    // A grant beyond this call is a person's choice, even where the runner offers nothing narrower.
+    const personOnly = keyedOptions.filter((o) => o.outcome === 'approve' && broadKey(o.key)).map((o) => o.option.id);
     return {
+      ...(personOnly.length ? { personOnly } : {}),
       request: { ...base, kind: text(r.details?.command) ? 'command' : 'custom', options },
       context: {
         reply: 'legacy',

@@ -167,6 +167,8 @@ export function approval(
   const tool = text(details.toolName);
   if (tool) request.tool = tool;
   return {
+    // Allowing every call of the session is a person's choice, even where the runner offers nothing narrower.
+    ...(keys.includes('accept_for_session') ? { personOnly: ['accept_for_session'] } : {}),
     request,
     context: {
       reply: 'runtime',

@@ -9,6 +9,7 @@ import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { newId } from '../../lib/ids.js';
 import { ruleMatchSchema, ruleSchemas, type StoredRuleInput } from '../../policy/rule-schema.js';
 import { contentHash } from '../../requests/content-hash.js';
+import { unattendedView } from '../../requests/decision-rules.js';
 import type { RequestDraft } from '../../requests/request-draft.js';
 import { CreateRequestSchema, type HandupRequest } from '../../requests/request-schema.js';
 import type { RequestService } from '../../requests/request-service.js';
@@ -148,7 +149,9 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
         return { kind: 'submit', tokenId: token?.id ?? 'rules-test', name: integration, grants: [...GRANTS] };
       };
       // The create path of every request, stopping short of the store: the record it would create.
-      const create: RequestService['create'] = async (draft, { format = HANDUP_FORMAT }) => {
+      let personOnly: readonly string[] | undefined;
+      const create: RequestService['create'] = async (draft, { format = HANDUP_FORMAT, native }) => {
+        personOnly = native?.personOnly;
         const record = previewRecord(draft, now);
         return {
           stored: { record, format, submitter: 'rules-test', nativeKey: null, nativeContext: null, nativeReply: null, resolvedAt: null },
@@ -173,7 +176,7 @@ export function registerRuleRoutes(app: FastifyInstance, deps: Deps) {
             context: q.context,
             create,
           });
-          return rules.test(stored.record, adapter.format);
+          return rules.test(unattendedView(stored.record, personOnly), adapter.format);
         }
         raw = frame;
       }
