@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { compileGlob } from './glob.js';
 import type { RequestFacts } from './request-facts.js';
 import type { RuleMatch } from './rule-schema.js';
@@ -33,7 +34,11 @@ export function compileMatch(match: RuleMatch, { everyCommand = false }: { every
     const glob = match[key];
     if (glob === undefined) continue;
     const res = (typeof glob === 'string' ? [glob] : glob).map(compileGlob);
-    tests.push((f) => f[key] !== null && res.some((re) => re.test(f[key]!)));
+    const read = key === 'cwd' ? (f: RequestFacts) => (f.cwd === null ? null : resolvedPath(f.cwd)) : (f: RequestFacts) => f[key];
+    tests.push((f) => {
+      const value = read(f);
+      return value !== null && res.some((re) => re.test(value));
+    });
   }
   if (match.command !== undefined) {
     const re = new RegExp(match.command, 'u');
@@ -49,4 +54,12 @@ export function compileMatch(match: RuleMatch, { everyCommand = false }: { every
     for (const t of tests) if (!t(f)) return false;
     return true;
   };
+}
+
+/**
+ * A directory with its `.` and `..` segments resolved, as the operating system reads it:
+ * `/srv/safe/../../etc` is `/etc`, never a directory under `/srv/safe/**`.
+ */
+function resolvedPath(path: string): string {
+  return /(^|\/)\.\.?(\/|$)/.test(path) ? posix.normalize(path) : path;
 }

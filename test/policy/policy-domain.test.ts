@@ -232,6 +232,14 @@ describe('matchers', () => {
     expect(matchOf(rules({ id: 'miss', match: miss, action: 'approve' }), r, 'paperclip')).toBeNull();
   });
 
+  it('matches cwd with its . and .. segments resolved: /srv/safe/../../etc is /etc', () => {
+    const at = (cwd: string) => cmd('ls', { source: { agent: 'claude-code', session: 's1', cwd } });
+    const safe = rules({ id: 'safe', match: { cwd: '/srv/safe/**' }, action: 'approve' });
+    for (const cwd of ['/srv/safe/../../etc', '/srv/safe/x/../../other', '/srv/safe/./../etc']) expect(matchOf(safe, at(cwd)), cwd).toBeNull();
+    for (const cwd of ['/srv/safe/x', '/srv/safe/./x', '/srv/safe/x/../y', '/srv/safe/..x']) expect(matchOf(safe, at(cwd)), cwd).toBe('safe');
+    expect(matchOf(rules({ id: 'etc', match: { cwd: '/etc' }, action: 'deny' }), at('/srv/safe/../../etc'))).toBe('etc');
+  });
+
   it('requires every key given to match', () => {
     expect(matchOf(rules({ id: 'r', match: { agent: 'claude-code', kind: 'edit' }, action: 'approve' }), r)).toBeNull();
     expect(matchOf(rules({ id: 'r', match: { agent: 'claude-code', kind: 'command', repo: 'acme/api' }, action: 'approve' }), r)).toBe('r');
