@@ -114,6 +114,16 @@ const jsonPreview = (input: Record<string, unknown>): Shown['previews'][number] 
   inline: JSON.stringify(input, null, 2),
 });
 
+/**
+ * The input a tool's own preview does not show, as JSON: whatever else Claude Code runs the call
+ * with (Bash's `dangerouslyDisableSandbox`, `run_in_background`, a `timeout`) is shown too, and so
+ * part of the content hash a decision echoes and what a replay must repeat.
+ */
+function otherInput(input: Record<string, unknown>, shown: readonly string[]): Shown['previews'] {
+  const rest = Object.fromEntries(Object.entries(input).filter(([k]) => !shown.includes(k)));
+  return Object.keys(rest).length === 0 ? [] : [{ type: 'json', title: 'Other input', inline: JSON.stringify(rest, null, 2) }];
+}
+
 /** What the reviewer sees for each tool family (docs/formats/claude-code.md, "From hook JSON to Request"). */
 function show(f: ToolHook): Shown {
   const { tool_name: tool, tool_input: input, cwd } = f;
@@ -129,8 +139,9 @@ function show(f: ToolHook): Shown {
     return {
       title: firstLine ? shortTitle(firstLine) : 'Bash',
       kind: 'command',
-      previews: [{ type: 'command', command: { shell: command, ...(cwd ? { cwd } : {}) } }],
-      risk: 'medium',
+      previews: [{ type: 'command', command: { shell: command, ...(cwd ? { cwd } : {}) } }, ...otherInput(input, ['command', 'description'])],
+      // Outside the sandbox a command can reach anything the user can.
+      risk: input.dangerouslyDisableSandbox === true ? 'high' : 'medium',
     };
   }
   if (EDIT_TOOLS.has(tool)) {
@@ -152,10 +163,15 @@ function show(f: ToolHook): Shown {
   }
   if (tool === 'WebFetch' && str(input.url)) {
     const url = str(input.url)!;
-    return { title: shortTitle(`Fetch ${url}`), kind: 'custom', previews: [{ type: 'text', title: 'URL', inline: url }], risk: 'low' };
+    return {
+      title: shortTitle(`Fetch ${url}`),
+      kind: 'custom',
+      previews: [{ type: 'text', title: 'URL', inline: url }, ...otherInput(input, ['url'])],
+      risk: 'low',
+    };
   }
   if (tool === 'WebSearch' && str(input.query)) {
-    return { title: tool, kind: 'custom', previews: [{ type: 'text', title: 'Query', inline: str(input.query)! }], risk: 'low' };
+    return { title: tool, kind: 'custom', previews: [{ type: 'text', title: 'Query', inline: str(input.query)! }, ...otherInput(input, ['query'])], risk: 'low' };
   }
   const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
   const title = mcp ? `${mcp[1]}: ${mcp[2]}` : tool;
@@ -167,27 +183,33 @@ function editPreviews(tool: string, input: Record<string, unknown>, path: string
   if (tool === 'Edit' && typeof input.old_string === 'string' && typeof input.new_string === 'string') {
     // The diff shows one replacement; with replace_all every occurrence in the file changes.
     const title = input.replace_all === true ? `${path} (every occurrence: replace_all)` : path;
-    return [{ type: 'diff', title, inline: unifiedDiff(path, [{ oldText: input.old_string, newText: input.new_string }]) }];
+    return [
+      { type: 'diff', title, inline: unifiedDiff(path, [{ oldText: input.old_string, newText: input.new_string }]) },
+      ...otherInput(input, ['file_path', 'old_string', 'new_string', 'replace_all']),
+    ];
   }
   if (tool === 'MultiEdit' && Array.isArray(input.edits)) {
     const edits = input.edits.filter(
       (e): e is { old_string: string; new_string: string } => typeof e?.old_string === 'string' && typeof e?.new_string === 'string',
     );
     if (edits.length === input.edits.length && edits.length > 0) {
+      const everywhere = edits.some((e) => (e as { replace_all?: unknown }).replace_all === true);
       return [
         {
           type: 'diff',
-          title: path,
+          // Each diff shows one replacement; an edit with replace_all changes every occurrence.
+          title: everywhere ? `${path} (some edits change every occurrence: replace_all)` : path,
           inline: unifiedDiff(
             path,
             edits.map((e) => ({ oldText: e.old_string, newText: e.new_string })),
           ),
         },
+        ...otherInput(input, ['file_path', 'edits']),
       ];
     }
   }
   if (tool === 'Write' && typeof input.content === 'string') {
-    return [{ type: 'code', title: path, lang: codeLanguage(path), inline: input.content }];
+    return [{ type: 'code', title: path, lang: codeLanguage(path), inline: input.content }, ...otherInput(input, ['file_path', 'content'])];
   }
   return [jsonPreview(input)];
 }

@@ -55,6 +55,20 @@ describe('claude-code mapping', () => {
     expect(all).toMatchObject({ kind: 'edit', previews: [{ type: 'diff', title: 'a.py (every occurrence: replace_all)' }] });
   });
 
+  it('shows the input a tool preview leaves out (a Bash call outside the sandbox is high risk), so it is part of what a decision echoes', () => {
+    const plain = normalize(hook('Bash', { command: 'rm -rf ~/data', description: 'Clean up' })).request;
+    const unsandboxed = normalize(hook('Bash', { command: 'rm -rf ~/data', description: 'Clean up', dangerouslyDisableSandbox: true, run_in_background: true })).request;
+    expect(plain.previews).toHaveLength(1);
+    expect(unsandboxed.previews?.[1]).toEqual({
+      type: 'json',
+      title: 'Other input',
+      inline: JSON.stringify({ dangerouslyDisableSandbox: true, run_in_background: true }, null, 2),
+    });
+    expect([plain.risk, unsandboxed.risk]).toEqual(['medium', 'high']);
+    const edit = normalize(hook('Edit', { file_path: '/home/dev/web/a.ts', old_string: 'a', new_string: 'b', extra_flag: 1 })).request;
+    expect(edit.previews?.map((p) => p.title)).toEqual(['a.ts', 'Other input']);
+  });
+
   it("takes a reviewer's edit of the tool input only as new values of its own fields, each of the type the tool sent", () => {
     const { request, context } = normalize(hook('Bash', { command: 'npm test', timeout: 60_000 }));
     const approved = (fields: Record<string, unknown>) =>
