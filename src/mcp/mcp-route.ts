@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
+import { submitterKey } from '../auth/principal.js';
+import { isSameOrigin } from '../http/same-origin.js';
 import { AppError } from '../lib/errors.js';
 import { truncateBytes } from '../lib/truncate-bytes.js';
 
@@ -50,6 +52,19 @@ function initializingClient(body: unknown): string | null {
   return null;
 }
 
+type Message = { method?: unknown; id?: unknown; params?: { requestId?: unknown } } | null;
+const messages = (body: unknown): Message[] => (Array.isArray(body) ? body : [body]) as Message[];
+
+/** The ids of the JSON-RPC requests in the body (not notifications, which have none). */
+function requestIds(body: unknown): unknown[] {
+  return messages(body).flatMap((m) => (typeof m?.method === 'string' && m.id !== undefined && m.id !== null ? [m.id] : []));
+}
+
+/** The request ids the body's `notifications/cancelled` name. */
+function cancelledIds(body: unknown): unknown[] {
+  return messages(body).flatMap((m) => (m?.method === 'notifications/cancelled' && m.params?.requestId !== undefined ? [m.params.requestId] : []));
+}
+
 function header(request: FastifyRequest, name: string): string | undefined {
   const v = request.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -62,6 +77,12 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * in stateless mode, so those are 405.
  */
 export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
+  // The calls this daemon is answering, by caller and JSON-RPC id. Each POST has a server of its
+  // own (stateless), so a `notifications/cancelled` arrives on another one: it closes the call's
+  // response here, which ends the call's wait and sends no result for it.
+  const inFlight = new Map<string, () => void>();
+  const callKey = (request: FastifyRequest, id: unknown) => `${submitterKey(request.principal)}\u0000${JSON.stringify(id)}`;
+
   app.post(
     '/mcp',
     {
@@ -69,6 +90,11 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
       schema: { summary: 'MCP (Streamable HTTP, stateless): JSON-RPC messages in, JSON or SSE out', hide: true } as object,
     },
     async (request, reply) => {
+      // Streamable HTTP: a server MUST refuse a request whose Origin is not its own (DNS rebinding).
+      if (request.headers.origin !== undefined && !isSameOrigin(request)) {
+        throw new AppError('forbidden', `Origin ${request.headers.origin} is not this daemon: MCP clients call it without an Origin, or from its own`);
+      }
+      for (const id of cancelledIds(request.body)) inFlight.get(callKey(request, id))?.();
       const initializing = initializingClient(request.body);
       const clientName = initializing ?? clientNameFrom(header(request, SESSION_HEADER));
       const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadSdk();
@@ -85,7 +111,11 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
       });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       reply.hijack();
+      const keys = requestIds(request.body).map((id) => callKey(request, id));
+      const cancel = () => void transport.close();
+      for (const key of keys) inFlight.set(key, cancel);
       reply.raw.on('close', () => {
+        for (const key of keys) if (inFlight.get(key) === cancel) inFlight.delete(key);
         void transport.close();
         void server.close();
       });

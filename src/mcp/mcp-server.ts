@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, McpError, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
 import { admitter, type RateLimit } from '../auth/rate-limit.js';
@@ -310,7 +310,8 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
     const found = tools.get(name);
-    if (!found) return failure(new AppError('not_found', `tool ${name} not found`));
+    // An unknown tool is a protocol error, not a tool's failure (MCP's tools/call, "Error Handling").
+    if (!found) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const parsed = found.input.safeParse(args ?? {});
     if (!parsed.success) return failure(validationError('invalid_request', parsed.error.issues));
     return found.run(parsed.data, extra);

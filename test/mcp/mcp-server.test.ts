@@ -322,4 +322,49 @@ describe('MCP server at /mcp', () => {
     expectError(await t.api.delete('/mcp'), 405, 'method_not_allowed');
     expect(await requestCount(t.api)).toBe(0);
   });
+
+  it('refuses a foreign Origin with 403 (DNS rebinding); its own Origin, or none, is served', async () => {
+    t = await startTestServer();
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
+    const accept = 'application/json, text/event-stream';
+    expectError(await t.api.request('POST', '/mcp', initialize, { headers: { accept, origin: 'http://evil.example' } }), 403, 'forbidden', 'Origin');
+    expect((await t.api.request('POST', '/mcp', initialize, { headers: { accept, origin: t.url } })).status).toBe(200);
+    expect((await t.api.request('POST', '/mcp', initialize, { headers: { accept } })).status).toBe(200);
+  });
+
+  it('answers an unknown tool with a JSON-RPC error, not a tool result', async () => {
+    t = await startTestServer();
+    const client = await mcp(t.adminToken);
+    await expect(call(client, 'nope', {})).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: nope') });
+  });
+
+  it('ends a call that waits when the client cancels it (notifications/cancelled), sending no result for it', async () => {
+    t = await startTestServer();
+    const post = (message: unknown) =>
+      fetch(`${t.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${t.adminToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify(message),
+      });
+    const params = { name: 'request_approval', arguments: { title: 'Cancel me', wait_seconds: 300 } };
+    const waiting = await post({ jsonrpc: '2.0', id: 'call-7', method: 'tools/call', params });
+    expect(waiting.status).toBe(200);
+    const body = waiting.text();
+    await expect.poll(() => requestCount(t.api)).toBe(1);
+    const cancelled = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'call-7', reason: 'changed my mind' } });
+    expect(cancelled.status).toBe(202);
+    // Without the cancel this would wait the full 300 s (and the test time out).
+    expect(await body).not.toContain('"result"');
+    expect((await show(t.api, (await t.api.get('/v1/requests')).body[0].id)).status).toBe('pending');
+  });
 });
