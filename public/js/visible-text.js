@@ -1,13 +1,17 @@
 /**
  * Characters that make text read differently from what it is: bidi embeddings, overrides and
- * isolates (U+202A–U+202E, U+2066–U+2069), directional marks (U+200E, U+200F, U+061C) and C0/C1
- * control characters. Agents choose every string this page shows, so each of these is shown
- * as U+FFFD, the notation the CLI uses: `invoice\u202Efdp.exe` reads `invoice�fdp.exe`, never
- * `invoiceexe.pdf`. Tabs and line breaks stay. Form values sent back to the daemon (an answer
- * that is an option's label) are never rewritten, only what is displayed.
+ * isolates (U+202A–U+202E, U+2066–U+2069), directional marks (U+200E, U+200F, U+061C), C0/C1
+ * control characters, and invisible ones an agent could hide in a word (soft hyphen, zero-width
+ * space, word joiner and the invisible operators, the BOM, tags): "Deny" + U+200B reads "Deny�".
+ * Agents choose every string this page shows, so each of these is shown as U+FFFD, the notation
+ * the CLI uses: `invoice\u202Efdp.exe` reads `invoice�fdp.exe`, never `invoiceexe.pdf`. Tabs and
+ * line breaks stay, and so do zero-width joiners and variation selectors (emoji need them). Form
+ * values sent back to the daemon (an answer that is an option's label) are never rewritten, only
+ * what is displayed. The daemon's copy, for the pages it renders itself: src/lib/visible-text.ts.
  */
 
-const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const HIDDEN =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e007f}]/gu;
 const REPLACEMENT = '\uFFFD';
 
 export function visible(text) {

@@ -4,10 +4,10 @@
  * messages that echo them), so nothing may reach the terminal that it would act on instead of
  * showing: C0 and C1 controls (ESC starts CSI cursor moves, screen clears and OSC 52 clipboard
  * writes; U+009B is a one-byte CSI, U+009D a one-byte OSC), DEL, and the bidi and invisible
- * format characters that reorder or hide text (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C),
- * plus the Unicode line and paragraph separators. Each becomes a visible U+FFFD.
+ * format characters that reorder or hide text (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C,
+ * and the invisible ones src/lib/visible-text.ts lists), plus the Unicode line and paragraph separators. Each becomes a visible U+FFFD.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e007f}]/gu;
 
 const SHOWN_AS = '\uFFFD';
 

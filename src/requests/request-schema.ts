@@ -88,16 +88,30 @@ const OUTCOME_WORDS: Record<Outcome, ReadonlySet<string>> = {
   deny: new Set(['deny', 'denied', 'reject', 'rejected', 'decline', 'declined', 'no', 'cancel', 'dismiss', 'block', 'refuse', 'forbid', 'stop', 'abort']),
 };
 
+// Letters of other scripts that look like the Latin ones of the words above ("Dеny" with a
+// Cyrillic е reads "Deny").
+const LOOKALIKE = 'авеёкмнорстухіјѕԁԛԝոօαεικνορτυχɑıℓ';
+const LATIN = 'abeekmhopctyxijsdqwnoaeikvoptuxail';
+
+/**
+ * The word a person reads in an option's id or label: compatibility forms folded (NFKC: "Ｄｅｎｙ"),
+ * invisible characters dropped ("Deny" + U+200B), lookalike letters read as Latin, lower case,
+ * without the punctuation, symbols or spaces around it ("Deny!", "✅ Deny").
+ */
+function readWord(s: string): string {
+  return s
+    .normalize('NFKC')
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .toLowerCase()
+    .replace(/\p{L}/gu, (c) => LATIN[LOOKALIKE.indexOf(c)] ?? c)
+    .replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+}
+
 /** Why an option's id or label names the outcome it does not have (`deny` that approves), or null. */
 export function misleadingOption(o: { id: string; label: string; outcome: Outcome }): { field: 'id' | 'label'; message: string } | null {
   const other: Outcome = o.outcome === 'approve' ? 'deny' : 'approve';
-  const word = (s: string) =>
-    s
-      .trim()
-      .toLowerCase()
-      .replace(/[\s.!]+$/u, '');
-  if (OUTCOME_WORDS[other].has(word(o.id))) return { field: 'id', message: `"${o.id}" names the other outcome than ${o.outcome}` };
-  if (OUTCOME_WORDS[other].has(word(o.label))) return { field: 'label', message: `"${o.label}" names the other outcome than ${o.outcome}` };
+  if (OUTCOME_WORDS[other].has(readWord(o.id))) return { field: 'id', message: `"${o.id}" names the other outcome than ${o.outcome}` };
+  if (OUTCOME_WORDS[other].has(readWord(o.label))) return { field: 'label', message: `"${o.label}" names the other outcome than ${o.outcome}` };
   return null;
 }
 

@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { LinkOutcome } from '../notify/link-service.js';
 import type { Preview } from '../requests/request-schema.js';
+import { visibleText } from '../lib/visible-text.js';
 
-/** HTML text and attribute escaping: everything from a request is text, never markup. */
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+/**
+ * HTML text and attribute escaping: everything from a request is text, never markup, and its
+ * bidi controls and invisible characters are shown (U+FFFD), as the inbox shows them.
+ */
+const esc = (s: string) => visibleText(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 const PREVIEW_CHARS = 20_000;
 
 const STYLE = `

@@ -113,6 +113,24 @@ describe('decision links', () => {
     expect(await (await get(info.links.ok!)).text()).toContain('dismisses this notice.');
   });
 
+  it('the page shows bidi controls and invisible characters as U+FFFD, as the inbox does: a title or file name cannot read as another', async () => {
+    await setup();
+    const { links } = await notified({
+      title: 'Send invoice\u202Efdp.exe to the customer',
+      kind: 'command',
+      previews: [{ type: 'command', command: { shell: 'mail -a invoice\u202Efdp.exe boss\u200B@example.com' } }],
+      options: [
+        { id: 'go', label: 'Send\u2066 it', outcome: 'approve' },
+        { id: 'stop', label: 'Hold', outcome: 'deny' },
+      ],
+    });
+    const page = await (await get(links.go!)).text();
+    expect(page).toContain('Send invoice\uFFFDfdp.exe to the customer');
+    expect(page).toContain('invoice\uFFFDfdp.exe boss\uFFFD@example.com');
+    expect(page).toContain('Send\uFFFD it');
+    expect(page).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b]/);
+  });
+
   it('the page shows everything a preview holds as text: an email, a command with its directory, a file set', async () => {
     await setup();
     const { links } = await notified({

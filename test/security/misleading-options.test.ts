@@ -43,6 +43,18 @@ describe('options whose id or label names the other outcome', () => {
       ],
       'options[1].label',
     ],
+    ['a label "Deny" hiding a zero-width space', [{ id: 'x1', label: 'Deny\u200b', outcome: 'approve' }], 'options[0].label'],
+    [
+      'a label "Approve" hiding a word joiner that denies',
+      [
+        { id: 'x1', label: 'Go', outcome: 'approve' },
+        { id: 'x2', label: 'Approve\u2060', outcome: 'deny' },
+      ],
+      'options[1].label',
+    ],
+    ['a label "Dеny" with a Cyrillic е', [{ id: 'x1', label: 'D\u0435ny', outcome: 'approve' }], 'options[0].label'],
+    ['a label in full-width letters', [{ id: 'x1', label: '\uff24\uff45\uff4e\uff59', outcome: 'approve' }], 'options[0].label'],
+    ['a label with a symbol before it', [{ id: 'x1', label: '\u274c Deny', outcome: 'approve' }], 'options[0].label'],
   ])('refuses %s with 400 naming it, storing nothing', async (_name, options, field) => {
     const agent = await t.submitClient(`agent-${++agents}`);
     expectError(await agent.api.post('/v1/requests', { title: 'wipe', kind: 'command', options }), 400, 'invalid_request', field);

@@ -3,25 +3,38 @@ import { describe, expect, it } from 'vitest';
 import { rasterType } from '../../public/js/raster-type.js';
 import { visible, visibleHtml } from '../../public/js/visible-text.js';
 import { clean } from '../../src/cli/render.js';
+import { visibleText } from '../../src/lib/visible-text.js';
 
 const BIDI = ['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069'];
 const MARKS = ['\u200E', '\u200F', '\u061C'];
+// Invisible characters an agent could hide in a word ("Deny" + U+200B).
+const INVISIBLE = ['\u00AD', '\u180E', '\u200B', '\u2060', '\u2061', '\u2064', '\u206A', '\u206F', '\uFEFF', '\u{E0001}', '\u{E0041}', '\u{E007F}'];
 const CONTROLS = [...Array(32).keys(), 0x7f, ...Array.from({ length: 32 }, (_, i) => 0x80 + i)]
   .filter((cp) => ![0x09, 0x0a, 0x0d].includes(cp))
   .map((cp) => String.fromCodePoint(cp));
 const hex = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 describe('the page shows bidi, invisible and control characters (public/js/visible-text.js)', () => {
-  it.each([...BIDI, ...MARKS, ...CONTROLS].map((c) => [hex(c), c]))('%s becomes U+FFFD', (_name, c) => {
+  it.each([...BIDI, ...MARKS, ...INVISIBLE, ...CONTROLS].map((c) => [hex(c), c]))('%s becomes U+FFFD', (_name, c) => {
     expect(visible(`a${c}b`)).toBe('a\uFFFDb');
   });
 
   it("uses the CLI's notation for every character both handle", () => {
-    for (const c of [...BIDI, ...CONTROLS]) expect(visible(c), hex(c)).toBe(clean(c, { multiline: true }));
+    for (const c of [...BIDI, ...INVISIBLE, ...CONTROLS]) expect(visible(c), hex(c)).toBe(clean(c, { multiline: true }));
+  });
+
+  it('shows exactly the characters the pages the daemon renders itself show (src/lib/visible-text.ts)', () => {
+    const differ: string[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCodePoint(cp);
+      if (visible(c) !== visibleText(c)) differ.push(hex(c));
+    }
+    expect(differ).toEqual([]);
   });
 
   it('keeps tabs, line breaks, ordinary text, right-to-left script and emoji sequences', () => {
-    for (const text of ['a\tb\nc\r\nd', 'invoice.pdf', 'שלום עולם', 'مرحبا', '👩‍💻 ok', 'zero\u200Bwidth', '']) expect(visible(text)).toBe(text);
+    for (const text of ['a\tb\nc\r\nd', 'invoice.pdf', 'שלום עולם', 'مرحبا', '👩‍💻 ok', '❤\uFE0F', 'می\u200Cخواهم', '']) expect(visible(text)).toBe(text);
     expect(visible('invoice\u202Efdp.exe')).toBe('invoice\uFFFDfdp.exe');
   });
 
