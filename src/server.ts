@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { WireAdapter } from './adapters/adapter.js';
@@ -262,21 +262,65 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     .indexHistory(stopIndexing.signal)
     .then((n) => n > 0 && log.info({ requests: n }, 'indexed ended requests for rule simulations'))
     .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot index ended requests for rule simulations; trying again at the next start'));
-  await callbacks.start();
-  await scheduler.start();
-  await blobSweeper.start();
-  await notices.start();
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      scheduler.stop();
+      notices.stop();
+      deps.auto.stop();
+      ruleExpiry.stop();
+      stopIndexing.abort();
+      // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
+      // Stopped first, before any await: the grace for attempts in flight starts now.
+      const callbacksStopped = callbacks.stop();
+      await blobSweeper.stop();
+      await callbacksStopped;
+      await deps.hookSender.close();
+      // Hook programs still running are killed; their requests wait for a person.
+      await hooks.stop();
+      await indexing;
+      stopRelay();
+      // Long-polls are answered with the still-pending record, reviewers told we are going away.
+      deps.waiters.releaseAll();
+      deps.hub.close();
+      // Replies in flight get a moment to finish; a connection still open after that (a
+      // keep-alive socket the client left mid-request) is cut rather than waited for.
+      const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_CUT_MS);
+      await app.close();
+      clearTimeout(cut);
+      await scheduler.idle();
+      await ruleExpiry.idle();
+      await notices.idle();
+      await deps.cluster.stop();
+      await store.close();
+    })();
+    return closing;
+  };
 
   let url = '';
   if (options.listen !== false) {
-    await app.listen({ host: config.host, port: config.port });
+    try {
+      await app.listen({ host: config.host, port: config.port });
+    } catch (err) {
+      // A daemon that cannot listen must not go on working the database it shares (expiring,
+      // delivering) while its operator is told it did not start; and the admin token it made is
+      // made again, and shown, at the start that succeeds.
+      await close();
+      if (admin.generated && admin.file) rmSync(admin.file, { force: true });
+      throw err;
+    }
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     url = localUrl(config.host, port);
     deps.notifier.setLocalUrl(url);
   }
 
-  let closing: Promise<void> | null = null;
+  // The workers that act on shared state start once the daemon is sure to run (it listens).
+  await callbacks.start();
+  await scheduler.start();
+  await blobSweeper.start();
+  await notices.start();
+
   return {
     app,
     deps,
@@ -289,38 +333,6 @@ export async function startServer(config: Readonly<Config>, options: StartOption
       await notices.idle();
     },
     hooksIdle: () => hooks.idle(),
-    close() {
-      closing ??= (async () => {
-        scheduler.stop();
-        notices.stop();
-        deps.auto.stop();
-        ruleExpiry.stop();
-        stopIndexing.abort();
-        // Queued deliveries stay in the outbox; an attempt cut short is released for the next start.
-        // Stopped first, before any await: the grace for attempts in flight starts now.
-        const callbacksStopped = callbacks.stop();
-        await blobSweeper.stop();
-        await callbacksStopped;
-        await deps.hookSender.close();
-        // Hook programs still running are killed; their requests wait for a person.
-        await hooks.stop();
-        await indexing;
-        stopRelay();
-        // Long-polls are answered with the still-pending record, reviewers told we are going away.
-        deps.waiters.releaseAll();
-        deps.hub.close();
-        // Replies in flight get a moment to finish; a connection still open after that (a
-        // keep-alive socket the client left mid-request) is cut rather than waited for.
-        const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_CUT_MS);
-        await app.close();
-        clearTimeout(cut);
-        await scheduler.idle();
-        await ruleExpiry.idle();
-        await notices.idle();
-        await deps.cluster.stop();
-        await store.close();
-      })();
-      return closing;
-    },
+    close,
   };
 }

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +119,26 @@ describe('countersign serve: start-up errors and warnings', { timeout: 60_000 },
     const again = await spawnDaemon({ env });
     expect((await createApiClient(again.url, ADMIN).get('/v1/health')).status).toBe(200);
     expect(await again.stop('SIGTERM')).toMatchObject({ code: 0 });
+  });
+
+  it('a port it cannot listen on stops it with exit 4, and the admin token it made is made and shown at the start that succeeds', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { COUNTERSIGN_ADMIN_TOKEN: _admin, ...env } = { ...baseEnv(), COUNTERSIGN_PORT: String((taken.address() as AddressInfo).port) };
+    try {
+      const r = await runCli(['serve'], { env });
+      expect(r.code).toBe(4);
+      expect(r.stderr).toMatch(/^countersign: cannot start: listen EADDRINUSE/);
+      expect(existsSync(join(env.COUNTERSIGN_DATA_DIR, 'admin-token'))).toBe(false);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+    const started = await spawnDaemon({ env: { ...env, COUNTERSIGN_PORT: '0' } });
+    try {
+      expect(started.stderr()).toContain('admin token (shown once');
+    } finally {
+      await started.stop('SIGTERM');
+    }
   });
 
   it('warns that callbacks go unsigned only when callbacks are on (an allowlist) without a secret', async () => {
