@@ -94,6 +94,9 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
   if (synchronous === 'full' && !walMode) writer.pragma('synchronous = FULL');
   const wal = synchronous === 'full' && walMode ? openWalFileSync(path) : null;
 
+  // The last write failed for a full disk or a file it could not write (and none has succeeded
+  // since): health answers 503 with it, as it does for a failed sync.
+  let unwritable: unknown = null;
   const queue = createSqliteWriteQueue<WriteTx>(
     writer,
     (write) => ({
@@ -139,16 +142,23 @@ export function openSqliteStore(path: string, { synchronous, onCallbackError = (
     },
     rates: createMemoryRateCounters(),
     // The driver's errors in the daemon's terms, at the one boundary every write crosses.
-    write: (work, options) =>
-      queue.write(work, options).catch((err: unknown) => {
-        throw requestKeyError(sqliteStorageError(err));
-      }),
+    write: async (work, options) => {
+      try {
+        const result = await queue.write(work, options);
+        unwritable = null;
+        return result;
+      } catch (err) {
+        const mapped = sqliteStorageError(err);
+        if (/^SQLITE_(FULL|IOERR)/.test(String((err as { code?: unknown } | null)?.code))) unwritable = mapped;
+        throw requestKeyError(mapped);
+      }
+    },
     onRemoteChange: () => () => {},
     info: { kind: 'sqlite', location: basename(path) },
     // The file is opened in-process: it is there as long as the store is, and usable unless a
     // sync has failed.
     ping: async () => {
-      const failure = queue.failure();
+      const failure = queue.failure() ?? unwritable;
       if (failure) throw failure;
     },
     async close() {
