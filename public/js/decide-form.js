@@ -23,6 +23,9 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
   const scope = scopeField(record);
   const buttons = [];
   let busy = false;
+  // Not armed until the request has been on screen a moment: a double click or a held key meant
+  // for the request just decided must not decide the one that opened after it.
+  let armed = false;
 
   const firstApprove = record.options.find((o) => o.outcome === 'approve');
   const firstDeny = record.options.find((o) => o.outcome === 'deny');
@@ -75,9 +78,16 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
 
   function setBusy(on) {
     busy = on;
-    for (const b of form.querySelectorAll('button')) b.disabled = on;
+    for (const b of form.querySelectorAll('button')) b.disabled = on || !armed;
     form.classList.toggle('busy', on);
   }
+
+  setBusy(false);
+  setTimeout(() => {
+    armed = true;
+    form.classList.add('armed');
+    setBusy(busy);
+  }, ARM_MS);
 
   function showApiError(err) {
     // 409/412 mean the record on screen is out of date: the page reloads it and shows why.
@@ -112,7 +122,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
   }
 
   async function decide(option) {
-    if (busy || !option) return;
+    if (busy || !armed || !option) return;
     error.hidden = true;
     const note = feedback.value.trim();
     if (option.outcome === 'deny' && feedbackRequired && !note) {
@@ -151,7 +161,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
   }
 
   async function cancel() {
-    if (busy) return;
+    if (busy || !armed) return;
     setBusy(true);
     onSend?.(record.id);
     try {
@@ -171,6 +181,9 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     focusFeedback: () => feedback.focus(),
   };
 }
+
+/** How long a request is on screen before its buttons and shortcuts decide it. */
+const ARM_MS = 700;
 
 const SCOPE_LABEL = { session: 'this session', project: 'this project', always: 'always' };
 

@@ -17,7 +17,8 @@ export const SHORTCUTS = [
 
 export function installShortcuts(actions) {
   document.addEventListener('keydown', (e) => {
-    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+    // A held key repeats: one press is one action, never a run of decisions.
+    if (e.defaultPrevented || e.repeat || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
     const target = e.target;
     if (target instanceof Element && target.closest('input, textarea, select, [contenteditable="true"]')) {
       if (e.key === 'Escape') target.blur();

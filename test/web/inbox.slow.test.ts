@@ -47,6 +47,9 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
   const signIn = () => signInOnPage(page, t);
   const sessionSecret = () => page.evaluate(() => sessionStorage.getItem('countersign.session'));
 
+  /** Waits until the decision panel on screen takes clicks and keys (it ignores them for a moment after it opens). */
+  const armed = () => page.locator('#detail form.decide.armed').waitFor();
+
   async function open(title: string) {
     await card(title).click();
     await detailTitle().filter({ hasText: title }).waitFor();
@@ -337,6 +340,7 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
     await page.keyboard.press('k');
     await detailTitle().filter({ hasText: 'Newer request' }).waitFor();
 
+    await armed();
     await page.keyboard.press('a');
     await card('Newer request').waitFor({ state: 'detached' });
     // The next request opens by itself.
@@ -344,6 +348,7 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
     await page.keyboard.press('f');
     await page.keyboard.type('Not this one.');
     await page.keyboard.press('Escape');
+    await armed();
     await page.keyboard.press('d');
     await card('Older request').waitFor({ state: 'detached' });
 
@@ -355,6 +360,34 @@ describe.skipIf(SKIP_BROWSER)('reviewer inbox (Chromium)', () => {
     expect(await page.locator('#help').textContent()).toContain('Next request');
     await page.keyboard.press('Escape');
     await page.locator('#help').waitFor({ state: 'hidden' });
+  });
+
+  it('a held key or a double click decides one request, never the one that opens after it', async () => {
+    const titles = ['Flood 1', 'Flood 2', 'Flood 3', 'Flood 4'];
+    const created = [];
+    for (const title of titles) created.push(await createRequest(t.api, { title }));
+    await signIn();
+    await open('Flood 4');
+    await armed();
+    // Holding a: one press, then the browser's repeats.
+    for (let i = 0; i < 10; i++) await page.keyboard.down('a');
+    await page.keyboard.up('a');
+    await card('Flood 4').waitFor({ state: 'detached' });
+    await detailTitle().filter({ hasText: 'Flood 3' }).waitFor();
+    // A second click meant for the request just decided lands on the one that opened after it.
+    await armed();
+    const approve = page.locator('#detail form.decide button[data-outcome="approve"]');
+    const box = (await approve.boundingBox())!;
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await detailTitle().filter({ hasText: 'Flood 2' }).waitFor();
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await page.keyboard.press('a');
+    // What the reviewer meant for Flood 2: had the click or the key approved it, this deny would be refused.
+    await armed();
+    await page.keyboard.press('d');
+    await card('Flood 2').waitFor({ state: 'detached' });
+    const statuses = await Promise.all(created.map(async (r) => (await show(t.api, r.id)).status));
+    expect(statuses).toEqual(['pending', 'denied', 'approved', 'approved']);
   });
 
   it('filters the pending list by format, kind and agent', async () => {
