@@ -320,6 +320,8 @@ export async function startServer(config: Readonly<Config>, options: StartOption
   await scheduler.start();
   await blobSweeper.start();
   await notices.start();
+  // Sessions of an admin token this daemon no longer has end for good, in the background.
+  void deps.webSessions.endOtherCredentials().catch((err: unknown) => log.warn({ err }, 'cannot end the web sessions of the previous admin token'));
 
   return {
     app,

@@ -63,6 +63,13 @@ export function createWebSessionService({
   }
 
   return {
+    /**
+     * Forgets the sessions signed in with another admin token: a changed token ends them for
+     * good, even if the old token comes back. Run once the daemon has started (the token's
+     * derivation takes a moment).
+     */
+    endOtherCredentials: () => store.write((tx) => tx.webSessions.deleteOtherCredentials(admin())),
+
     /** Starts a session for a principal that may review (today: the admin). */
     create(principal: Principal): Promise<NewWebSession> {
       if (principal.kind !== 'admin') throw new Error('only a reviewer-capable principal gets a web session');

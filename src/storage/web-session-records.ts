@@ -24,4 +24,6 @@ export interface WebSessionRecords extends WebSessionReads {
   revoke(id: string, at: number): Promise<boolean>;
   /** Forgets sessions that can no longer be used; answers how many. */
   deleteEnded(now: number): Promise<number>;
+  /** Forgets sessions signed in with another credential than this one; answers how many. */
+  deleteOtherCredentials(credential: string): Promise<number>;
 }

@@ -233,7 +233,7 @@ describe('web session', () => {
     expect(await sessionRows(t)).toHaveLength(1);
   });
 
-  it('a rotated admin token ends the sessions made with the old one; a restart with the same token does not', async () => {
+  it('a rotated admin token ends the sessions made with the old one for good, even if the old token comes back; a restart with the same token does not', async () => {
     const secret = await signIn(t);
     const dataDir = t.dataDir;
     await t.server.close();
@@ -243,7 +243,13 @@ describe('web session', () => {
     await same.server.close();
     const rotated = await startTestServer({ data_dir: dataDir, admin_token: 'a-brand-new-admin-token-0987654321' }, { clock });
     extra.push(rotated);
-    expect(await sessionStatus(rotated, secret)).toBe(401);
+    // Nobody presents the old session while the new token is in force; it ends all the same.
+    await expect.poll(async () => (await sessionRows(rotated)).length).toBe(0);
+    await rotated.server.close();
+    // The old token back: its old sessions stay ended.
+    const back = await startTestServer({ data_dir: dataDir, web: { session_idle_timeout: '10m', session_max_age: '1h' } }, { clock });
+    extra.push(back);
+    expect(await sessionStatus(back, secret)).toBe(401);
   });
 
   it('a session in use outlives an idle timeout shorter than a minute', async () => {

@@ -22,5 +22,6 @@ export function createSqlWebSessionRecords(sql: SqlRunner): WebSessionRecords {
     },
     revoke: async (id, at) => (await sql.run('UPDATE web_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id])) === 1,
     deleteEnded: (now) => sql.run('DELETE FROM web_sessions WHERE expires_at <= ? OR idle_expires_at <= ? OR revoked_at IS NOT NULL', [now, now]),
+    deleteOtherCredentials: (credential) => sql.run('DELETE FROM web_sessions WHERE credential <> ?', [credential]),
   };
 }
