@@ -32,9 +32,23 @@ export class RequestLogController extends LogController {
 
 function loggedPath(request: FastifyRequest): string {
   if (request.routeOptions.config?.secretPath) return request.routeOptions.url ?? '';
-  const path = request.url;
-  // A link asked with a method no route takes (PUT, OPTIONS, …) matched nothing, but its path is still the token.
-  if (path.startsWith(SECRET_PATH_PREFIX)) return `${SECRET_PATH_PREFIX}*`;
-  const q = path.indexOf('?');
-  return q === -1 ? path : path.slice(0, q);
+  const q = request.url.indexOf('?');
+  const path = q === -1 ? request.url : request.url.slice(0, q);
+  // A link asked with a method no route takes (PUT, OPTIONS, …), or by a path no route matches
+  // (`//d/…`, `/D/…`, `/d%2F…`, `/x/../d/…`), matched nothing, but its path still holds the token.
+  if (path.startsWith(SECRET_PATH_PREFIX) || holdsLinkToken(path)) return `${SECRET_PATH_PREFIX}*`;
+  return path;
+}
+
+/** A segment shaped like a decision link's token: six dot-separated base64url parts (decision-links.ts). */
+const LINK_TOKEN = /(^|[/\\])[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){5}([/\\]|$)/;
+
+function holdsLinkToken(path: string): boolean {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // Not valid percent-encoding: read as it is.
+  }
+  return LINK_TOKEN.test(path) || LINK_TOKEN.test(decoded) || /^[/\\]*d([/\\]|$)/i.test(decoded.replace(/[/\\]\.{1,2}(?=[/\\])/g, '/'));
 }

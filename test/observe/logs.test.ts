@@ -325,7 +325,14 @@ describe('HTTP request lines', () => {
       expect(other.status, method).toBe(404);
       expect(completed(capture.lines, other.headers.get('x-request-id')), method).toMatchObject([{ method, url: '/d/*', status: 404 }]);
     }
+    // Nor by a path that only reads as the link's (a doubled slash, a capital D, an encoded slash, a dot segment).
+    const shaped = '01M8XJJEZYBNQ60E7EFJ8XF9AP.YXBwcm92ZQ.c2hh.team.mfz3k1.bWFjLXRoYXQtbXVzdC1ub3QtbGVhaw';
+    for (const path of [`//d/${token}`, `/D/${token}`, `/d%2F${token}`, `/./d/${token}`, `/x/../d/${token}`, `/elsewhere/${shaped}`, `/d%2f${shaped}`]) {
+      const other = await fetch(`${t.url}${path}`);
+      expect(completed(capture.lines, other.headers.get('x-request-id')), path).toMatchObject([{ url: '/d/*' }]);
+    }
     expect(capture.text()).not.toContain(token);
+    expect(capture.text()).not.toContain('bWFjLXRoYXQtbXVzdC1ub3QtbGVhaw');
   });
 
   it('at log level info, successes write nothing and refusals one line', async () => {
