@@ -53,10 +53,9 @@ const approvalFields = {
   autoApprovable: z.boolean().optional(),
 };
 /** The schema leaves suggested answers untyped; hosts send strings or `{label, description?}`, and a number or a boolean reads as its text. */
-const SuggestedAnswer = z.union(
-  [z.string().min(1), z.number(), z.boolean(), z.looseObject({ label: z.string().min(1), description: z.string().optional() })],
-  { error: 'must be a non-empty string, a number, a boolean or {label, description?}' },
-);
+const SuggestedAnswer = z.union([z.string().min(1), z.number(), z.boolean(), z.looseObject({ label: z.string().min(1), description: z.string().optional() })], {
+  error: 'must be a non-empty string, a number, a boolean or {label, description?}',
+});
 
 const ApprovalRequired = z.strictObject({
   kind: absent,

@@ -171,7 +171,12 @@ function show(f: ToolHook): Shown {
     };
   }
   if (tool === 'WebSearch' && str(input.query)) {
-    return { title: tool, kind: 'custom', previews: [{ type: 'text', title: 'Query', inline: str(input.query)! }, ...otherInput(input, ['query'])], risk: 'low' };
+    return {
+      title: tool,
+      kind: 'custom',
+      previews: [{ type: 'text', title: 'Query', inline: str(input.query)! }, ...otherInput(input, ['query'])],
+      risk: 'low',
+    };
   }
   const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
   const title = mcp ? `${mcp[1]}: ${mcp[2]}` : tool;

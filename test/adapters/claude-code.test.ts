@@ -57,7 +57,9 @@ describe('claude-code mapping', () => {
 
   it('shows the input a tool preview leaves out (a Bash call outside the sandbox is high risk), so it is part of what a decision echoes', () => {
     const plain = normalize(hook('Bash', { command: 'rm -rf ~/data', description: 'Clean up' })).request;
-    const unsandboxed = normalize(hook('Bash', { command: 'rm -rf ~/data', description: 'Clean up', dangerouslyDisableSandbox: true, run_in_background: true })).request;
+    const unsandboxed = normalize(
+      hook('Bash', { command: 'rm -rf ~/data', description: 'Clean up', dangerouslyDisableSandbox: true, run_in_background: true }),
+    ).request;
     expect(plain.previews).toHaveLength(1);
     expect(unsandboxed.previews?.[1]).toEqual({
       type: 'json',

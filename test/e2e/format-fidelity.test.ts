@@ -231,7 +231,7 @@ describe('PaperClip: approvals nobody chose by hand allow once', () => {
   });
 });
 
-describe('PaperClip: a grant for the whole session is a person\'s choice', () => {
+describe("PaperClip: a grant for the whole session is a person's choice", () => {
   const sessionOnly = (requestId: string) =>
     permissionInOrder(requestId, 'git status', [
       { key: 'accept_for_session', label: 'Allow for this session' },

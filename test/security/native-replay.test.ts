@@ -165,7 +165,11 @@ describe('native replays with other content', () => {
     const decided = await agent.api.post('/v1/formats/ask/requests', reordered);
     expect(decided.status, decided.text).toBe(200);
     expect(decided.body).toMatchObject({ request: { id: first.body.request.id, status: 'approved' }, reply: { method: 'interaction/approve' } });
-    expectError(await agent.api.post('/v1/formats/ask/requests', frame({ content: 'hi', path: 'b.txt', mode: { append: true, create: false } })), 409, 'native_conflict');
+    expectError(
+      await agent.api.post('/v1/formats/ask/requests', frame({ content: 'hi', path: 'b.txt', mode: { append: true, create: false } })),
+      409,
+      'native_conflict',
+    );
     expect(await requestCount(t.api)).toBe(1);
   });
 });

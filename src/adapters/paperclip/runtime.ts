@@ -21,7 +21,15 @@ import {
   type Envelope,
   type Origin,
 } from './common.js';
-import { QuestionSetSchema, checkAnswerForms, checkTextValidation, mapQuestionSet, questionResponse, type QuestionMap, type QuestionSet } from './question-set.js';
+import {
+  QuestionSetSchema,
+  checkAnswerForms,
+  checkTextValidation,
+  mapQuestionSet,
+  questionResponse,
+  type QuestionMap,
+  type QuestionSet,
+} from './question-set.js';
 
 /**
  * Runtime requests answered with a `paperclip.prp.command.v1` `request.resolve` command: v2

@@ -15,8 +15,10 @@ export function sqliteStorageError(err: unknown): unknown {
   }
   // The disk is full, or the file cannot be written: nothing of the write was kept (SQLite rolls
   // the transaction back), and the caller may try again once there is room.
-  if (code.startsWith('SQLITE_FULL')) return new AppError('storage_unavailable', 'the disk holding the database is full; try again once there is room', undefined, { cause: err });
-  if (code.startsWith('SQLITE_IOERR')) return new AppError('storage_unavailable', 'the database file cannot be written; try again shortly', undefined, { cause: err });
+  if (code.startsWith('SQLITE_FULL'))
+    return new AppError('storage_unavailable', 'the disk holding the database is full; try again once there is room', undefined, { cause: err });
+  if (code.startsWith('SQLITE_IOERR'))
+    return new AppError('storage_unavailable', 'the database file cannot be written; try again shortly', undefined, { cause: err });
   return err;
 }
 
