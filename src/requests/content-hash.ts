@@ -14,8 +14,8 @@ export function contentHash(r: Hashed): string {
 }
 
 /**
- * The content hash with every `json` preview that parses read as its value, whatever the order
- * of its keys. A native format's JSON preview is text the adapter wrote from an object of the
+ * The content hash with every `json` preview an adapter wrote from a value read as that value,
+ * whatever the order of its keys. A native format's JSON preview is text the adapter wrote from an object of the
  * frame, and a bridge that re-serialises the frame (a Go map, a jsonb column) re-sends the same
  * object with its keys in another order: the same content, so the same record.
  */
@@ -26,9 +26,16 @@ export function keyOrderFreeHash(r: Hashed): string {
   );
 }
 
+/**
+ * The value of a preview an adapter wrote (`JSON.stringify(value, null, 2)`), or the text itself
+ * when it is anything else: only text that is exactly that serialisation of what it parses to is
+ * read as its value, since parsing loses what a person reads in other text (a repeated key,
+ * `1.0`, digits past a double's precision, `1e400`).
+ */
 function parsedJson(text: string): unknown {
   try {
-    return { json: JSON.parse(text) as unknown };
+    const value: unknown = JSON.parse(text);
+    return JSON.stringify(value, null, 2) === text ? { json: value } : text;
   } catch {
     return text;
   }

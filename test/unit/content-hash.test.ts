@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { contentHash } from '../../src/requests/content-hash.js';
+import { contentHash, keyOrderFreeHash } from '../../src/requests/content-hash.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { CreateRequestSchema } from '../../src/requests/request-schema.js';
 
@@ -106,5 +106,28 @@ describe('content hash', () => {
 
   it('hashes info notices with their forced options', () => {
     expect(hashOf({ title: 'x', kind: 'info', options: [{ id: 'a', label: 'A', outcome: 'approve' }] })).toBe(hashOf({ title: 'x', kind: 'info' }));
+  });
+});
+
+describe('keyOrderFreeHash', () => {
+  const base = { title: 't', summary: null, kind: 'custom' as const, options: [], input: null, callback_url: null };
+  const withJson = (inline: string) => keyOrderFreeHash({ ...base, previews: [{ type: 'json', inline }] } as never);
+  const written = (value: unknown) => JSON.stringify(value, null, 2);
+
+  it('reads a preview an adapter wrote from a value as that value, whatever the order of its keys', () => {
+    expect(withJson(written({ a: 1, b: { c: [1, 2], d: 'x' } }))).toBe(withJson(written({ b: { d: 'x', c: [1, 2] }, a: 1 })));
+    expect(withJson(written({ a: [1, 2] }))).not.toBe(withJson(written({ a: [2, 1] })));
+  });
+
+  it('compares any other text as text: a repeated key, 1.0, digits past a double, 1e400 are what a person reads', () => {
+    for (const [one, other] of [
+      ['{"to":"alice"}', '{"to":"mallory","to":"alice"}'],
+      ['{"n":1}', '{"n":1.0}'],
+      ['{"n":10000000000000000}', '{"n":10000000000000001}'],
+      ['{"n":null}', '{"n":1e400}'],
+      [written({ to: 'alice' }), written({ to: 'alice' }).replace('"alice"', '"alice", "to": "alice"')],
+    ]) {
+      expect(withJson(one!), `${one} vs ${other}`).not.toBe(withJson(other!));
+    }
   });
 });
