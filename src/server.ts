@@ -253,9 +253,7 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     sessions: { ended: () => deps.hub.checkSessions() },
     waiters: deps.waiters,
   });
-  await deps.auto.start();
   const ruleExpiry = createRuleExpiry({ rules: deps.rules, events: deps.policyEvents, clock, log: log.child({ module: 'rules' }) });
-  await ruleExpiry.start();
   // History that ended before this version kept no facts for the simulation: index it once, in the background.
   const stopIndexing = new AbortController();
   const indexing = deps.rules
@@ -315,7 +313,10 @@ export async function startServer(config: Readonly<Config>, options: StartOption
     deps.notifier.setLocalUrl(url);
   }
 
-  // The workers that act on shared state start once the daemon is sure to run (it listens).
+  // What acts on shared state starts once the daemon is sure to run (it listens): auto mode's
+  // start turns it off for every daemon, and the workers change requests and rules.
+  await deps.auto.start();
+  await ruleExpiry.start();
   await callbacks.start();
   await scheduler.start();
   await blobSweeper.start();

@@ -1,7 +1,10 @@
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest, expectError } from '../helpers/request-api.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, TEST_STORE, type TestServer } from '../helpers/test-server.js';
 import { connectWs } from '../helpers/ws-client.js';
 
 /** Auto mode against the real daemon. */
@@ -113,6 +116,31 @@ describe('auto mode', () => {
     other = await startTestServer({ data_dir: dataDir });
     expect((await other.api.get('/v1/auto')).body).toMatchObject({ mode: 'off', set_by: 'countersign' });
     expect((await createRequest(other.api, { title: 'After restart' })).status).toBe('pending');
+  });
+
+  it('a daemon that fails to start (its port taken) leaves it as it is', async () => {
+    t = await startTestServer();
+    await put({ mode: 'all' });
+    const dataDir = t.dataDir;
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      // On SQLite the file takes one daemon: the failed start comes after this one stopped.
+      if (TEST_STORE === 'sqlite') await t.server.close();
+      await expect(startTestServer({ data_dir: dataDir, port: (taken.address() as AddressInfo).port })).rejects.toThrow(/EADDRINUSE/);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+    if (TEST_STORE === 'sqlite') {
+      const db = new Database(join(dataDir, 'countersign.db'), { readonly: true });
+      try {
+        expect(db.prepare('SELECT auto_mode, auto_set_by FROM policy_state').get()).toEqual({ auto_mode: 'all', auto_set_by: 'admin' });
+      } finally {
+        db.close();
+      }
+    } else {
+      expect((await t.api.get('/v1/auto')).body).toMatchObject({ mode: 'all', set_by: 'admin' });
+    }
   });
 
   it('refuses bad input (400 naming the field) and submit tokens (403), changing nothing', async () => {
