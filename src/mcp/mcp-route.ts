@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { submitterKey } from '../auth/principal.js';
@@ -22,7 +23,8 @@ const CLIENT_NAME_MAX_BYTES = 256;
  * client echoes on every later call instead. It is the client's own claim either way.
  */
 export function sessionIdFor(clientName: string): string {
-  return SESSION_PREFIX + Buffer.from(JSON.stringify({ name: clientNameText(clientName) })).toString('base64url');
+  // A nonce tells two clients of one token apart (a cancel names a call by its JSON-RPC id, unique per client only).
+  return SESSION_PREFIX + Buffer.from(JSON.stringify({ name: clientNameText(clientName), n: randomBytes(12).toString('base64url') })).toString('base64url');
 }
 
 /** The name as `source.agent` can hold it: no U+0000 (which no store column takes), at most its bytes. */
@@ -80,8 +82,10 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
   // The calls this daemon is answering, by caller and JSON-RPC id. Each POST has a server of its
   // own (stateless), so a `notifications/cancelled` arrives on another one: it closes the call's
   // response here, which ends the call's wait and sends no result for it.
-  const inFlight = new Map<string, () => void>();
-  const callKey = (request: FastifyRequest, id: unknown) => `${submitterKey(request.principal)}\u0000${JSON.stringify(id)}`;
+  const inFlight = new Map<string, Set<() => void>>();
+  // A call is named by its caller: the token, the client's session, and its JSON-RPC id.
+  const callKey = (request: FastifyRequest, id: unknown) =>
+    `${submitterKey(request.principal)}\u0000${header(request, SESSION_HEADER) ?? ''}\u0000${JSON.stringify(id)}`;
 
   app.post(
     '/mcp',
@@ -94,7 +98,7 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
       if (request.headers.origin !== undefined && !isSameOrigin(request)) {
         throw new AppError('forbidden', `Origin ${request.headers.origin} is not this daemon: MCP clients call it without an Origin, or from its own`);
       }
-      for (const id of cancelledIds(request.body)) inFlight.get(callKey(request, id))?.();
+      for (const id of cancelledIds(request.body)) for (const cancel of inFlight.get(callKey(request, id)) ?? []) cancel();
       const initializing = initializingClient(request.body);
       const clientName = initializing ?? clientNameFrom(header(request, SESSION_HEADER));
       const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadSdk();
@@ -113,9 +117,16 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
       reply.hijack();
       const keys = requestIds(request.body).map((id) => callKey(request, id));
       const cancel = () => void transport.close();
-      for (const key of keys) inFlight.set(key, cancel);
+      for (const key of keys) {
+        const calls = inFlight.get(key) ?? new Set();
+        inFlight.set(key, calls.add(cancel));
+      }
       reply.raw.on('close', () => {
-        for (const key of keys) if (inFlight.get(key) === cancel) inFlight.delete(key);
+        for (const key of keys) {
+          const calls = inFlight.get(key);
+          calls?.delete(cancel);
+          if (calls?.size === 0) inFlight.delete(key);
+        }
         void transport.close();
         void server.close();
       });

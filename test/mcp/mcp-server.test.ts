@@ -343,9 +343,9 @@ describe('MCP server at /mcp', () => {
     await expect(call(client, 'nope', {})).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: nope') });
   });
 
-  it('ends a call that waits when the client cancels it (notifications/cancelled), sending no result for it', async () => {
+  it('ends a call that waits when its client cancels it (notifications/cancelled), sending no result; another client of the token cannot', async () => {
     t = await startTestServer();
-    const post = (message: unknown) =>
+    const post = (message: unknown, session: string) =>
       fetch(`${t.url}/mcp`, {
         method: 'POST',
         headers: {
@@ -353,18 +353,32 @@ describe('MCP server at /mcp', () => {
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
           'mcp-protocol-version': '2025-06-18',
+          'mcp-session-id': session,
         },
         body: JSON.stringify(message),
       });
-    const params = { name: 'request_approval', arguments: { title: 'Cancel me', wait_seconds: 300 } };
-    const waiting = await post({ jsonrpc: '2.0', id: 'call-7', method: 'tools/call', params });
-    expect(waiting.status).toBe(200);
-    const body = waiting.text();
+    const session = async (name: string) => {
+      const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } };
+      const res = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }, '');
+      return res.headers.get('mcp-session-id')!;
+    };
+    const [mine, theirs] = [await session('same-client'), await session('same-client')];
+    expect(mine).not.toBe(theirs);
+    const call = (title: string) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'request_approval', arguments: { title, wait_seconds: 300 } } });
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'changed my mind' } };
+
+    // Another client of the same token sends a cancel for the same id: the call goes on, and is answered.
+    const first = (await post(call('Keep me'), mine)).text();
     await expect.poll(() => requestCount(t.api)).toBe(1);
-    const cancelled = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'call-7', reason: 'changed my mind' } });
-    expect(cancelled.status).toBe(202);
-    // Without the cancel this would wait the full 300 s (and the test time out).
-    expect(await body).not.toContain('"result"');
-    expect((await show(t.api, (await t.api.get('/v1/requests')).body[0].id)).status).toBe('pending');
+    expect((await post(cancel, theirs)).status).toBe(202);
+    const [kept] = (await t.api.get('/v1/requests')).body;
+    expect((await decide(t.api, kept, 'approve')).status).toBe(200);
+    expect(await first).toContain('"result"');
+
+    // Its own client's cancel ends it. Without it this would wait the full 300 s (and the test time out).
+    const second = (await post(call('Cancel me'), mine)).text();
+    await expect.poll(() => requestCount(t.api)).toBe(2);
+    expect((await post(cancel, mine)).status).toBe(202);
+    expect(await second).not.toContain('"result"');
   });
 });
