@@ -121,6 +121,12 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
   /** Native follow-up frames; absent when the format has none. */
   readonly followUpSchema?: z.ZodType<Follow>;
   /**
+   * Whether a frame both schemas could not read whole was meant as a request (its type names
+   * one): on a bridge socket it gets the request schema's error, where event noise gets nothing.
+   * Needed only where the follow-up schema takes frames the request schema refuses.
+   */
+  isRequestFrame?(frame: unknown): boolean;
+  /**
    * This format's settings under `formats.<format>` in the configuration, with their defaults;
    * each is also set by `COUNTERSIGN_FORMATS_<FORMAT>_<KEY>`. `default_timeout` (a duration or
    * "none"): the timeout of requests that give none and carry no deadline of their own, for a

@@ -98,6 +98,15 @@ const RequestEnvelope = z.strictObject({
   params: z.looseObject({ sessionId: sessionId.optional(), event: AskItem }),
 });
 
+const REQUEST_EVENTS = new Set(['approval.required', 'plan.proposed']);
+
+/** A frame whose type names a request: an interaction, or a request event bare or in its envelope. */
+function isRequestFrame(frame: unknown): boolean {
+  const f = frame as { kind?: unknown; type?: unknown; params?: { event?: { type?: unknown; kind?: unknown } } } | null;
+  const item = f?.params?.event ?? f;
+  return item?.kind !== undefined || REQUEST_EVENTS.has(item?.type as string);
+}
+
 export const AskFrameSchema = z.discriminatedUnion('kind', [
   UserInputInteraction,
   ApprovalInteraction,
@@ -445,6 +454,7 @@ export const askAdapter = {
   format: 'ask',
   frameSchema: AskFrameSchema,
   followUpSchema: AskFollowUpSchema,
+  isRequestFrame,
   normalize,
   renderReply,
   followUp,

@@ -124,9 +124,10 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
       return;
     }
     if (asked?.kind === 'ignored') {
-      // Nothing to follow up: a request frame, unless it asks nothing of a human either. The
-      // request schemas take every event that is noise, so a frame they refuse is a request
-      // frame that is malformed, and gets the same invalid_frame as over HTTP.
+      // Nothing to follow up: a request frame, unless it asks nothing of a human either. One the
+      // request schema refuses is noise, unless its type names a request: that one is malformed,
+      // and gets the same invalid_frame as over HTTP.
+      if (!parseFrame(adapter, frame).success && !adapter.isRequestFrame?.(frame)) return;
       try {
         await submit(frame);
       } catch (err) {

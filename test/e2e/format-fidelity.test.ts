@@ -1013,6 +1013,15 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
 });
 
 describe('Bridge sockets: a malformed request frame is refused, event noise is not answered', () => {
+  it('PaperClip event noise the request schema refuses (a null turnId, another kind of payload.request) still gets no answer', async () => {
+    t = await startTestServer();
+    const bridge = await ws('/v1/formats/paperclip/ws');
+    bridge.send({ ...prpEvent({}), eventType: 'run.output', turnId: null, normalizedSessionId: '', payload: {} });
+    bridge.send({ ...prpEvent({ kind: 'other' }), eventType: 'runtime_request.updated' });
+    bridge.send({ type: 'countersign.controller_seq', next: 'x' });
+    expect(await bridge.next()).toMatchObject({ type: 'countersign.error', code: 'invalid_frame', error: expect.stringContaining('next') });
+  });
+
   it.each([
     ['paperclip', 'payload.request', { ...prpEvent({}), payload: {} }, { ...prpEvent({}), eventType: 'run.progress', payload: {} }],
     ['ask', 'toolName', { type: 'approval.required', seq: 1, payload: { id: 'act_1' } }, { type: 'turn.started', seq: 2, payload: { turnId: 't-1' } }],

@@ -139,6 +139,10 @@ export const paperclipAdapter = {
   frameSchema: FrameSchema,
   isCommonFrame: isCommonPaperclipFrame,
   followUpSchema: FollowUpSchema,
+  isRequestFrame: (frame: unknown) => {
+    const f = frame as { schema?: unknown; eventType?: unknown } | null;
+    return f?.schema !== EVENT || f.eventType === CREATED;
+  },
   normalize,
   renderReply,
   followUp,
