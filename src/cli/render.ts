@@ -43,11 +43,13 @@ export function requestDetail(r: HandupRequest): string {
   lines.push(clean(r.title));
   if (r.summary) lines.push('', indent(clean(r.summary, { multiline: true })));
   for (const p of r.previews) {
-    if (p.type === 'command' && p.command) {
-      const cmd = p.command.shell ?? quoteArgv(p.command.argv ?? []);
-      lines.push('', `command${p.command.cwd ? ` (in ${clean(p.command.cwd)})` : ''}:`, indent(`$ ${clean(cmd, { multiline: true })}`));
+    if (p.type === 'command' && (p.command || p.inline != null)) {
+      const c = p.command ?? {};
+      // As the inbox shows it, and as rules read it: the shell line, else the argv, else the inline text.
+      const cmd = c.shell ?? (c.argv ? quoteArgv(c.argv) : (p.inline ?? ''));
+      lines.push('', `command${c.cwd ? ` (in ${clean(c.cwd)})` : ''}:`, indent(`$ ${clean(cmd, { multiline: true })}`));
       // The agent may run the argv rather than the shell line: when they differ, show both.
-      const { argv, shell } = p.command;
+      const { argv, shell } = c;
       if (argv?.length && shell != null && argv.join(' ') !== shell.trim()) lines.push(indent(`argv: ${clean(JSON.stringify(argv))}`));
     } else {
       const label = [p.type, p.title ?? p.name].filter(Boolean).join(': ');
