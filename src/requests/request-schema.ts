@@ -88,22 +88,51 @@ const OUTCOME_WORDS: Record<Outcome, ReadonlySet<string>> = {
   deny: new Set(['deny', 'denied', 'reject', 'rejected', 'decline', 'declined', 'no', 'cancel', 'dismiss', 'block', 'refuse', 'forbid', 'stop', 'abort']),
 };
 
-// Letters of other scripts that look like the Latin ones of the words above ("Dеny" with a
-// Cyrillic е reads "Deny").
-const LOOKALIKE = 'авеёкмнорстухіјѕԁԛԝոօαεικνορτυχɑıℓ';
-const LATIN = 'abeekmhopctyxijsdqwnoaeikvoptuxail';
+// Letters of other scripts and forms that read as Latin ones, in both cases: Greek, Cyrillic,
+// Cherokee, Lisu, small capitals ("DEΝY" with a Greek capital Nu reads "DENY").
+const LOOKALIKES: ReadonlyArray<readonly [string, string]> = [
+  ['ΑАꓮᎪᴀɑα', 'a'],
+  ['ΒВꓐᏴʙв', 'b'],
+  ['СꓚᏟᴄс', 'c'],
+  ['ꓓᎠᴅԁ', 'd'],
+  ['ΕЕꓰᎬᴇеεё', 'e'],
+  ['ꓝ', 'f'],
+  ['ꓖᏀɢ', 'g'],
+  ['ΗНꓧᎻʜн', 'h'],
+  ['ΙІꓲɪіιı', 'i'],
+  ['ЈꓙᎫᴊј', 'j'],
+  ['ΚКꓗᏦᴋкκ', 'k'],
+  ['ꓡᏞʟℓ', 'l'],
+  ['ΜМꓟᎷᴍм', 'm'],
+  ['Νꓠɴո', 'n'],
+  ['ΟОꓳᎾᴏоοօ', 'o'],
+  ['ΡРꓑᏢᴘрρ', 'p'],
+  ['ԛ', 'q'],
+  ['ꓣᎡʀ', 'r'],
+  ['ЅꓢᏚꜱѕ', 's'],
+  ['ΤТꓔᎢᴛтτ', 't'],
+  ['ꓴᴜυ', 'u'],
+  ['ꓦᏙᴠν', 'v'],
+  ['ꓪᏔᴡԝ', 'w'],
+  ['ΧХꓫχх', 'x'],
+  ['ΥУꓬᎽʏу', 'y'],
+  ['ΖꓜᏃᴢ', 'z'],
+];
+const LATIN_OF = new Map(LOOKALIKES.flatMap(([chars, latin]) => [...chars].map((c) => [c, latin] as const)));
 
 /**
  * The word a person reads in an option's id or label: compatibility forms folded (NFKC: "Ｄｅｎｙ"),
- * invisible characters dropped ("Deny" + U+200B), lookalike letters read as Latin, lower case,
- * without the punctuation, symbols or spaces around it ("Deny!", "✅ Deny").
+ * accents and other combining marks dropped, invisible characters dropped ("Deny" + U+200B),
+ * lookalike letters read as Latin, lower case, without the punctuation, symbols or spaces around
+ * it ("Deny!", "✅ Deny").
  */
 function readWord(s: string): string {
   return s
     .normalize('NFKC')
-    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .normalize('NFD')
+    .replace(/[\p{M}\p{Default_Ignorable_Code_Point}]/gu, '')
+    .replace(/\p{L}/gu, (c) => LATIN_OF.get(c) ?? c)
     .toLowerCase()
-    .replace(/\p{L}/gu, (c) => LATIN[LOOKALIKE.indexOf(c)] ?? c)
     .replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
 }
 

@@ -55,6 +55,19 @@ describe('options whose id or label names the other outcome', () => {
     ['a label "Dеny" with a Cyrillic е', [{ id: 'x1', label: 'D\u0435ny', outcome: 'approve' }], 'options[0].label'],
     ['a label in full-width letters', [{ id: 'x1', label: '\uff24\uff45\uff4e\uff59', outcome: 'approve' }], 'options[0].label'],
     ['a label with a symbol before it', [{ id: 'x1', label: '\u274c Deny', outcome: 'approve' }], 'options[0].label'],
+    ['a label "DEΝY" with a Greek capital Nu', [{ id: 'x1', label: 'DE\u039DY', outcome: 'approve' }], 'options[0].label'],
+    ['a label "ꓓENY" with a Lisu letter', [{ id: 'x1', label: '\ua4d3ENY', outcome: 'approve' }], 'options[0].label'],
+    ['a label "ᎠENY" with a Cherokee letter', [{ id: 'x1', label: '\u13a0ENY', outcome: 'approve' }], 'options[0].label'],
+    ['a label "Deɴy" with a small capital', [{ id: 'x1', label: 'De\u0274y', outcome: 'approve' }], 'options[0].label'],
+    ['a label "Deny" with a combining mark', [{ id: 'x1', label: 'Deny\u0323', outcome: 'approve' }], 'options[0].label'],
+    [
+      'a label "ΥES" that denies',
+      [
+        { id: 'x1', label: 'Go', outcome: 'approve' },
+        { id: 'x2', label: '\u03a5ES', outcome: 'deny' },
+      ],
+      'options[1].label',
+    ],
   ])('refuses %s with 400 naming it, storing nothing', async (_name, options, field) => {
     const agent = await t.submitClient(`agent-${++agents}`);
     expectError(await agent.api.post('/v1/requests', { title: 'wipe', kind: 'command', options }), 400, 'invalid_request', field);
@@ -67,9 +80,15 @@ describe('options whose id or label names the other outcome', () => {
       { id: 'allow_once', label: 'Allow once', outcome: 'approve' },
       { id: 'deny', label: 'No, and tell it why', outcome: 'deny' },
       { id: 'ship', label: 'Ship it', outcome: 'approve' },
+      // Other languages read as they are: Vietnamese, Russian, Greek.
+      { id: 'tu_choi', label: 'Từ chối', outcome: 'deny' },
+      { id: 'net', label: 'Нет', outcome: 'deny' },
+      { id: 'ok_ru', label: 'Ок', outcome: 'approve' },
+      { id: 'nai', label: 'Ναι', outcome: 'approve' },
+      { id: 'ochi', label: 'Όχι', outcome: 'deny' },
     ];
     const res = await t.api.post('/v1/requests', { title: 'deploy', options });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.options.map((o: { id: string }) => o.id)).toEqual(['allow_once', 'deny', 'ship']);
+    expect(res.body.options.map((o: { id: string }) => o.id)).toEqual(['allow_once', 'deny', 'ship', 'tu_choi', 'net', 'ok_ru', 'nai', 'ochi']);
   });
 });
