@@ -217,7 +217,7 @@ export const PreviewInputSchema = z
 
 export const QuestionOptionSchema = z.strictObject({
   label: z.string().min(1).max(1024),
-  description: nullableText(4 * KiB).optional(),
+  description: nullableText(16 * KiB).optional(),
   preview: nullableText(16 * KiB).optional(),
 });
 

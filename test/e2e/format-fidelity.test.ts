@@ -1053,7 +1053,10 @@ describe('Upstream-sized texts', () => {
     expect((await post('paperclip', frame)).options[0].label).toHaveLength(500);
     const asked = await post(
       'paperclip',
-      questionSet('req-long-q', [{ id: 'where', header: 'h'.repeat(1000), prompt: '部'.repeat(4000), required: true, answerMode: 'text' }]),
+      questionSet('req-long-q', [
+        { id: 'where', header: 'h'.repeat(1000), prompt: '部'.repeat(4000), required: true, answerMode: 'text' },
+        { id: 'which', prompt: 'Which?', required: true, answerMode: 'single_select', options: [{ id: 'a', label: 'A', description: 'д'.repeat(4000) }] },
+      ]),
     );
     expect(asked.input.questions[0]).toMatchObject({ header: 'h'.repeat(1000), question: '部'.repeat(4000) });
     // Past those limits a create is refused, naming the field.
