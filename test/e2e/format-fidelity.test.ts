@@ -329,6 +329,28 @@ describe('PaperClip v1: approvals nobody chose by hand allow once', () => {
     expect(ruled.body.request.status).toBe('approved');
     expect(ruled.body.request.decision.option).toBe('allow');
     expect(ruled.body.reply).toMatchObject({ requestId: 'v1-always-first', response: { decision: 'allow' } });
+
+    // Where every approving key grants more than this call, the rule leaves it to a person.
+    for (const key of ['alwaysAllow', 'allow_for_sessions', 'allow_for_project', 'allowEverywhere', 'allow_globally', 'yes_and_remember']) {
+      const wide = await t.api.post(
+        '/v1/formats/paperclip/requests',
+        prpEvent({
+          schema: 'paperclip.runtime_request.v1',
+          requestKind: 'runtime',
+          requestId: `v1-${key}`,
+          type: 'permission',
+          status: 'pending',
+          prompt: 'Run git status?',
+          choices: [
+            { key, label: 'Allow' },
+            { key: 'deny', label: 'Deny' },
+          ],
+          details: { command: 'git status' },
+        }),
+      );
+      expect(wide.status, wide.text).toBe(201);
+      expect(wide.body.request.status, key).toBe('pending');
+    }
   });
 });
 

@@ -89,7 +89,27 @@ const ALLOW_WORDS = new Set([
 const NEGATIONS = new Set(['no', 'not', 'don', 'dont', 'never', 'deny', 'denied', 'reject', 'decline', 'disallow', 'cancel', 'abort', 'stop', 'block']);
 
 // Words that make an approving key a grant beyond this one call.
-const BROAD_WORDS = new Set(['always', 'session', 'forever', 'permanent', 'permanently', 'all']);
+const BROAD_WORDS = new Set([
+  'always',
+  'session',
+  'sessions',
+  'forever',
+  'permanent',
+  'permanently',
+  'persistent',
+  'persist',
+  'all',
+  'project',
+  'projects',
+  'workspace',
+  'repo',
+  'repository',
+  'everywhere',
+  'global',
+  'globally',
+  'remember',
+  'future',
+]);
 
 const keyWords = (key: string) =>
   key
