@@ -1,3 +1,5 @@
+import { inEmojiTagSequence } from '../lib/visible-text.js';
+
 /**
  * The one place that decides what the CLI may send to a terminal. Almost everything the CLI
  * prints comes from agents (titles, previews, option and question ids, source fields, error
@@ -7,7 +9,8 @@
  * format characters that reorder or hide text (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C,
  * and the invisible ones src/lib/visible-text.ts lists), plus the Unicode line and paragraph separators. Each becomes a visible U+FFFD.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e007f}]/gu;
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e007f}]/gu;
 
 const SHOWN_AS = '\uFFFD';
 
@@ -18,8 +21,9 @@ const SHOWN_AS = '\uFFFD';
  */
 export function clean(text: string, { multiline = false } = {}): string {
   const t = multiline ? text.replace(/\r\n/g, '\n') : text;
-  return t.replace(UNSAFE, (c) => {
+  return t.replace(UNSAFE, (c, i: number, all: string) => {
     if (multiline && (c === '\n' || c === '\t')) return c;
+    if (inEmojiTagSequence(all, i)) return c;
     return c === '\n' || c === '\r' || c === '\t' ? ' ' : SHOWN_AS;
   });
 }
@@ -29,7 +33,7 @@ export function clean(text: string, { multiline = false } = {}): string {
  * cannot act on the terminal. Newlines and tabs are layout and stay.
  */
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE, (c) => (c === '\n' || c === '\t' ? c : SHOWN_AS));
+  return text.replace(UNSAFE, (c, i: number, all: string) => (c === '\n' || c === '\t' || inEmojiTagSequence(all, i) ? c : SHOWN_AS));
 }
 
 /**
@@ -39,5 +43,7 @@ export function terminalSafe(text: string): string {
  * so only string contents are touched.)
  */
 export function jsonText(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(UNSAFE, (c) => (c === '\n' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  // Each UTF-16 unit escaped: a character beyond the BMP (a tag) is two, the JSON value unchanged.
+  const escaped = (c: string) => Array.from({ length: c.length }, (_, k) => `\\u${c.charCodeAt(k).toString(16).padStart(4, '0')}`).join('');
+  return JSON.stringify(value, null, 2).replace(UNSAFE, (c) => (c === '\n' ? c : escaped(c)));
 }

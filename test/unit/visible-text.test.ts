@@ -8,7 +8,11 @@ import { visibleText } from '../../src/lib/visible-text.js';
 const BIDI = ['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069'];
 const MARKS = ['\u200E', '\u200F', '\u061C'];
 // Invisible characters an agent could hide in a word ("Deny" + U+200B).
-const INVISIBLE = ['\u00AD', '\u180E', '\u200B', '\u2060', '\u2061', '\u2064', '\u206A', '\u206F', '\uFEFF', '\u{E0001}', '\u{E0041}', '\u{E007F}'];
+const INVISIBLE = [
+  ...['\u00AD', '\u034F', '\u115F', '\u1160', '\u17B4', '\u17B5', '\u180E', '\u200B', '\u2060', '\u2061', '\u2064', '\u206A', '\u206F', '\u3164'],
+  ...['\uFEFF', '\uFFA0', '\uFFF9', '\uFFFB', '\u{1BCA0}', '\u{1BCA3}', '\u{1D173}', '\u{1D17A}', '\u{E0001}', '\u{E0041}', '\u{E007F}'],
+];
+const SCOTLAND = '\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}';
 const CONTROLS = [...Array(32).keys(), 0x7f, ...Array.from({ length: 32 }, (_, i) => 0x80 + i)]
   .filter((cp) => ![0x09, 0x0a, 0x0d].includes(cp))
   .map((cp) => String.fromCodePoint(cp));
@@ -36,6 +40,11 @@ describe('the page shows bidi, invisible and control characters (public/js/visib
   it('keeps tabs, line breaks, ordinary text, right-to-left script and emoji sequences', () => {
     for (const text of ['a\tb\nc\r\nd', 'invoice.pdf', 'שלום עולם', 'مرحبا', '👩‍💻 ok', '❤\uFE0F', 'می\u200Cخواهم', '']) expect(visible(text)).toBe(text);
     expect(visible('invoice\u202Efdp.exe')).toBe('invoice\uFFFDfdp.exe');
+    // Tags are part of a subdivision flag, and hidden anywhere else.
+    for (const show of [visible, visibleText, (t: string) => clean(t, { multiline: true })]) {
+      expect(show(`${SCOTLAND} ok`)).toBe(`${SCOTLAND} ok`);
+      expect(show('Deny\u{E0041}\u{E007F}')).toBe('Deny\uFFFD\uFFFD');
+    }
   });
 
   it('in HTML, also rewrites character references to them, and only those', () => {
