@@ -1,4 +1,4 @@
-import { posix } from 'node:path';
+import { posix, win32 } from 'node:path';
 import { compileGlob } from './glob.js';
 import type { RequestFacts } from './request-facts.js';
 import type { RuleMatch } from './rule-schema.js';
@@ -61,5 +61,7 @@ export function compileMatch(match: RuleMatch, { everyCommand = false }: { every
  * `/srv/safe/../../etc` is `/etc`, never a directory under `/srv/safe/**`.
  */
 function resolvedPath(path: string): string {
-  return /(^|\/)\.\.?(\/|$)/.test(path) ? posix.normalize(path) : path;
+  if (!/(^|[/\\])\.\.?([/\\]|$)/.test(path)) return path;
+  // A Windows path (`C:\srv\x\..`, or `/` and `\` mixed) resolves as Windows resolves it.
+  return path.includes('\\') ? win32.normalize(path) : posix.normalize(path);
 }

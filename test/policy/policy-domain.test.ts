@@ -238,6 +238,10 @@ describe('matchers', () => {
     for (const cwd of ['/srv/safe/../../etc', '/srv/safe/x/../../other', '/srv/safe/./../etc']) expect(matchOf(safe, at(cwd)), cwd).toBeNull();
     for (const cwd of ['/srv/safe/x', '/srv/safe/./x', '/srv/safe/x/../y', '/srv/safe/..x']) expect(matchOf(safe, at(cwd)), cwd).toBe('safe');
     expect(matchOf(rules({ id: 'etc', match: { cwd: '/etc' }, action: 'deny' }), at('/srv/safe/../../etc'))).toBe('etc');
+    // Windows separators resolve as Windows resolves them.
+    const win = rules({ id: 'win', match: { cwd: 'C:/srv/safe/**' }, action: 'approve' });
+    expect(matchOf(win, at('C:/srv/safe/x\\..\\..\\..\\Windows'))).toBeNull();
+    expect(matchOf(win, at('C:/srv/safe/x/y'))).toBe('win');
   });
 
   it('requires every key given to match', () => {
