@@ -364,7 +364,12 @@ describe('MCP server at /mcp', () => {
     };
     const [mine, theirs] = [await session('same-client'), await session('same-client')];
     expect(mine).not.toBe(theirs);
-    const call = (title: string) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'request_approval', arguments: { title, wait_seconds: 300 } } });
+    const call = (title: string) => ({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'request_approval', arguments: { title, wait_seconds: 300 } },
+    });
     const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'changed my mind' } };
 
     // Another client of the same token sends a cancel for the same id: the call goes on, and is answered.
