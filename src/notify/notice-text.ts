@@ -1,4 +1,5 @@
 import type { Envelope, EnvelopeRequest } from './notify-envelope.js';
+import { visibleText } from '../lib/visible-text.js';
 
 /**
  * What every preset shows, worked out once from an envelope: a headline, the title, agent and
@@ -48,13 +49,22 @@ export function durationText(ms: number): string {
   return h % 24 ? `${d}d ${h % 24}h` : `${d}d`;
 }
 
+/**
+ * Agent text as one line a person reads as it is: line breaks as spaces (a title on two lines
+ * would make its second a heading, or a fake "Approved" line, in a chat message), bidi controls
+ * and invisible characters shown as U+FFFD, as the inbox shows them.
+ */
+function oneLine(text: string): string {
+  return visibleText(text.replace(/[^\S ]*[\r\n\u0085\u2028\u2029]+[^\S ]*/g, ' '));
+}
+
 function firstLine(text: string | null | undefined, max = 280): string | null {
   const line = text
-    ?.split(/\r?\n/)
+    ?.split(/\r?\n|[\r\u0085\u2028\u2029]/)
     .find((l) => l.trim())
     ?.trim();
   if (!line) return null;
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  return visibleText(line.length > max ? `${line.slice(0, max - 1)}…` : line);
 }
 
 /**
@@ -62,7 +72,7 @@ function firstLine(text: string | null | undefined, max = 280): string | null {
  * empty agent would leave a gap in every preset, and Discord refuses an embed field left empty).
  */
 function agentName(agent: string | null | undefined): string {
-  return agent?.trim() ? agent : 'unknown';
+  return agent?.trim() ? oneLine(agent) : 'unknown';
 }
 
 /** `expiresAt` and `now` are for the expiring headline ("Expires in 5m"). */
@@ -98,15 +108,15 @@ export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: n
   return {
     type: env.type,
     headline,
-    line: `${headline}: ${r.title}`,
-    title: r.title,
+    line: `${headline}: ${oneLine(r.title)}`,
+    title: oneLine(r.title),
     agent,
     risk: r.risk,
     kind: r.kind,
     status: r.status,
     summary: firstLine(r.summary),
     url: r.url,
-    links: env.data.links ?? [],
+    links: (env.data.links ?? []).map((l) => ({ ...l, label: oneLine(l.label) })),
     feedback: firstLine(env.data.decision?.feedback),
   };
 }

@@ -156,6 +156,29 @@ describe('hook presets (loopback receivers)', () => {
     expect(e.description.length).toBeLessThanOrEqual(4096);
   });
 
+  it('discord: a title or agent on several lines cannot add a heading or subtext; long labels never push out a link', async () => {
+    await setup({ format: 'discord', decision_links: true });
+    const label = (word: string) => `${word} ${'x'.repeat(900)}`;
+    await createRequest(t!.api, {
+      title: 'Bump lodash\n# \u2705 Approved by admin \u2014 nothing to do',
+      source: { agent: 'codex\n-# verified by security team' },
+      options: [
+        { id: 'o1', label: label('Ship'), outcome: 'approve' },
+        { id: 'o2', label: label('Hold'), outcome: 'deny' },
+        { id: 'o3', label: label('Later'), outcome: 'deny' },
+        { id: 'o4', label: label('Canary'), outcome: 'approve' },
+        { id: 'o5', label: label('Never'), outcome: 'deny' },
+      ],
+    });
+    const { body } = await oneMessage();
+    expect(body.content).toBe('Approval needed: Bump lodash # \u2705 Approved by admin \u2014 nothing to do');
+    const e = body.embeds[0];
+    expect(e.fields[0]).toEqual({ name: 'Agent', value: 'codex -# verified by security team', inline: true });
+    expect(e.description.match(/\]\(https:\/\/approvals\.example\.com\/d\//g)).toHaveLength(4);
+    expect(e.description).toContain('[Open in countersign](https://approvals.example.com/');
+    expect(e.description.length).toBeLessThanOrEqual(4096);
+  });
+
   it('discord: a request with a blank agent still fills every embed field (Discord refuses an empty field value)', async () => {
     await setup({ format: 'discord' });
     for (const agent of ['', '   ']) await createRequest(t!.api, { ...COMMAND, source: { agent } });

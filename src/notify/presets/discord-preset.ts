@@ -1,8 +1,13 @@
 import type { NoticeText } from '../notice-text.js';
 
 const RISK_COLOUR = { low: 0x2e7d32, medium: 0xf9a825, high: 0xc62828 } as const;
-/** Discord markdown, escaped so request text cannot restyle the message or fake a link. */
-const esc = (s: string) => s.replace(/[\\*_~`|>[\]]/g, (c) => `\\${c}`);
+/**
+ * Discord markdown, escaped so request text cannot restyle the message or fake a link: the
+ * inline marks anywhere, and a heading, subtext or list marker where a line starts.
+ */
+const esc = (s: string) => s.replace(/[\\*_~`|>[\]]/g, (c) => `\\${c}`).replace(/^(\s*)(#|-|\+|\d+\.)/gm, '$1\\$2');
+/** An option's label as a link's text: short enough that every link, and the inbox link, fit the embed. */
+const LINK_LABEL_CHARS = 80;
 const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
 
 /**
@@ -11,15 +16,18 @@ const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)
  * `allowed_mentions: {parse: []}` so no text in a request can mention @everyone or a role.
  */
 export function renderDiscord(n: NoticeText): unknown {
-  const lines: string[] = [];
-  if (n.summary) lines.push(esc(n.summary));
-  if (n.feedback) lines.push(`> ${esc(n.feedback.split(/\r?\n/)[0]!)}`);
-  if (n.links.length) lines.push(n.links.map((l) => `[${esc(l.label)}](${l.url})`).join('  ·  '));
-  lines.push(`[Open in countersign](${n.url})`);
+  const text: string[] = [];
+  if (n.summary) text.push(esc(n.summary));
+  if (n.feedback) text.push(`> ${esc(n.feedback.split(/\r?\n/)[0]!)}`);
+  // The links are never cut: what is shortened to fit the embed is the text before them.
+  const links = [...n.links.map((l) => `[${esc(cut(l.label, LINK_LABEL_CHARS))}](${l.url})`), `[Open in countersign](${n.url})`];
+  const linkLines = [n.links.length ? links.slice(0, -1).join('  ·  ') : null, links.at(-1)!].filter((l): l is string => l !== null).join('\n\n');
+  const room = 4096 - linkLines.length - 2;
+  const description = text.length ? `${cut(text.join('\n\n'), room)}\n\n${linkLines}` : linkLines;
   const embed: Record<string, unknown> = {
     title: cut(esc(n.title), 256),
     url: n.url,
-    description: cut(lines.join('\n\n'), 4096),
+    description,
     color: RISK_COLOUR[n.risk],
     fields: [
       { name: 'Agent', value: cut(esc(n.agent), 1024), inline: true },
