@@ -8,11 +8,11 @@ export const SHUTDOWN = new Error('shutting down');
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA', 'EAI_NONAME']);
 
-/** Maps a thrown error (possibly wrapped in `cause`s) to what the attempt means. */
-export function classifyError(err: unknown, signal: AbortSignal): AttemptOutcome {
+/** Maps a thrown error (possibly wrapped in `cause`s) to what the attempt means; `timeoutKey` names the limit that ran out. */
+export function classifyError(err: unknown, signal: AbortSignal, timeoutKey = 'callbacks.timeout'): AttemptOutcome {
   if (signal.aborted && signal.reason === SHUTDOWN) return { kind: 'interrupted', error: 'the daemon stopped before the attempt finished' };
   if (signal.aborted && signal.reason === TIMEOUT)
-    return { kind: 'retry', status: null, errorClass: 'timeout', error: 'no response before callbacks.timeout', retryAfterMs: null };
+    return { kind: 'retry', status: null, errorClass: 'timeout', error: `no response before ${timeoutKey}`, retryAfterMs: null };
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     if (e instanceof BlockedAddressError)
       return { kind: 'fail', status: null, errorClass: 'address_not_allowed', error: e.message, reason: 'address_not_allowed' };

@@ -77,7 +77,9 @@ export function createHookSender({ clock, userAgent, defaultTimeoutMs, env, mono
       await res.body.dump({ limit: RESPONSE_DRAIN_LIMIT }).catch(() => undefined);
       return { outcome, latencyMs };
     } catch (err) {
-      return { outcome: classifyError(err, controller.signal), latencyMs: monotonic() - started };
+      // The limit that ran out: the hook's own `timeout`, else callbacks.timeout.
+      const timeoutKey = hook.timeout ? `the hook's timeout (${hook.timeout})` : 'callbacks.timeout';
+      return { outcome: classifyError(err, controller.signal, timeoutKey), latencyMs: monotonic() - started };
     } finally {
       clock.clearTimer(deadline);
     }

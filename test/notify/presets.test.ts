@@ -348,6 +348,15 @@ describe('hook presets (loopback receivers)', () => {
     expectValidRequest(hit);
   });
 
+  it('a hook that does not answer within its own timeout fails naming that timeout, not callbacks.timeout', async () => {
+    receiver = await startReceiver(() => 'hang');
+    t = await startTestServer(withHooks([{ name: 'slow', webhook: `${receiver.url}/hook`, format: 'json', timeout: '300ms' } as HookInput]));
+    const test = await t.api.post('/v1/hooks/slow/test', {});
+    expect(test.status, test.text).toBe(200);
+    expect(test.body).toMatchObject({ ok: false, error_class: 'timeout', error: "no response before the hook's timeout (300ms)" });
+    for (const res of receiver.held) res.end();
+  });
+
   it('GET /v1/hooks lists hooks with their last delivery; POST /v1/hooks/{name}/test sends a sample now', async () => {
     await setup({ format: 'slack', decision_links: true });
     const list = await t!.api.get('/v1/hooks');
