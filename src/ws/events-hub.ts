@@ -78,8 +78,10 @@ export function createEventsHub({ events, notify, log, pingIntervalMs, maxBuffer
   function send(peer: Peer, messages: Buffer[], wire: Buffer) {
     const { socket } = peer;
     if (socket.readyState !== socket.OPEN) return;
-    // ws counts the connection's unsent bytes in bufferedAmount, whoever wrote them.
-    if (socket.bufferedAmount + wire.length > maxBufferedBytes) {
+    // ws counts the connection's unsent bytes in bufferedAmount, whoever wrote them. A backlog
+    // past the limit is a consumer that is not keeping up; what is about to be written is not
+    // (one large event, or a burst in one turn, goes to a reader with nothing left unsent).
+    if (socket.bufferedAmount > maxBufferedBytes) {
       log.warn({ buffered: socket.bufferedAmount }, 'events subscriber too slow; disconnecting');
       peers.delete(peer);
       socket.terminate();

@@ -101,15 +101,24 @@ describe('events hub on real connections', () => {
     expect(a.messages.map((m) => (m as { request: HandupRequest }).request.id)).toEqual([1, 2, 3].map((n) => request(n).id));
   });
 
-  it('cuts a peer whose burst would pass the limit, and still serves the others', async () => {
+  it('sends a burst that passes the limit to a peer that keeps up; cuts a peer that stopped reading once its backlog does', async () => {
     const { events, reviewer } = await setup({ maxBufferedBytes: 2_000 });
     const a = await reviewer();
-    events.emit({ type: 'request.created', request: request(1), format: 'handup' });
-    await expect.poll(() => a.messages.length).toBe(1);
-    // One turn's messages together pass the limit, though each alone is far below it.
+    const b = await reviewer();
+    // One turn's messages together pass the limit: a reader with nothing unsent gets them all.
     for (let n = 1; n <= 30; n++) events.emit({ type: 'request.created', request: request(n), format: 'handup' });
-    expect(await a.closed).toBe(1006);
-    expect(a.messages).toHaveLength(1);
-    expect(hub!.size()).toBe(0);
+    await expect.poll(() => a.messages.length).toBe(30);
+    await expect.poll(() => b.messages.length).toBe(30);
+    // b stops reading: once what it has not taken passes the limit, it is cut; a goes on.
+    (b.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    const big = 'x'.repeat(200_000);
+    let sent = 0;
+    while (hub!.size() === 2 && sent < 500) {
+      events.emit({ type: 'request.created', request: request(1, big), format: 'handup' });
+      sent++;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(hub!.size()).toBe(1);
+    await expect.poll(() => a.messages.length).toBe(30 + sent);
   });
 });
