@@ -14,16 +14,30 @@ export function contentHash(r: Hashed): string {
 }
 
 /**
- * The content hash with every `json` preview an adapter wrote from a value read as that value,
- * whatever the order of its keys. A native format's JSON preview is text the adapter wrote from an object of the
- * frame, and a bridge that re-serialises the frame (a Go map, a jsonb column) re-sends the same
- * object with its keys in another order: the same content, so the same record.
+ * The content hash of what a person reads, for telling a re-sent request from another: the same
+ * as `contentHash` but that the nested fields handup gives defaults (a command's `cwd: null`,
+ * `env_keys: []`; a question's `multi: false`; a file's `lang: null`) count the same sent or left
+ * out, and every `json` preview an adapter wrote from a value is read as that value, whatever the
+ * order of its keys (a bridge that re-serialises a frame, a Go map, a jsonb column, re-sends the
+ * same object with its keys in another order).
  */
-export function keyOrderFreeHash(r: Hashed): string {
-  return hashOf(
-    r,
-    r.previews.map((p) => (p.type === 'json' && typeof p.inline === 'string' ? { ...p, inline: parsedJson(p.inline) } : p)),
-  );
+export function sameContentHash(r: Hashed): string {
+  const previews = r.previews.map((p) => withoutDefaults(p.type === 'json' && typeof p.inline === 'string' ? { ...p, inline: parsedJson(p.inline) } : p));
+  const input = r.input as { questions?: unknown } | null;
+  const questions = Array.isArray(input?.questions) ? { ...input, questions: input.questions.map(withoutDefaults) } : r.input;
+  return hashOf({ ...r, input: questions as Hashed['input'] }, previews);
+}
+
+/** A value without the members handup's defaults would give it anyway (null, false, "", []), at any depth. */
+function withoutDefaults(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDefaults);
+  if (value === null || typeof value !== 'object' || 'json' in value) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null || v === false || v === '' || (Array.isArray(v) && v.length === 0)) continue;
+    out[k] = withoutDefaults(v);
+  }
+  return out;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { CreationVerdict } from '../policy/creation-verdict.js';
 import type { Scope } from '../policy/scope-rule.js';
 import { RequestKeyTaken, type HistoryFilters, type ListFilters, type NewRequest, type RequestReads, type StoredRequest } from '../storage/request-records.js';
 import type { Store, WriteTx } from '../storage/store.js';
-import { contentHash, keyOrderFreeHash } from './content-hash.js';
+import { contentHash, sameContentHash } from './content-hash.js';
 import { decide, timeoutDecision, unattendedView } from './decision-rules.js';
 import { previewBlobs } from './preview-blobs.js';
 import type { RequestDraft } from './request-draft.js';
@@ -172,7 +172,7 @@ export function createRequestService({
       const asked = native.replayContext ?? ((c: unknown) => c);
       if (
         found &&
-        ((found.record.content_hash !== hash && keyOrderFreeHash(found.record) !== keyOrderFreeHash(draft)) ||
+        ((found.record.content_hash !== hash && sameContentHash(found.record) !== sameContentHash(draft)) ||
           canonicalJson(matchable(found.record)) !== canonicalJson(matchable(draft)) ||
           canonicalJson(asked(found.nativeContext)) !== canonicalJson(asked(native.context)))
       ) {
@@ -184,7 +184,7 @@ export function createRequestService({
     }
     if (draft.dedupe_key === null) return undefined;
     const found = await from.requests.findPendingByDedupe(submitter, draft.dedupe_key);
-    if (found && found.record.content_hash !== hash) {
+    if (found && found.record.content_hash !== hash && sameContentHash(found.record) !== sameContentHash(draft)) {
       throw new AppError('dedupe_conflict', `dedupe_key "${draft.dedupe_key}" is already used by pending request ${found.record.id} with different content`, {
         existing_id: found.record.id,
       });

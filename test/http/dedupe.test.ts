@@ -37,6 +37,30 @@ describe('dedupe_key', () => {
     expect(await requestCount(t.api)).toBe(1);
   });
 
+  it("same content with handup's nested defaults written out or left out is the same content: 200", async () => {
+    t = await startTestServer();
+    const pairs: Array<[Record<string, unknown>, Record<string, unknown>]> = [
+      [
+        { previews: [{ type: 'command', command: { argv: ['ls'] } }] },
+        { previews: [{ type: 'command', command: { argv: ['ls'], cwd: null, env_keys: [], shell: null } }] },
+      ],
+      [
+        { kind: 'question', input: { questions: [{ id: 'q', question: 'Which?', options: [{ label: 'A' }] }] } },
+        { kind: 'question', input: { questions: [{ id: 'q', question: 'Which?', options: [{ label: 'A' }], multi: false, allow_free_text: false }] } },
+      ],
+    ];
+    for (const [i, [sent, spelled]] of pairs.entries()) {
+      const first = await createRequest(t.api, { title: 'Check', dedupe_key: `k${i}`, ...sent });
+      const again = await t.api.post('/v1/requests', { title: 'Check', dedupe_key: `k${i}`, ...spelled });
+      expect(again.status, again.text).toBe(200);
+      expect(again.body.id).toBe(first.id);
+    }
+    // A value other than the default is other content.
+    const other = { previews: [{ type: 'command', command: { argv: ['ls'], cwd: '/etc' } }] };
+    expectError(await t.api.post('/v1/requests', { title: 'Check', dedupe_key: 'k0', ...other }), 409, 'dedupe_conflict');
+    expect(await requestCount(t.api)).toBe(2);
+  });
+
   it('same key and different content: 409 dedupe_conflict naming the existing id', async () => {
     t = await startTestServer();
     const first = await createRequest(t.api, body);

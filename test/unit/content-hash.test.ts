@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { contentHash, keyOrderFreeHash } from '../../src/requests/content-hash.js';
+import { contentHash, sameContentHash } from '../../src/requests/content-hash.js';
 import { draftFromBody } from '../../src/requests/request-draft.js';
 import { CreateRequestSchema } from '../../src/requests/request-schema.js';
 
@@ -109,9 +109,9 @@ describe('content hash', () => {
   });
 });
 
-describe('keyOrderFreeHash', () => {
+describe('sameContentHash', () => {
   const base = { title: 't', summary: null, kind: 'custom' as const, options: [], input: null, callback_url: null };
-  const withJson = (inline: string) => keyOrderFreeHash({ ...base, previews: [{ type: 'json', inline }] } as never);
+  const withJson = (inline: string) => sameContentHash({ ...base, previews: [{ type: 'json', inline }] } as never);
   const written = (value: unknown) => JSON.stringify(value, null, 2);
 
   it('reads a preview an adapter wrote from a value as that value, whatever the order of its keys', () => {
