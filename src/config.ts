@@ -17,6 +17,9 @@ import { durationSchema } from './lib/duration-schema.js';
 import { hookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
 import { ruleMatchSchema, ruleSchemas } from './policy/rule-schema.js';
 
+// The modes node-postgres reads (libpq's `allow` is not one of them).
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+
 export { clientEnv };
 
 /**
@@ -124,6 +127,8 @@ export function configSchema(adapters: Adapters) {
           .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
           // Read as the driver reads it, so a URL it cannot use is refused here, naming the key.
           .refine(parsesAsConnectionString, 'not a URL the PostgreSQL driver can read (a bad port or host?)')
+          // The driver takes an sslmode it does not know as plain TLS, whatever the operator meant.
+          .refine(knownSslMode, `sslmode: must be one of ${SSL_MODES.join(', ')}`)
           .nullable(),
         pool_size: positiveInt,
       }),
@@ -304,6 +309,15 @@ function isHostEntry(entry: string, { wildcard }: { wildcard: boolean }): boolea
   if (!/^[\p{L}\p{M}\p{N}_.-]+$/u.test(name)) return false;
   const ascii = domainToASCII(name.endsWith('.') ? name.slice(0, -1) : name);
   return ascii !== '' && HOST_NAME.test(ascii);
+}
+
+function knownSslMode(url: string): boolean {
+  try {
+    const { sslmode } = parseConnectionString(url) as { sslmode?: string };
+    return sslmode === undefined || SSL_MODES.includes(sslmode);
+  } catch {
+    return true; // parsesAsConnectionString names that problem
+  }
 }
 
 function parsesAsConnectionString(url: string): boolean {

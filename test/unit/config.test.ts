@@ -353,6 +353,13 @@ describe('config', () => {
       expect(bad).toContain('storage.url: not a URL the PostgreSQL driver can read');
       expect(bad).not.toContain('hunter2');
     }
+    // An sslmode the driver does not read is refused, naming the modes; the ones it reads pass.
+    const ssl = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgres://cs:hunter2-secret@db/cs?sslmode=bogus' } }));
+    expect(ssl).toContain('storage.url: sslmode: must be one of disable, prefer, require, verify-ca, verify-full, no-verify');
+    expect(ssl).not.toContain('hunter2');
+    for (const mode of ['disable', 'require', 'verify-full']) {
+      expect(loadConfig({ env: { COUNTERSIGN_STORAGE_URL: `postgres://cs@db/cs?sslmode=${mode}` } }).storage.url).toContain(mode);
+    }
     // libpq's password parameter is a password too, in the message and in the log.
     const query = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgres://cs@db:54x/cs?sslmode=require&password=hunter2-secret' } }));
     expect(query).toContain('(got "postgres://cs@db:54x/cs?sslmode=require&password=***" from COUNTERSIGN_STORAGE_URL)');
