@@ -1,4 +1,4 @@
-import { inEmojiTagSequence } from '../lib/visible-text.js';
+import { HIDDEN_CHARACTERS, inEmojiTagSequence } from '../lib/visible-text.js';
 
 /**
  * The one place that decides what the CLI may send to a terminal. Almost everything the CLI
@@ -9,8 +9,9 @@ import { inEmojiTagSequence } from '../lib/visible-text.js';
  * format characters that reorder or hide text (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C,
  * and the invisible ones src/lib/visible-text.ts lists), plus the Unicode line and paragraph separators. Each becomes a visible U+FFFD.
  */
-const UNSAFE =
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e007f}]/gu;
+// What a page hides (src/lib/visible-text.ts), and the layout characters a terminal acts on too:
+// tab, line feed, carriage return, the line and paragraph separators.
+const UNSAFE = new RegExp(`[\\t\\n\\r\\u2028\\u2029]|${HIDDEN_CHARACTERS.source}`, 'gu');
 
 const SHOWN_AS = '\uFFFD';
 

@@ -117,6 +117,9 @@ const keyWords = (key: string) =>
     .toLowerCase()
     .split(/[^a-z0-9]+/);
 
+/** Whether an approving key grants more than this one call (`alwaysAllow`, `allow_for_session`). */
+const broadKey = (key: string) => keyWords(key).some((w) => BROAD_WORDS.has(w));
+
 export function outcomeOfKey(key: string): Option['outcome'] {
   const words = keyWords(key);
   return words.some((w) => ALLOW_WORDS.has(w)) && !words.some((w) => NEGATIONS.has(w)) ? 'approve' : 'deny';
@@ -128,8 +131,6 @@ export function outcomeOfKey(key: string): Option['outcome'] {
  * and must not answer "always allow" for a runner that listed it first. Read from the choice
  * keys, which the option ids may not repeat.
  */
-const broadKey = (key: string) => keyWords(key).some((w) => BROAD_WORDS.has(w));
-
 function narrowestApprovalFirst<O extends { key: string; outcome: Option['outcome'] }>(options: O[]): O[] {
   const broad = (o: O) => broadKey(o.key);
   const approving = options.filter((o) => o.outcome === 'approve');

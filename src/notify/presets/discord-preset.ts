@@ -20,8 +20,8 @@ export function renderDiscord(n: NoticeText): unknown {
   if (n.summary) text.push(esc(n.summary));
   if (n.feedback) text.push(`> ${esc(n.feedback.split(/\r?\n/)[0]!)}`);
   // The links are never cut: what is shortened to fit the embed is the text before them.
-  const links = [...n.links.map((l) => `[${esc(cut(l.label, LINK_LABEL_CHARS))}](${l.url})`), `[Open in countersign](${n.url})`];
-  const linkLines = [n.links.length ? links.slice(0, -1).join('  ·  ') : null, links.at(-1)!].filter((l): l is string => l !== null).join('\n\n');
+  const decisionLinks = n.links.map((l) => `[${esc(cut(l.label, LINK_LABEL_CHARS))}](${l.url})`).join('  ·  ');
+  const linkLines = [decisionLinks, `[Open in countersign](${n.url})`].filter(Boolean).join('\n\n');
   const room = 4096 - linkLines.length - 2;
   const description = text.length ? `${cut(text.join('\n\n'), room)}\n\n${linkLines}` : linkLines;
   const embed: Record<string, unknown> = {
