@@ -6,7 +6,7 @@ import { h, toast } from './dom.js';
  * the request, and cancel. Every decision echoes the content_hash of the record on screen, so
  * a request that changed underneath the reviewer is refused (412) rather than decided blind.
  */
-export function createDecideForm(record, { onSend, onDone, onStale }) {
+export function createDecideForm(record, { format = null, onSend, onDone, onStale }) {
   const questions = record.kind === 'question' ? (record.input?.questions ?? []) : [];
   // Questions the agent lets go unanswered (input.optional_questions): marked, and never required here.
   const optional = new Set(record.input?.optional_questions ?? []);
@@ -20,7 +20,7 @@ export function createDecideForm(record, { onSend, onDone, onStale }) {
     placeholder: feedbackRequired ? 'Required when denying: tell the agent why' : 'Optional: a note for the agent',
   });
   const fieldsets = questions.map((q) => questionFieldset(q, optional.has(q.id)));
-  const scope = scopeField(record);
+  const scope = scopeField(record, format);
   const buttons = [];
   let busy = false;
   // Not armed until the request has been on screen a moment: a double click or a held key meant
@@ -191,10 +191,13 @@ const SCOPE_LABEL = { session: 'this session', project: 'this project', always: 
  * "Don't ask again": offered on approvals only, with the scopes this request's
  * source allows (a session needs source.session, a project source.repo; every scope the agent).
  * Approving with one also stores a rule that approves the same action from the same agent.
+ * Not offered where the daemon refuses it: a wire format's request remembered by a title the
+ * adapter made (a first line, a stock phrase) while it shows more than that title.
  */
-function scopeField(record) {
+function scopeField(record, format) {
   const s = record.source ?? {};
   if (!s.agent || record.kind === 'question' || record.kind === 'info' || !record.options.some((o) => o.outcome === 'approve')) return null;
+  if (adapterTitleOnly(record, format)) return null;
   const scopes = [s.session ? 'session' : null, s.repo ? 'project' : null, 'always'].filter(Boolean);
   const select = h(
     'select',
@@ -209,6 +212,14 @@ function scopeField(record) {
     select,
   );
   return { el, value: () => select.value || null };
+}
+
+/** The action would be a title a wire adapter made, and the request shows more than it. */
+function adapterTitleOnly(record, format) {
+  if (!format || format === 'handup' || format === 'mcp') return false;
+  const previews = record.previews ?? [];
+  const tool = record.tool || record.input?.tool || record.input?.tool_name;
+  return !previews.some((p) => p.type === 'command') && !tool && Boolean(record.summary || previews.length > 0);
 }
 
 let uid = 0;

@@ -33,6 +33,7 @@ export function createDetailView(container, { onSend, onDone, onBack, reload }) 
     const pending = record.status === 'pending' && actionable;
     if (pending) {
       form = createDecideForm(record, {
+        format,
         onSend,
         onDone,
         onStale: (message) => reload(record.id, message),

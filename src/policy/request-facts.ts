@@ -15,6 +15,8 @@ export interface RequestFacts {
   /** Every command the request shows (commandLines); empty when it shows none. */
   commands: string[];
   title: string;
+  /** The request shows more than its title: a summary or a preview (scope-rule's titleNamesAction). */
+  beyondTitle: boolean;
 }
 
 /**
@@ -90,5 +92,6 @@ export function requestFacts(record: HandupRequest, format: string): RequestFact
     repo: s?.repo ?? null,
     commands: commandLines(record),
     title: record.title,
+    beyondTitle: Boolean(record.summary) || (record.previews?.length ?? 0) > 0,
   };
 }

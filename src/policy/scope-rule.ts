@@ -1,3 +1,5 @@
+import { HANDUP_FORMAT } from '../formats/format-catalog.js';
+import { MCP_FORMAT } from '../formats/request-formats.js';
 import { AppError } from '../lib/errors.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { escapeGlob, escapeRegExp } from './glob.js';
@@ -13,6 +15,83 @@ const PLAIN_WORD = new RegExp(`^[${PLAIN_CHARS}]+$`, 'u');
 const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 /**
+ * Programs whose arguments are another command or a program to run (wrappers, shells,
+ * interpreters, remote shells): their name says nothing of what runs, so `timeout 60 npm test`
+ * or `python3 build.py` widened to the program alone would approve `timeout 60 curl …` or any
+ * script. A command such a program starts is remembered exactly.
+ */
+const RUNNERS = new Set([
+  'env',
+  'sudo',
+  'doas',
+  'su',
+  'runuser',
+  'pkexec',
+  'timeout',
+  'nice',
+  'renice',
+  'nohup',
+  'time',
+  'command',
+  'exec',
+  'builtin',
+  'eval',
+  'source',
+  '.',
+  'xargs',
+  'parallel',
+  'stdbuf',
+  'ionice',
+  'chrt',
+  'taskset',
+  'setsid',
+  'unbuffer',
+  'watch',
+  'strace',
+  'ltrace',
+  'chroot',
+  'flock',
+  'script',
+  'busybox',
+  'ssh',
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'fish',
+  'csh',
+  'tcsh',
+  'pwsh',
+  'powershell',
+  'cmd',
+  'node',
+  'nodejs',
+  'deno',
+  'bun',
+  'ruby',
+  'perl',
+  'php',
+  'lua',
+  'luajit',
+  'tclsh',
+  'osascript',
+  'rscript',
+  'julia',
+  'java',
+  'dotnet',
+  'wine',
+]);
+const runsAnother = (program: string) => {
+  const name = program
+    .replace(/^.*[/\\]/, '')
+    .toLowerCase()
+    .replace(/\.exe$/, '');
+  return RUNNERS.has(name) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*$/.test(name);
+};
+
+/**
  * How a scoped approval matches the command it approved:
  * - `exact`: the command has a word that is not plain (shell syntax, quotes, a glob, `~`, a
  *   space other than a space or tab, a letter outside ASCII): only exactly this command, never
@@ -20,13 +99,14 @@ const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
  *   person approved, yet would pass others: approving `git status<no-break space>--short` must
  *   not become `git` followed by anything plain;
  * - `prefix`: the executable and its leading subcommand words (`git status`, `npm run build`),
- *   up to the first option or argument that looks like a path or value.
+ *   up to the first option or argument that looks like a path or value. A program that runs
+ *   another (RUNNERS) is never a prefix: its command is remembered exactly.
  */
 export type CommandScope = { type: 'exact'; command: string } | { type: 'prefix'; words: string[] };
 
 export function commandScope(command: string): CommandScope {
   const words = command.trim().split(/[ \t]+/);
-  if (!words.every((w) => PLAIN_WORD.test(w))) return { type: 'exact', command: command.trim() };
+  if (!words.every((w) => PLAIN_WORD.test(w)) || runsAnother(words[0]!)) return { type: 'exact', command: command.trim() };
   const prefix = [words[0]!];
   for (const w of words.slice(1)) {
     if (!SUBCOMMAND.test(w)) break;
@@ -54,8 +134,15 @@ export function commandScopePattern(scope: CommandScope): string {
  * commands approve each of them: the rule (an approve rule, matched against every command a
  * later request shows) lets a request through only if each of its commands is one of them. A
  * scope whose source field is missing is refused (400 naming the field).
+ *
+ * A title is the action only where the submitter wrote it: a handup or MCP request. A wire
+ * adapter makes its own title from the frame (its text when that fits on one short line, else
+ * the first line or a stock phrase such as "Grant a permission", the rest in the summary), so
+ * for those formats a title is remembered only when it is all the request shows: no summary,
+ * no preview. Otherwise a rule remembering it would approve whatever later frame gets the same
+ * first line or stock phrase.
  */
-export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
+export function scopeRuleMatch(record: HandupRequest, scope: Scope, format: string = HANDUP_FORMAT): RuleMatch {
   const agent = record.source.agent;
   if (!agent) throw new AppError('invalid_decision', 'scope: needs a request with source.agent');
   const match: RuleMatch = { agent };
@@ -74,8 +161,21 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope): RuleMatch {
     if (match.command.length > MAX_PATTERN)
       throw new AppError('invalid_decision', 'scope: this command is too long to remember as a rule; approve it without a scope');
   } else if (tool !== null) match.tool = escapeGlob(tool);
+  else if (!titleNamesAction(format, Boolean(record.summary) || record.previews.length > 0))
+    throw new AppError(
+      'invalid_decision',
+      `scope: this ${format} request shows more than its title (a summary or a preview) and no command or tool, so a rule could not tell it from other requests; approve it without a scope`,
+    );
   else match.title = `^${escapeRegExp(record.title)}$`;
   return match;
+}
+
+/**
+ * Whether a request's title names its action: the submitter wrote it (handup, MCP), or a wire
+ * adapter's title is all the request shows (scopeRuleMatch).
+ */
+export function titleNamesAction(format: string, beyondTitle: boolean): boolean {
+  return format === HANDUP_FORMAT || format === MCP_FORMAT || !beyondTitle;
 }
 
 /** The id prefix of the rules scoped approvals store. */
@@ -89,7 +189,9 @@ export const SCOPE_RULE_PREFIX = 'scope-';
  * else its tool, else its title. So a rule that remembers a tool matches only requests that show
  * no command, and one that remembers a title only requests with neither a command nor a tool:
  * otherwise the agent could put any command behind a title or tool a person once approved for
- * good. Null for other rules, and for any rule that does not approve: an operator may name a
+ * good. A remembered title likewise passes a later frame of a wire format only when its title is
+ * all it shows (titleNamesAction): a longer text cut to the same first line is another action.
+ * Null for other rules, and for any rule that does not approve: an operator may name a
  * deny rule `scope-…`, and narrowing it would let through what it refuses (narrowing an approve
  * rule only ever asks a person more).
  */
@@ -99,5 +201,5 @@ export function sameActionTest(rule: { id: string; action: string; match: RuleMa
   const sameSubmitter = integration === undefined ? (f: RequestFacts) => f.integration === null : () => true;
   if (command !== undefined) return integration === undefined ? sameSubmitter : null;
   if (tool !== undefined) return (f) => sameSubmitter(f) && f.commands.length === 0;
-  return (f) => sameSubmitter(f) && f.commands.length === 0 && f.tool === null;
+  return (f) => sameSubmitter(f) && f.commands.length === 0 && f.tool === null && titleNamesAction(f.format, f.beyondTitle);
 }

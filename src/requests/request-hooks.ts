@@ -82,4 +82,4 @@ export interface CreationPolicy {
 }
 
 /** Stores the rule a scoped approval asks for in the decision's transaction; its id. */
-export type ScopedAllow = (tx: WriteTx, record: HandupRequest, scope: Scope, actor: string, at: number) => Promise<string>;
+export type ScopedAllow = (tx: WriteTx, stored: StoredRequest, scope: Scope, actor: string, at: number) => Promise<string>;

