@@ -148,6 +148,13 @@ export function createRequestService({
   }
 
   /**
+   * A pending request past its deadline that the expiry sweep has not reached yet (the moments
+   * after a start, when everything that came due while the daemon was down is being expired).
+   */
+  const overdue = (stored: StoredRequest, now: number) =>
+    stored.record.status === 'pending' && stored.record.expires_at !== null && stored.record.expires_at <= now;
+
+  /**
    * The request a replayed native frame or a dedupe key names, if any, read `from` the store
    * (committed data) or a write transaction; throws on a dedupe conflict.
    */
@@ -184,6 +191,8 @@ export function createRequestService({
     }
     if (draft.dedupe_key === null) return undefined;
     const found = await from.requests.findPendingByDedupe(submitter, draft.dedupe_key);
+    // An overdue request holds its key no longer: the caller expires it and creates anew.
+    if (found && overdue(found, clock.now())) return found;
     if (found && found.record.content_hash !== hash && sameContentHash(found.record) !== sameContentHash(draft)) {
       throw new AppError('dedupe_conflict', `dedupe_key "${draft.dedupe_key}" is already used by pending request ${found.record.id} with different content`, {
         existing_id: found.record.id,
@@ -204,9 +213,10 @@ export function createRequestService({
       // A replay (a re-sent native frame, a pending dedupe key) is answered from committed state,
       // without a write transaction: it writes nothing, so it waits for no commit.
       const seen = await existing(store, submitter, format, hash, fields, native);
-      if (seen) return replayed(store, seen);
+      if (seen && !overdue(seen, clock.now())) return replayed(store, seen);
       try {
-        return await store.write((tx) => createIn(tx, { checked: true }));
+        // An overdue one is expired in the write transaction first (createIn, unchecked).
+        return await store.write((tx) => createIn(tx, { checked: !seen }));
       } catch (err) {
         if (!(err instanceof RequestKeyTaken)) throw err;
         // Someone committed the same key since the read above: start again inside the transaction.
@@ -228,7 +238,19 @@ export function createRequestService({
 
       async function createIn(tx: WriteTx, { checked }: { checked: boolean }): Promise<{ stored: StoredRequest; created: boolean; replyStale?: true }> {
         if (!checked) {
-          const found = await existing(tx, submitter, format, hash, fields, native);
+          let found = await existing(tx, submitter, format, hash, fields, native);
+          if (found && overdue(found, clock.now())) {
+            // Expired here rather than answered as pending: an agent retrying with its dedupe key
+            // after an outage gets a new request, not one about to expire, and a re-sent native
+            // frame gets its record's timeout. Another daemon may be expiring it this moment.
+            try {
+              const expired = await expireIn(tx, found, clock.now());
+              found = native ? expired : undefined;
+            } catch (err) {
+              if (!(err instanceof AppError && err.code === 'not_pending')) throw err;
+              found = await existing(tx, submitter, format, hash, fields, native);
+            }
+          }
           if (found) return replayed(tx, found);
         }
         const session = fields.source.session;

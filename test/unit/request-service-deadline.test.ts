@@ -62,6 +62,37 @@ describe('request service: the deadline', () => {
     expect((await store.requests.audit(r.id)).at(-1)).toMatchObject({ event: 'cancelled', actor: 'upstream:bridge' });
   });
 
+  it('a dedupe key or a native frame that names a request past its deadline, before the sweep, meets it expired', async () => {
+    const body = (title: string) =>
+      draftFromBody(CreateRequestSchema.parse({ title, timeout: '1s', dedupe_key: 'deploy-1' }), { defaultTimeout: 'none', integration: null });
+    const first = (await service.create(body('Deploy'), { principal: ADMIN })).stored.record;
+    clock.advance(5_000);
+    // The same key with the same content: a new request, not the one about to expire.
+    const again = await service.create(body('Deploy'), { principal: ADMIN });
+    expect(again.created).toBe(true);
+    expect(again.stored.record).toMatchObject({ status: 'pending', dedupe_key: 'deploy-1' });
+    expect(again.stored.record.id).not.toBe(first.id);
+    const old = await service.get(first.id, ADMIN);
+    expect(old.record).toMatchObject({ status: 'expired', decision: { decided_by: 'timeout', decided_at: first.expires_at } });
+    expect((await store.requests.audit(first.id)).filter((a) => a.event === 'expired')).toHaveLength(1);
+    // With other content: no dedupe_conflict with a request that is over.
+    clock.advance(5_000);
+    expect((await service.create(body('Deploy elsewhere'), { principal: ADMIN })).created).toBe(true);
+    expect((await service.get(again.stored.record.id, ADMIN)).record.status).toBe('expired');
+    // The sweep finds nothing left to expire twice.
+    expect((await service.expireDue()).map((s) => s.record.title)).toEqual([]);
+
+    const native = { key: 'toy:1', frame: { id: 1 }, context: null };
+    const draft = draftFromBody(CreateRequestSchema.parse({ title: 'Native', timeout: '1s', dedupe_key: 'toy:1' }), { defaultTimeout: 'none', integration: null });
+    const made = (await service.create(draft, { principal: ADMIN, format: 'toy', native })).stored.record;
+    clock.advance(5_000);
+    const replay = await service.create(draft, { principal: ADMIN, format: 'toy', native });
+    expect(replay.created).toBe(false);
+    expect(replay.stored.record).toMatchObject({ id: made.id, status: 'expired' });
+    // Only the request no create met since its deadline is left to the sweep.
+    expect((await service.expireDue()).map((s) => s.record.title)).toEqual(['Deploy elsewhere']);
+  });
+
   it('records the deadline as the time of expiry, also when the sweep runs long after it', async () => {
     const r = await create();
     clock.advance(60_000);
