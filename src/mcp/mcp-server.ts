@@ -208,7 +208,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
         previews: z.array(PreviewInputSchema).max(64).optional().describe('handup previews: text, markdown, code, diff, json, command, ...'),
         options: z.array(OptionSchema).min(1).max(32).optional().describe('the choices; default approve / deny'),
         risk: RiskSchema.optional(),
-        timeout: TimeoutTextSchema.optional().describe('e.g. 30m; the request expires (denied) after it'),
+        timeout: TimeoutTextSchema.nullable().optional().describe('e.g. 30m; the request expires (denied) after it; none or null: no expiry'),
         dedupe_key: z.string().min(1).max(512).optional().describe('asking again with the same key while pending returns the same request'),
         source: SourceSchema.optional().describe('where you run: agent, session, cwd, repo, branch, host'),
         wait_seconds: waitSeconds.optional().describe('wait up to this many seconds (0-300, default 0) for the decision'),
@@ -245,7 +245,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
           .min(1)
           .max(10)
           .describe('handup questions: {id, question, header?, options?: [{label, description?}], multi?, allow_free_text?}'),
-        timeout: TimeoutTextSchema.optional(),
+        timeout: TimeoutTextSchema.nullable().optional().describe('e.g. 30m; none or null: no expiry'),
         wait_seconds: waitSeconds.optional().describe('wait up to this many seconds (0-300, default 0) for the answers'),
       }),
       outputSchema: OneRequest,

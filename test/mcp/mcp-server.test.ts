@@ -244,6 +244,20 @@ describe('MCP server at /mcp', () => {
     expect(again.content[0].text).toBe(`request ${mine.id} is already cancelled`);
   });
 
+  it('takes timeout none or null as no expiry, as a handup body does', async () => {
+    t = await startTestServer();
+    const client = await mcp(t.adminToken);
+    // No expiry, as in a handup body: "none" or null.
+    for (const timeout of [null, 'none']) {
+      const open = await call(client, 'request_approval', { title: `Keep open ${timeout}`, timeout });
+      expect(open.isError, open.content[0].text).toBeFalsy();
+      expect(open.structuredContent.request).toMatchObject({ timeout: null, expires_at: null });
+      const asked = await call(client, 'ask_question', { title: `Open question ${timeout}`, questions: [{ id: 'q', question: 'Which?', allow_free_text: true }], timeout });
+      expect(asked.isError, asked.content[0].text).toBeFalsy();
+      expect(asked.structuredContent.request.expires_at).toBeNull();
+    }
+  });
+
   it('refuses bad tool input naming the field, storing nothing; dedupe_key returns the pending request', async () => {
     t = await startTestServer();
     const client = await mcp(t.adminToken);
