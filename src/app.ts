@@ -37,6 +37,7 @@ import { registerPageRoutes } from './web/page-routes.js';
 import { registerSessionRoutes } from './web/session-routes.js';
 import { CreateRequestSchema } from './requests/request-schema.js';
 import { isCommonCreateBody } from './requests/create-body-fast-path.js';
+import { AppError } from './lib/errors.js';
 
 /**
  * Builds the whole HTTP/WebSocket surface without listening: tests call this directly and
@@ -55,8 +56,20 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     requestTimeout: 0,
     connectionTimeout: 0,
     forceCloseConnections: 'idle',
+    // Fastify's own 503 while closing has a body of its own; ours has the one error shape.
+    return503OnClosing: false,
     frameworkErrors,
     clientErrorHandler,
+  });
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    done(new AppError('shutting_down', 'countersign is shutting down: try again in a moment'));
   });
 
   // A query parameter a route does not take is refused, as an unknown body field is (docs/api.md):

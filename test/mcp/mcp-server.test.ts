@@ -252,7 +252,11 @@ describe('MCP server at /mcp', () => {
       const open = await call(client, 'request_approval', { title: `Keep open ${timeout}`, timeout });
       expect(open.isError, open.content[0].text).toBeFalsy();
       expect(open.structuredContent.request).toMatchObject({ timeout: null, expires_at: null });
-      const asked = await call(client, 'ask_question', { title: `Open question ${timeout}`, questions: [{ id: 'q', question: 'Which?', allow_free_text: true }], timeout });
+      const asked = await call(client, 'ask_question', {
+        title: `Open question ${timeout}`,
+        questions: [{ id: 'q', question: 'Which?', allow_free_text: true }],
+        timeout,
+      });
       expect(asked.isError, asked.content[0].text).toBeFalsy();
       expect(asked.structuredContent.request.expires_at).toBeNull();
     }

@@ -83,7 +83,10 @@ describe('request service: the deadline', () => {
     expect((await service.expireDue()).map((s) => s.record.title)).toEqual([]);
 
     const native = { key: 'toy:1', frame: { id: 1 }, context: null };
-    const draft = draftFromBody(CreateRequestSchema.parse({ title: 'Native', timeout: '1s', dedupe_key: 'toy:1' }), { defaultTimeout: 'none', integration: null });
+    const draft = draftFromBody(CreateRequestSchema.parse({ title: 'Native', timeout: '1s', dedupe_key: 'toy:1' }), {
+      defaultTimeout: 'none',
+      integration: null,
+    });
     const made = (await service.create(draft, { principal: ADMIN, format: 'toy', native })).stored.record;
     clock.advance(5_000);
     const replay = await service.create(draft, { principal: ADMIN, format: 'toy', native });
