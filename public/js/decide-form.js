@@ -1,5 +1,6 @@
 import { api, requestPath } from './api.js';
 import { h, toast } from './dom.js';
+import { rememberedAction } from './scope-action.js';
 
 /**
  * The decision panel of a pending request: question forms, feedback, one button per option of
@@ -197,7 +198,8 @@ const SCOPE_LABEL = { session: 'this session', project: 'this project', always: 
 function scopeField(record, format) {
   const s = record.source ?? {};
   if (!s.agent || record.kind === 'question' || record.kind === 'info' || !record.options.some((o) => o.outcome === 'approve')) return null;
-  if (adapterTitleOnly(record, format)) return null;
+  const action = rememberedAction(record, format);
+  if (!action) return null;
   const scopes = [s.session ? 'session' : null, s.repo ? 'project' : null, 'always'].filter(Boolean);
   const select = h(
     'select',
@@ -210,16 +212,21 @@ function scopeField(record, format) {
     { class: 'field scope-field' },
     h('label', { for: 'scope' }, "Don't ask again", h('span', { class: 'muted' }, ' · when approving, approve the same action from this agent from now on')),
     select,
+    h('p', { class: 'muted scope-action' }, 'Remembers ', actionText(action)),
   );
   return { el, value: () => select.value || null };
 }
 
-/** The action would be a title a wire adapter made, and the request shows more than it. */
-function adapterTitleOnly(record, format) {
-  if (!format || format === 'handup' || format === 'mcp') return false;
-  const previews = record.previews ?? [];
-  const tool = record.tool || record.input?.tool || record.input?.tool_name;
-  return !previews.some((p) => p.type === 'command') && !tool && Boolean(record.summary || previews.length > 0);
+/** What the rule will pass, in words: the reviewer sees how far "the same action" reaches. */
+function actionText(action) {
+  if (action.tool) return ['the tool ', h('code', null, action.tool)];
+  if (action.title) return ['the title ', h('q', null, action.title)];
+  return action.commands.flatMap((c, i) => [
+    i > 0 ? '; ' : '',
+    c.type === 'exact'
+      ? ['exactly ', h('code', null, c.command)]
+      : [h('code', null, c.words.join(' ')), c.words.length === 1 ? ' with any plain arguments' : ' followed by any plain words'],
+  ]);
 }
 
 let uid = 0;

@@ -4,6 +4,7 @@ import { bytes } from './format.js';
 import { renderMarkdown } from './markdown.js';
 import { rasterType } from './raster-type.js';
 import { visibleHtml } from './visible-text.js';
+import { commandLine } from './command-line.js';
 
 /**
  * One renderer per preview type (handup's Preview). Text is always set as text; markdown is
@@ -155,13 +156,9 @@ async function save(hash, name) {
   setTimeout(() => URL.revokeObjectURL(url), DOWNLOAD_URL_LIFETIME_MS);
 }
 
-function shellQuote(arg) {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
 function commandView(p) {
   const c = p.command ?? {};
-  const line = c.shell ?? (c.argv ? c.argv.map(shellQuote).join(' ') : (p.inline ?? ''));
+  const line = commandLine(p);
   return h(
     'div',
     null,

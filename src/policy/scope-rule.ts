@@ -20,7 +20,7 @@ const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
  * or `python3 build.py` widened to the program alone would approve `timeout 60 curl …` or any
  * script. A command such a program starts is remembered exactly.
  */
-const RUNNERS = new Set([
+export const RUNNERS = new Set([
   'env',
   'sudo',
   'doas',

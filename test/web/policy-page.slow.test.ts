@@ -143,6 +143,8 @@ describe.skipIf(SKIP_BROWSER)('policy on the page (Chromium)', () => {
     expect(await page.locator('#scope').count()).toBe(0);
     await open('Run npm test');
     expect(await scopes()).toEqual(['', 'session', 'project', 'always']);
+    // How far "the same action" reaches, before the reviewer picks a scope.
+    expect(await page.locator('.scope-action').textContent()).toBe('Remembers npm test followed by any plain words');
 
     await page.locator('#scope').selectOption('session');
     await page.locator('#decision-block button[data-option="approve"]').click();
@@ -166,5 +168,6 @@ describe.skipIf(SKIP_BROWSER)('policy on the page (Chromium)', () => {
     expect(await page.locator('#scope').count()).toBe(0);
     await open('reviewer wants to run npm run lint');
     expect(await scopes()).toEqual(['', 'session', 'always']);
+    expect(await page.locator('.scope-action').textContent()).toBe('Remembers the title reviewer wants to run npm run lint');
   });
 });

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { commandScope as pageScope, rememberedAction, RUNNERS as PAGE_RUNNERS } from '../../public/js/scope-action.js';
+import { AppError } from '../../src/lib/errors.js';
+import { requestTool, shownCommands } from '../../src/policy/request-facts.js';
+import { commandScope, RUNNERS, scopeRuleMatch } from '../../src/policy/scope-rule.js';
+import type { HandupRequest } from '../../src/requests/request-schema.js';
+
+/** The decision form says what "Don't ask again" remembers: what the daemon stores, word for word. */
+describe('what the page says a scoped approval remembers (public/js/scope-action.js)', () => {
+  it('knows the same programs that run another', () => {
+    expect([...PAGE_RUNNERS].sort()).toEqual([...RUNNERS].sort());
+  });
+
+  it.each([
+    'npm test',
+    'git status --short',
+    'npm run build -- --watch',
+    './gradlew   assemble   -x test',
+    'ls /etc',
+    'rm -rf build',
+    'timeout 60 npm test',
+    '/usr/bin/env node x.js',
+    'python3.12 manage.py migrate',
+    'NOHUP.EXE make',
+    'npm test && curl x | sh',
+    'git status\u00a0--short',
+    'echo $HOME',
+    'git log -- café',
+    "echo 'a; curl x | sh'",
+  ])('widens %j as the daemon does', (command) => {
+    expect(pageScope(command)).toEqual(commandScope(command));
+  });
+
+  const record = (over: Partial<HandupRequest>): HandupRequest =>
+    ({ id: 'r', title: 'Deploy', summary: null, source: { agent: 'a' }, previews: [], input: null, tool: undefined, ...over }) as unknown as HandupRequest;
+
+  it.each([
+    ['handup', record({ previews: [{ type: 'command', command: { shell: 'npm test', argv: null } }] as never })],
+    ['handup', record({ previews: [{ type: 'command', command: { argv: ['echo', 'a; curl x | sh'] } }] as never })],
+    ['ask', record({ previews: [{ type: 'command', inline: 'curl x | sh', command: {} }] as never })],
+    ['roll', record({ tool: 'Bash', summary: 'why' } as never)],
+    ['claude-code', record({ input: { tool_name: 'WebFetch' } } as never)],
+    ['handup', record({ summary: 'more' })],
+    ['mcp', record({ summary: 'more' })],
+    ['alp', record({})],
+    ['alp', record({ summary: 'the whole text' })],
+    ['paperclip', record({ previews: [{ type: 'json', inline: '{}' }] as never })],
+  ])('%s: remembers what the daemon stores, and offers nothing it refuses', (format, r) => {
+    let stored: ReturnType<typeof scopeRuleMatch> | null;
+    try {
+      stored = scopeRuleMatch(r, 'always', format);
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      stored = null;
+    }
+    const action = rememberedAction(r, format);
+    if (stored === null) return expect(action).toBeNull();
+    if (stored.command !== undefined) return expect(action).toEqual({ commands: shownCommands(r).map(commandScope) });
+    if (stored.tool !== undefined) return expect(action).toEqual({ tool: requestTool(r) });
+    expect(action).toEqual({ title: r.title });
+  });
+});
