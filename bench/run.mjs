@@ -8,7 +8,7 @@
 // BENCH_SCENARIOS (comma list of 1..9, default all), BENCH_RUNS (repeats of every scenario for
 // the run-to-run spread, default 3), BENCH_HOOK_SAMPLES (scenario 6, default 300),
 // BENCH_CPU_PROF=1 (profile the daemon's submit path into bench-results/), BENCH_SPREAD_S
-// (expiry spread, default 120), COUNTERSIGN_PG_BIN (where initdb and pg_ctl are, scenarios 8-9).
+// (expiry spread, default 120), CS_PG_BIN (where initdb and pg_ctl are, scenarios 8-9).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';

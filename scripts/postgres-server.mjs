@@ -10,7 +10,7 @@ import { join } from 'node:path';
 /** The directory of `initdb` and `pg_ctl`, or null when PostgreSQL is not installed. */
 export function findPostgresBin() {
   const candidates = [];
-  if (process.env.COUNTERSIGN_PG_BIN) candidates.push(process.env.COUNTERSIGN_PG_BIN);
+  if (process.env.CS_PG_BIN) candidates.push(process.env.CS_PG_BIN);
   try {
     candidates.push(execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
   } catch {
@@ -43,7 +43,7 @@ function freePort() {
  * false` turns fsync off (tests).
  */
 export async function startPostgresServer({ bin = findPostgresBin(), log = () => {}, durable = true } = {}) {
-  if (!bin) throw new Error('PostgreSQL is not installed (no initdb/pg_ctl found; set COUNTERSIGN_PG_BIN)');
+  if (!bin) throw new Error('PostgreSQL is not installed (no initdb/pg_ctl found; set CS_PG_BIN)');
   const root = mkdtempSync(join(tmpdir(), 'countersign-pg-'));
   const data = join(root, 'data');
   const asRoot = userInfo().uid === 0;

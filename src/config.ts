@@ -224,9 +224,20 @@ export interface LoadConfigOptions {
 
 export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
 
+/**
+ * config/default.json, with the settings of the wire formats this daemon serves only: a daemon
+ * wired with other adapters (an embedder's, a test's) has no `formats.roll` to set.
+ */
+function defaultsFor(adapters: Adapters): Record<string, unknown> {
+  const defaults = readConfigFile(DEFAULT_CONFIG_FILE) as Record<string, unknown>;
+  const formats = (defaults.formats ?? {}) as Record<string, unknown>;
+  const served = new Set(adapters.map((a) => a.format));
+  return { ...defaults, formats: Object.fromEntries(Object.entries(formats).filter(([name]) => served.has(name))) };
+}
+
 export function loadConfig({ file, env = process.env, overrides, adapters = registeredAdapters }: LoadConfigOptions = {}): Readonly<Config> {
   const schema: Schema = adapters === registeredAdapters ? ConfigSchema : configSchema(adapters);
-  let merged = readConfigFile(DEFAULT_CONFIG_FILE) as Record<string, unknown>;
+  let merged = defaultsFor(adapters);
   const path = file ?? env.COUNTERSIGN_CONFIG;
   const fromFile = path ? (readConfigFile(path) as Record<string, unknown>) : {};
   merged = deepMerge(merged, fromFile);

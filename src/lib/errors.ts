@@ -8,7 +8,6 @@ export const ERRORS = {
   invalid_decision: 400,
   invalid_query: 400,
   invalid_frame: 400,
-  invalid_token_name: 400,
   invalid_rule: 400,
   callback_not_allowed: 400,
   unauthorized: 401,

@@ -72,13 +72,14 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
 
   function send(message: unknown) {
     if (socket.readyState !== socket.OPEN) return;
-    const text = JSON.stringify(message);
-    if (socket.bufferedAmount + Buffer.byteLength(text) > o.maxBufferedBytes) {
-      o.log.warn({ format: adapter.format, buffered: socket.bufferedAmount }, 'bridge socket too slow; disconnecting');
+    // A backlog of earlier replies past the limit is a bridge that stopped reading; the size of
+    // the reply about to be written is not (a long answer goes to a bridge with nothing unsent).
+    if (socket.bufferedAmount > o.maxBufferedBytes) {
+      o.log.warn({ buffered: socket.bufferedAmount }, 'bridge socket too slow; disconnecting');
       socket.terminate();
       return;
     }
-    socket.send(text);
+    socket.send(JSON.stringify(message));
   }
 
   function sendReply(stored: StoredRequest, replyFor: (stored: StoredRequest) => unknown) {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, ConfigSchema, DEFAULT_CONFIG_FILE, envKeys, loadConfig } from '../../src/config.js';
+import { adapters } from '../../src/adapters/registry.js';
 import { allowedHosts, hostOfHeader } from '../../src/http/host-check.js';
 import { scrubForLog } from '../../src/lib/logger.js';
 
@@ -42,6 +43,17 @@ describe('config', () => {
     expect(c.data_dir).toBe(resolve('./data'));
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.callbacks.allowlist)).toBe(true);
+  });
+
+  it("lists each wire format's settings as its adapter declares them, and leaves out formats a daemon does not serve", () => {
+    const defaults = JSON.parse(readFileSync(DEFAULT_CONFIG_FILE, 'utf8'));
+    const declared = Object.fromEntries(adapters.filter((a) => a.config).map((a) => [a.format, { default_timeout: a.config!.default_timeout }]));
+    expect(defaults.formats).toEqual(declared);
+    expect(defaults.formats).toEqual({ roll: { default_timeout: '5m' }, alp: { default_timeout: '30m' } });
+    expect(loadConfig({ env: {} }).formats).toEqual(declared);
+    // Wired with the handup adapter only: no formats.roll to set, and no error for it.
+    const handupOnly = adapters.filter((a) => a.format === 'handup');
+    expect(loadConfig({ env: {}, adapters: handupOnly }).formats).toEqual({});
   });
 
   it('every key has a COUNTERSIGN_<SECTION>_<KEY> variable, including the ones the spec names', () => {
