@@ -16,7 +16,9 @@ describe("a daemon's state in the checkout", () => {
   });
 
   it('is ignored by git', () => {
-    const ignored = execFileSync('git', ['check-ignore', '--no-index', ...state, 'src/auth/admin-token.ts'], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n');
+    const ignored = execFileSync('git', ['check-ignore', '--no-index', ...state, 'src/auth/admin-token.ts'], { cwd: ROOT, encoding: 'utf8' })
+      .trim()
+      .split('\n');
     expect(ignored).toEqual(state);
   });
 
