@@ -310,7 +310,7 @@ describe('paperclip adapter quirks', () => {
     const lookahead = normalize({ answerMode: 'text', textValidation: { pattern: '^(?=.*\\d).+$' } });
     expect(lookahead.request.input).not.toHaveProperty('optional_questions');
     expect(lookahead.notes).toEqual([
-      'paperclip.runtime_request.v2 input: question "q": textValidation.pattern needs a backtracking engine: an answer it cannot test within 50 ms is left to the runner',
+      'paperclip.runtime_request.v2 input: question "q": textValidation.pattern needs a backtracking engine: an answer it cannot test within 250 ms is left to the runner',
     ]);
   });
 
