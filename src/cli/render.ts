@@ -1,4 +1,5 @@
 import type { HandupRequest } from '../requests/request-schema.js';
+import { previewText } from '../requests/preview-text.js';
 import { quoteArgv } from '../lib/shell-quote.js';
 import { clean } from './terminal-text.js';
 
@@ -47,14 +48,20 @@ export function requestDetail(r: HandupRequest): string {
       const c = p.command ?? {};
       // As the inbox shows it, and as rules read it: the shell line, else the argv, else the inline text.
       const cmd = c.shell ?? (c.argv ? quoteArgv(c.argv) : (p.inline ?? ''));
-      lines.push('', `command${c.cwd ? ` (in ${clean(c.cwd)})` : ''}:`, indent(`$ ${clean(cmd, { multiline: true })}`));
+      const title = p.title ?? p.name;
+      lines.push('', `command${title ? ` ${clean(title)}` : ''}${c.cwd ? ` (in ${clean(c.cwd)})` : ''}:`, indent(`$ ${clean(cmd, { multiline: true })}`));
       // The agent may run the argv rather than the shell line: when they differ, show both.
       const { argv, shell } = c;
       if (argv?.length && shell != null && argv.join(' ') !== shell.trim()) lines.push(indent(`argv: ${clean(JSON.stringify(argv))}`));
+      if (c.env_keys?.length) lines.push(indent(`env: ${clean(c.env_keys.join(', '))}`));
     } else {
+      // Everything the preview carries as text (an email's headers and body, a file set's paths),
+      // as the decision-link page shows it; what is only in blobs is named.
       const label = [p.type, p.title ?? p.name].filter(Boolean).join(': ');
-      lines.push('', `preview ${clean(label)}${p.inline != null ? ':' : p.blob ? ` (${clean(p.blob)})` : ''}`);
-      if (p.inline != null) lines.push(indent(clean(p.inline, { multiline: true })));
+      const text = previewText(p);
+      const blobs = [p.blob, p.before_blob, p.after_blob, ...(p.files ?? []).map((f) => f.blob)].filter((b): b is string => typeof b === 'string');
+      lines.push('', `preview ${clean(label)}${text != null ? ':' : ''}${blobs.length ? ` (${blobs.map((b) => clean(b)).join(', ')})` : ''}`);
+      if (text != null) lines.push(indent(clean(text, { multiline: true })));
     }
   }
   const questions = r.input?.questions ?? [];
@@ -62,10 +69,17 @@ export function requestDetail(r: HandupRequest): string {
     lines.push('', 'questions:');
     for (const q of questions) {
       const flags = [q.multi ? 'choose any' : null, q.allow_free_text ? 'free text allowed' : null].filter(Boolean).join(', ');
-      lines.push(`  ${clean(q.id)}: ${clean(q.question)}${flags ? `  (${flags})` : ''}`);
-      for (const o of q.options ?? []) lines.push(`    - ${clean(o.label)}${o.description ? `: ${clean(o.description)}` : ''}`);
+      lines.push(`  ${clean(q.id)}: ${q.header ? `[${clean(q.header)}] ` : ''}${clean(q.question)}${flags ? `  (${flags})` : ''}`);
+      for (const o of q.options ?? []) {
+        lines.push(`    - ${clean(o.label)}${o.description ? `: ${clean(o.description)}` : ''}`);
+        if (o.preview) lines.push(indent(indent(indent(clean(o.preview, { multiline: true })))));
+      }
     }
   }
+  if (r.tool) lines.push('', `tool: ${clean(r.tool)}`);
+  // The agent's input beyond questions and feedback (a tool's arguments), as the inbox's Input fold shows it.
+  const { questions: _q, feedback: _f, ...rest } = r.input ?? {};
+  if (Object.keys(rest).length > 0) lines.push('', 'input:', indent(clean(JSON.stringify(rest, null, 2), { multiline: true })));
   lines.push(
     '',
     `options: ${r.options.map((o) => `${clean(o.id)} (${clean(o.outcome)}${o.label.toLowerCase() !== o.id ? `, "${clean(o.label)}"` : ''})`).join(', ')}`,

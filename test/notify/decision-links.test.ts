@@ -175,6 +175,9 @@ describe('decision links', () => {
       'Its file contents are shown in the inbox.',
     ])
       expect(html).toContain(shown);
+    // Commands read in the order they run (right-to-left letters move nothing); an email's text keeps its direction.
+    expect(html).toContain('<pre class="ltr"># in /srv/prod\n$ rm -rf build');
+    expect(html).toMatch(/<pre>To: all@example.com/);
   });
 
   it('forged and altered tokens are 404 and decide nothing', async () => {

@@ -378,5 +378,40 @@ describe.skipIf(SKIP_BROWSER)('attacks on the reviewer page (Chromium)', () => {
       expect(await page.locator('#decision-block .answers dd').textContent()).toBe('opt\uFFFD1');
       expect(await leaks()).toEqual([]);
     });
+
+    it('commands and code read in the order they run: right-to-left letters do not move the numbers around them', async () => {
+      await createRequest(t.api, {
+        title: 'Pay the refund',
+        previews: [
+          { type: 'command', command: { shell: '\u0627 100 to account 5' } },
+          { type: 'code', lang: 'sh', inline: 'transfer 10 \u05D0 9000' },
+        ],
+      });
+      await signInOnPage(page, t);
+      await open('Pay the refund');
+      // Left to right as written: the letter before the first number stays left of it.
+      const order = (selector: string, first: string, second: string) =>
+        page.locator(selector).evaluate(
+          (el, [a, b]) => {
+            const x = (needle: string) => {
+              const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+              for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                const i = n.nodeValue!.indexOf(needle);
+                if (i < 0) continue;
+                const r = document.createRange();
+                r.setStart(n, i);
+                r.setEnd(n, i + needle.length);
+                return r.getBoundingClientRect().left;
+              }
+              throw new Error(`not found: ${needle}`);
+            };
+            return x(a!) < x(b!);
+          },
+          [first, second],
+        );
+      expect(await order('#detail pre.command', '\u0627', '100')).toBe(true);
+      expect(await order('#detail pre.code', '10', '9000')).toBe(true);
+      expect(await order('#detail pre.code', '\u05D0', '9000')).toBe(true);
+    });
   });
 });
