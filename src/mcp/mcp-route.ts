@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { submitterKey } from '../auth/principal.js';
 import { isSameOrigin } from '../http/same-origin.js';
+import { stillAuthenticated } from '../http/still-authenticated.js';
 import { AppError } from '../lib/errors.js';
 import { truncateBytes } from '../lib/truncate-bytes.js';
 
@@ -110,6 +111,7 @@ export function registerMcpRoute(app: FastifyInstance, deps: Deps) {
         clock: deps.clock,
         version: deps.version,
         principal: request.principal,
+        stillAuthenticated: stillAuthenticated(deps, request),
         clientName,
         logError: (err) => request.log.error({ err }, 'MCP tool call failed'),
       });

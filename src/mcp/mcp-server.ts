@@ -42,6 +42,8 @@ export interface McpServerDeps {
   version: string;
   /** Who is calling (the bearer token of this HTTP request). */
   principal: Principal;
+  /** Throws `unauthorized` when that token no longer authenticates (revoked during a wait). */
+  stillAuthenticated: () => Promise<void>;
   /** The client's `clientInfo.name` from its `initialize`, when known: the default `source.agent`. */
   clientName: string | null;
   /** How often a long wait tells a client that asked for progress that it is still waiting. */
@@ -152,6 +154,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
     } finally {
       if (timer) clock.clearTimer(timer);
     }
+    await deps.stillAuthenticated();
     return Promise.all(ids.map(get));
   }
 

@@ -103,9 +103,12 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     const replyFor = watching.get(e.request.id);
     if (e.type === 'request.created' || !replyFor) return;
     watching.delete(e.request.id);
-    // The event carries the record only; the reply was stored in the same transaction.
+    // The event carries the record only; the reply was stored in the same transaction. A token
+    // revoked since the frame came gets no decision: the socket ends as at its next message.
     o.requests.get(e.request.id, principal).then(
-      (stored) => sendReply(stored, replyFor),
+      async (stored) => {
+        if (!(await refusedAsRetired())) sendReply(stored, replyFor);
+      },
       (err: unknown) => o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge'),
     );
   });

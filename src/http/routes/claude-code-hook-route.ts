@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ClaudeCodeHookSchema, FORMAT, hookOutput, isAskingEvent } from '../../adapters/claude-code.js';
 import { admitter } from '../../auth/rate-limit.js';
 import type { Deps } from '../../deps.js';
+import { stillAuthenticated } from '../still-authenticated.js';
 import { durationMs } from '../../lib/durations.js';
 import { durationParam } from '../schemas.js';
 import { AppError, validationError } from '../../lib/errors.js';
@@ -95,6 +96,7 @@ export function registerClaudeCodeHookRoute(app: FastifyInstance, deps: Deps) {
         stored.record.status === 'pending'
           ? await waiters.wait(id, waitMs, async () => (await requests.get(id, principal)).record, clientGone(reply))
           : stored.record;
+      if (record !== stored.record) await stillAuthenticated(deps, request)();
       return hookOutput(record, hook.hook_event_name, hook.tool_input ?? {}, onWait);
     },
   );

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal.js';
 import type { Deps } from '../../deps.js';
+import { stillAuthenticated, type AuthCheck } from '../still-authenticated.js';
 import { AppError } from '../../lib/errors.js';
 import { requireSequencedFormat, sequencedReply } from '../../formats/sequenced-reply.js';
 import type { StoredRequest } from '../../storage/request-records.js';
@@ -48,8 +49,9 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
   }
 
   /** Long-polls until the request leaves pending or `ms` passes, then reads it back with its reply. */
-  async function settle(id: string, ms: number, principal: Principal, gone: AbortSignal): Promise<StoredRequest> {
+  async function settle(id: string, ms: number, principal: Principal, gone: AbortSignal, authenticated: AuthCheck): Promise<StoredRequest> {
     await waiters.wait(id, ms, async () => (await requests.get(id, principal)).record, gone);
+    await authenticated();
     return requests.get(id, principal);
   }
 
@@ -85,7 +87,9 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
         admit,
       });
       const answer =
-        query.waitMs === null || stored.record.status !== 'pending' ? stored : await settle(stored.record.id, query.waitMs, principal, clientGone(reply));
+        query.waitMs === null || stored.record.status !== 'pending'
+          ? stored
+          : await settle(stored.record.id, query.waitMs, principal, clientGone(reply), stillAuthenticated(deps, request));
       return reply.code(created ? 201 : 200).send({ request: answer.record, reply: replyFor(answer) });
     },
   );
@@ -107,7 +111,10 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
       const { wait, controller_seq: seq } = request.query;
       if (seq !== undefined) requireSequencedFormat(adapter, 'invalid_query', 'controller_seq');
       const found = await ownOfFormat(id, adapter.format, request.principal);
-      const stored = wait === undefined || found.record.status !== 'pending' ? found : await settle(id, waitBudget(wait), request.principal, clientGone(reply));
+      const stored =
+        wait === undefined || found.record.status !== 'pending'
+          ? found
+          : await settle(id, waitBudget(wait), request.principal, clientGone(reply), stillAuthenticated(deps, request));
       if (seq === undefined) return withReply(stored);
       // The bridge's number goes on this rendering only; the stored reply keeps controllerSeq 1.
       return { request: stored.record, reply: sequencedReply(adapter, stored.nativeReply, seq, deps.clock).reply };

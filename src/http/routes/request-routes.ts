@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
+import { stillAuthenticated } from '../still-authenticated.js';
 import { HANDUP_FORMAT } from '../../formats/format-catalog.js';
 import { CreateRequestSchema } from '../../requests/request-schema.js';
 import { errors } from '../openapi.js';
@@ -66,12 +67,14 @@ export function registerRequestRoutes(app: FastifyInstance, deps: Deps) {
     },
     async (request, reply) => {
       const { id } = request.params;
-      return waiters.wait(
+      const record = await waiters.wait(
         id,
         request.query.timeout === undefined ? WAIT_DEFAULT_MS : waitBudget(request.query.timeout),
         async () => (await requests.get(id, request.principal)).record,
         clientGone(reply),
       );
+      await stillAuthenticated(deps, request)();
+      return record;
     },
   );
 
