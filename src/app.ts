@@ -7,7 +7,7 @@ import type { Deps } from './deps.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
-import { registerHostCheck } from './http/host-check.js';
+import { hostRefusal, registerHostCheck } from './http/host-check.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { NoQuery } from './http/schemas.js';
 import { genRequestId, registerRequestIdHeader } from './http/request-id.js';
@@ -44,11 +44,12 @@ import { AppError } from './lib/errors.js';
  * only the CLI (server.ts) listens. Routes are listed here, top to bottom, on purpose.
  */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const requestLog = new RequestLogController();
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: deps.config.requests.max_body_bytes,
     // One line per request, with its id: successes at debug, 4xx at info, 5xx at error.
-    logController: new RequestLogController(),
+    logController: requestLog,
     genReqId: genRequestId,
     // Long-polls last up to 60 s; keep-alive connections must outlive them.
     keepAliveTimeout: 65_000,
@@ -58,7 +59,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     // Fastify's own 503 while closing has a body of its own; ours has the one error shape.
     return503OnClosing: false,
-    frameworkErrors,
+    frameworkErrors: frameworkErrors({ hostRefusal: hostRefusal(deps.config), requestLog }),
     clientErrorHandler,
   });
   let closing = false;

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, formatIssuePath, toErrorBody, validationError, type ErrorCode } from '../lib/errors.js';
 import './route-config.js';
+import type { RequestLogController } from './request-log-controller.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
 
 interface ValidationIssue {
   instancePath: string;
@@ -33,14 +35,20 @@ export function registerErrorHandler(app: FastifyInstance) {
  * parameter over its length limit) are answered before any route, hook or error handler runs,
  * by default in fastify's own body shape. Keep `{error, code}` there too.
  */
-export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
-  const appError =
-    err.code === 'FST_ERR_BAD_URL'
-      ? new AppError('invalid_request', 'the URL is malformed (bad percent-encoding)')
-      : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? new AppError('invalid_request', 'params: a path parameter is too long')
-        : new AppError('internal_error', 'internal error');
-  void reply.code(appError.status).type('application/json').send(toErrorBody(appError));
+export function frameworkErrors({ hostRefusal, requestLog }: { hostRefusal: (request: FastifyRequest) => AppError | null; requestLog: RequestLogController }) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // What every answer gets, though no hook runs here: the Host check first, the request's id,
+    // the completion line.
+    const appError =
+      hostRefusal(request) ??
+      (err.code === 'FST_ERR_BAD_URL'
+        ? new AppError('invalid_request', 'the URL is malformed (bad percent-encoding)')
+        : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new AppError('invalid_request', 'params: a path parameter is too long')
+          : new AppError('internal_error', 'internal error'));
+    void reply.header(REQUEST_ID_HEADER, request.id).code(appError.status).type('application/json').send(toErrorBody(appError));
+    requestLog.requestCompleted(null, request, reply);
+  };
 }
 
 function toAppError(err: FastifyError | AppError, validationCode: ErrorCode, limits: { route: number; app: number | undefined }): AppError {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { canonicalHost } from '../callbacks/callback-url-policy.js';
 import type { Config } from '../config.js';
 import { AppError } from '../lib/errors.js';
@@ -39,23 +39,29 @@ export function hostOfHeader(header: string | undefined): string | undefined {
  * orchestrators probe it by pod or container IP.
  */
 export function registerHostCheck(app: FastifyInstance, config: Pick<Config, 'host' | 'public_url' | 'server'>) {
+  const refusal = hostRefusal(config);
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(request.routeOptions.url === '/v1/health' ? undefined : (refusal(request) ?? undefined));
+  });
+}
+
+/** The 421 for a request whose Host header is not one of the daemon's names; null when it is. */
+export function hostRefusal(config: Pick<Config, 'host' | 'public_url' | 'server'>): (request: FastifyRequest) => AppError | null {
   const allowed = allowedHosts(config);
   // Host headers already judged allowed, as sent: parsing and canonicalising one costs more than
   // the rest of a small request's routing. Bounded, since the header is the caller's to vary.
   const known = new Set<string>();
-  app.addHook('onRequest', (request, _reply, done) => {
+  return (request) => {
     const header = request.headers.host;
-    if (request.routeOptions.url === '/v1/health' || (header !== undefined && known.has(header))) return done();
+    if (header !== undefined && known.has(header)) return null;
     const host = hostOfHeader(header);
     if (host !== undefined && allowed.has(host)) {
       if (known.size < 256) known.add(header!);
-      return done();
+      return null;
     }
-    done(
-      new AppError(
-        'host_not_allowed',
-        `the Host header ${request.headers.host === undefined ? 'is missing' : `"${request.headers.host.slice(0, 100)}" is not one of this daemon's names`}: people reach countersign under localhost, the bind address, public_url's host or a name in server.allowed_hosts`,
-      ),
+    return new AppError(
+      'host_not_allowed',
+      `the Host header ${header === undefined ? 'is missing' : `"${header.slice(0, 100)}" is not one of this daemon's names`}: people reach countersign under localhost, the bind address, public_url's host or a name in server.allowed_hosts`,
     );
-  });
+  };
 }

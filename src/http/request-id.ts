@@ -9,7 +9,7 @@ export const REQUEST_ID_HEADER = 'x-request-id';
  * digits and `._:-`, at most 128); anything else in the header (log-line injection, a huge value)
  * is ignored, not refused, and the request gets an id of its own.
  */
-const WELL_FORMED = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const WELL_FORMED = /^[A-Za-z0-9][\w.:-]{0,127}$/;
 
 // Random bytes drawn 3 KiB at a time: one call to the CSPRNG per 256 ids instead of one per request.
 const ID_BYTES = 12;
@@ -25,7 +25,9 @@ export function genRequestId(req: IncomingMessage): string {
     at = 0;
   }
   at += ID_BYTES;
-  return pool.toString('base64url', at - ID_BYTES, at);
+  const id = pool.toString('base64url', at - ID_BYTES, at);
+  // Well formed itself, so a proxy that passes it back has it kept: a letter or digit first.
+  return id[0] === '-' || id[0] === '_' ? `x${id.slice(1)}` : id;
 }
 
 /** Every answer carries its id (errors included), so a caller can quote the line it produced. */

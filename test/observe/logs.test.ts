@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.js';
@@ -310,6 +311,31 @@ describe('HTTP request lines', () => {
       expect(completed(capture.lines, id), bad).toHaveLength(1);
     }
     for (const text of ['has spaces', 'quoted', 'leading-dash', 'semi;colon', 'injected', 'a'.repeat(128)]) expect(capture.text()).not.toContain(text);
+  });
+
+  it('a URL no route can read (bad percent-encoding, a parameter too long) gets its id, its line and the Host check too', async () => {
+    const capture = captureLog();
+    t = await startTestServer({}, { log: capture.log });
+    for (const path of ['/v1/requests/%zz', `/v1/requests/${'A'.repeat(200)}`]) {
+      const res = await t.api.request('GET', path, undefined, { headers: { 'x-request-id': 'myid-3' } });
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get('x-request-id')).toBe('myid-3');
+      expect(completed(capture.lines, 'myid-3').at(-1)).toMatchObject({ level: INFO, status: 400, method: 'GET' });
+      // fetch will not send another Host: node:http will.
+      const foreign = await new Promise<{ status: number; id: string; body: string }>((resolve, reject) => {
+        const req = httpGet(`${t!.url}${path}`, { headers: { host: 'evil.example' } }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, id: String(res.headers['x-request-id']), body }));
+        });
+        req.on('error', reject);
+      });
+      expect(foreign.status, path).toBe(421);
+      expect(JSON.parse(foreign.body).code).toBe('host_not_allowed');
+      expect(completed(capture.lines, foreign.id)).toMatchObject([{ status: 421 }]);
+    }
+    // Generated ids start with a letter or digit, as a caller's must to be kept.
+    for (let i = 0; i < 200; i++) expect((await t.api.get('/v1/health')).headers.get('x-request-id')).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]{15}$/);
   });
 
   it("a decision link's path is a credential: its line names the route, not the token", async () => {
