@@ -6,7 +6,7 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 
 /**
  * A caller's own id is kept when it is well formed (a proxy's or a client's trace id: letters,
- * digits and `._:-`, at most 128); anything else in the header (log-line injection, a huge value)
+ * digits and `.`, `_`, `:`, `-`, at most 128); anything else in the header (log-line injection, a huge value)
  * is ignored, not refused, and the request gets an id of its own.
  */
 const WELL_FORMED = /^[A-Za-z0-9][\w.:-]{0,127}$/;
