@@ -73,7 +73,16 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
       // Stored bytes are read once per upload; bytes in flight are this daemon's running count.
       const stored = limited ? await store.blobs.usage(owner) : 0;
       const room = () => quotaBytes - stored - (inFlight.get(owner) ?? 0);
-      if (limited && declared !== undefined && declared > room()) throw overQuota(stored);
+      // Bytes the owner already stores count once: an upload past the room may be one of its own
+      // blobs again (to restart its retention), which costs nothing. It may go on as far as the
+      // largest of them, and is kept only if it is one (the digest is known at the end).
+      const largest = limited ? await store.blobs.largestOwned(owner) : 0;
+      let mustBeOwned = false;
+      const past = (bytes: number) => {
+        if (bytes > largest) throw overQuota(stored);
+        mustBeOwned = true;
+      };
+      if (limited && declared !== undefined && declared > room()) past(declared);
 
       const key = stagingKey(clock.now());
       const hash = createHash('sha256');
@@ -99,7 +108,7 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
         async write(bytes) {
           if (done) throw new Error('the upload is over');
           if (size + bytes.length > maxBytes) throw tooLarge();
-          if (limited && bytes.length > room()) throw overQuota(stored);
+          if (limited && bytes.length > room()) past(size + bytes.length);
           size += bytes.length;
           adjust(owner, bytes.length);
           hash.update(bytes);
@@ -111,6 +120,7 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
           if (done) throw new Error('the upload is over');
           await flush();
           const digest = `sha256:${hash.digest('hex')}`;
+          let refused = false;
           try {
             await store.write(async (tx) => {
               const now = clock.now();
@@ -128,11 +138,16 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
                   break;
                 }
               }
-              await tx.blobs.addOwner(owner, digest, size);
+              if ((await tx.blobs.addOwner(owner, digest, size)) && mustBeOwned) {
+                refused = true;
+                throw overQuota(stored);
+              }
             });
           } finally {
             done = true;
             adjust(owner, -size);
+            // Rolled back: the staged chunks are not the blob's.
+            if (refused) await store.write((tx) => tx.blobs.deleteChunks(key));
           }
           return { hash: digest, size };
         },

@@ -8,6 +8,8 @@ export interface BlobReads {
   chunk(hash: string, n: number): Promise<Buffer | undefined>;
   /** Bytes of every stored blob `owner` uploaded. */
   usage(owner: string): Promise<number>;
+  /** The size of the largest stored blob `owner` uploaded (0 when none). */
+  largestOwned(owner: string): Promise<number>;
   /** When the longest-unreferenced blob was last uploaded, or null when every blob is named by a request. */
   oldestUnreferenced(): Promise<number | null>;
 }
@@ -24,7 +26,8 @@ export interface BlobRecords extends BlobReads {
   insert(hash: string, size: number, at: number): Promise<boolean>;
   /** Another upload of the same bytes: retention counts from the latest. False when there is no such blob (swept). */
   touch(hash: string, at: number): Promise<boolean>;
-  addOwner(owner: string, hash: string, size: number): Promise<void>;
+  /** False (nothing written) when `owner` already counts this blob. */
+  addOwner(owner: string, hash: string, size: number): Promise<boolean>;
   /** Records that a request names these blobs in its previews. */
   addRefs(requestId: string, hashes: readonly string[]): Promise<void>;
   /** Unreferenced blobs last uploaded at or before `cutoff`, oldest first, claimed for this transaction. */

@@ -53,6 +53,33 @@ describe('blob uploads are bounded', () => {
     expect((await upload(t.adminToken, randomBytes(2 * MiB))).status).toBe(201);
   });
 
+  it('a token at its quota may upload its own bytes again (they count once, and their retention restarts), never new ones', async () => {
+    t = await startTestServer({ blobs: { quota_per_token: 100 } });
+    const bot = await t.submitClient('bot');
+    const mine = randomBytes(60);
+    expect((await upload(bot.token, mine)).status).toBe(201);
+    // Past the room left (40 bytes), but the same bytes: kept, counted once.
+    const again = await upload(bot.token, mine);
+    expect(again.status, again.text).toBe(201);
+    expect(again.text).toBe(hashOf(mine));
+    // New bytes past the room are refused, however they compare to what the token stores.
+    expectError(await upload(bot.token, randomBytes(60)), 413, 'quota_exceeded', 'blobs.quota_per_token');
+    expectError(await upload(bot.token, randomBytes(50)), 413, 'quota_exceeded', 'blobs.quota_per_token');
+    expectError(await upload(bot.token, randomBytes(70)), 413, 'quota_exceeded', 'blobs.quota_per_token');
+    expect(await count('blobs')).toBe(1);
+    expect(await count('blob_chunks')).toBe(1);
+    expect(await count('blob_owners')).toBe(1);
+    // Bytes another token stored are new to this one: they count against its quota.
+    const others = randomBytes(60);
+    expect((await upload(t.adminToken, others)).status).toBe(201);
+    const owners = await count('blob_owners');
+    expectError(await upload(bot.token, others), 413, 'quota_exceeded');
+    expect(await count('blob_owners')).toBe(owners);
+    expect(await count('blob_chunks')).toBe(2);
+    // Within the room, anything goes.
+    expect((await upload(bot.token, randomBytes(40))).status).toBe(201);
+  });
+
   it('streams: an upload is refused as soon as it passes the quota, while the client is still sending', async () => {
     t = await startTestServer({ blobs: { quota_per_token: 2 * MiB } });
     const bot = await t.submitClient('bot');

@@ -19,6 +19,9 @@ export function createSqlBlobRecords(sql: SqlRunner, dialect: SqlDialect): BlobR
     async usage(owner) {
       return Number((await sql.get<{ n: number }>('SELECT COALESCE(SUM(size), 0) AS n FROM blob_owners WHERE owner = ?', [owner]))?.n ?? 0);
     },
+    async largestOwned(owner) {
+      return Number((await sql.get<{ n: number }>('SELECT COALESCE(MAX(size), 0) AS n FROM blob_owners WHERE owner = ?', [owner]))?.n ?? 0);
+    },
     async oldestUnreferenced() {
       const row = await sql.get<{ at: number | null }>(`SELECT MIN(b.uploaded_at) AS at ${UNREFERENCED}`);
       return row?.at ?? null;
@@ -44,7 +47,7 @@ export function createSqlBlobRecords(sql: SqlRunner, dialect: SqlDialect): BlobR
       return (await sql.run('UPDATE blobs SET uploaded_at = CASE WHEN uploaded_at > ? THEN uploaded_at ELSE ? END WHERE hash = ?', [at, at, hash])) === 1;
     },
     async addOwner(owner, hash, size) {
-      await sql.run('INSERT INTO blob_owners (owner, hash, size) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [owner, hash, size]);
+      return (await sql.run('INSERT INTO blob_owners (owner, hash, size) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [owner, hash, size])) === 1;
     },
     async addRefs(requestId, hashes) {
       for (const hash of hashes) await sql.run('INSERT INTO blob_refs (hash, request_id) VALUES (?, ?) ON CONFLICT DO NOTHING', [hash, requestId]);
