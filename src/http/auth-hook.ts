@@ -93,10 +93,11 @@ export function registerAuthHook(app: FastifyInstance, check: SecretCheck, { met
       if (digestsEqual(sha256Hex(secret), metricsDigest)) return;
     }
     const found = await authenticateThrottled(check, secret, request.ip, reply);
+    // Set before the route's level is checked: the log line of a refusal names who was refused.
+    request.principal = found.principal;
+    request.webSession = found.webSession;
     if ((level === 'admin' || level === 'metrics') && found.principal.kind !== 'admin') {
       throw new AppError('forbidden', 'a submit token cannot use this route; it needs the admin token');
     }
-    request.principal = found.principal;
-    request.webSession = found.webSession;
   });
 }

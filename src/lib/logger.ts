@@ -5,7 +5,7 @@ const SECRET_KEY = /authorization|cookie|token(?![-_]?(id|name)$)|secret|passw(o
 /** Credentials inside free text: bearer/basic values, countersign's own token prefixes, the session cookie. */
 const SECRET_TEXT: Array<[RegExp, string]> = [
   [/\b(Bearer|Basic)\s+[^\s"',;]+/gi, '$1 [redacted]'],
-  [/\bcs[at]_[A-Za-z0-9_-]{8,}/g, '[redacted]'],
+  [/\bcs[atw]_[A-Za-z0-9_-]{8,}/g, '[redacted]'],
   [/(countersign_session=)[^;\s"',]+/gi, '$1[redacted]'],
   // A URL's password (storage.url, a webhook URL with credentials): `scheme://user:***@host`.
   [/(\/\/[^:/@\s"']*):[^@/\s"']*@/g, '$1:***@'],

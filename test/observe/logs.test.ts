@@ -338,6 +338,22 @@ describe('HTTP request lines', () => {
     for (let i = 0; i < 200; i++) expect((await t.api.get('/v1/health')).headers.get('x-request-id')).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]{15}$/);
   });
 
+  it('a secret in a path is masked whatever its kind (token, web session); a refused token is named on its line', async () => {
+    const capture = captureLog();
+    t = await startTestServer({}, { log: capture.log });
+    const bot = await t.submitClient('bot');
+    const session = (await t.api.request('POST', '/v1/session', { token: t.adminToken }, { token: null, headers: { origin: t.url } })).body.session as string;
+    expect(session).toMatch(/^csw_/);
+    for (const secret of [session, bot.token]) {
+      const res = await t.api.get(`/v1/requests/${secret}`);
+      expect(completed(capture.lines, res.headers.get('x-request-id'))).toMatchObject([{ url: '/v1/requests/[redacted]' }]);
+    }
+    for (const secret of [session, bot.token]) expect(capture.text()).not.toContain(secret.slice(4));
+    const refused = await bot.api.get('/v1/tokens');
+    expect(refused.status).toBe(403);
+    expect(completed(capture.lines, refused.headers.get('x-request-id'))).toMatchObject([{ status: 403, actor: 'token:bot' }]);
+  });
+
   it("a decision link's path is a credential: its line names the route, not the token", async () => {
     const capture = captureLog();
     t = await startTestServer({}, { log: capture.log });
