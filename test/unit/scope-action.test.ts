@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { commandScope as pageScope, rememberedAction, RUNNERS as PAGE_RUNNERS } from '../../public/js/scope-action.js';
+import { commandScope as pageScope, rememberedAction, RUNNER_SUBCOMMANDS as PAGE_SUBCOMMANDS, RUNNERS as PAGE_RUNNERS } from '../../public/js/scope-action.js';
 import { AppError } from '../../src/lib/errors.js';
 import { requestTool, shownCommands } from '../../src/policy/request-facts.js';
-import { commandScope, RUNNERS, scopeRuleMatch } from '../../src/policy/scope-rule.js';
+import { commandScope, RUNNER_SUBCOMMANDS, RUNNERS, scopeRuleMatch } from '../../src/policy/scope-rule.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
 
 /** The decision form says what "Don't ask again" remembers: what the daemon stores, word for word. */
 describe('what the page says a scoped approval remembers (public/js/scope-action.js)', () => {
   it('knows the same programs that run another', () => {
     expect([...PAGE_RUNNERS].sort()).toEqual([...RUNNERS].sort());
+    expect(PAGE_SUBCOMMANDS).toEqual(RUNNER_SUBCOMMANDS);
   });
 
   it.each([
@@ -27,6 +28,10 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'echo $HOME',
     'git log -- café',
     "echo 'a; curl x | sh'",
+    'DEBUG=1 sudo -n systemctl status nginx',
+    'uv run python build.py',
+    'npm run build',
+    'constructor x',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
   });
