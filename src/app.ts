@@ -62,16 +62,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrors({ hostRefusal: hostRefusal(deps.config), requestLog }),
     clientErrorHandler,
   });
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
-    reply.header('connection', 'close');
-    done(new AppError('shutting_down', 'countersign is shutting down: try again in a moment'));
-  });
 
   // A query parameter a route does not take is refused, as an unknown body field is (docs/api.md):
   // every API route without a query schema of its own takes none.
@@ -114,6 +104,17 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   // The Host check first: a request under a foreign name is refused before authentication.
   registerHostCheck(app, deps.config);
+  // Then, once the daemon is closing, every call (after its id and the Host check).
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    done(new AppError('shutting_down', 'countersign is shutting down: try again in a moment'));
+  });
   // Bearer tokens and the reviewer page's sessions, throttled per address; cookies are never read.
   registerAuthHook(app, { tokens: deps.tokens, sessions: deps.webSessions, throttle: deps.authThrottle }, { metricsToken: deps.config.metrics.token });
 

@@ -225,13 +225,14 @@ export interface LoadConfigOptions {
 export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
 
 /**
- * config/default.json, with the settings of the wire formats this daemon serves only: a daemon
- * wired with other adapters (an embedder's, a test's) has no `formats.roll` to set.
+ * config/default.json, with the format settings of the registry's own adapters this daemon
+ * serves only: an adapter of an embedder's or a test's declares its own (or none), even under
+ * a registry format's name.
  */
 function defaultsFor(adapters: Adapters): Record<string, unknown> {
   const defaults = readConfigFile(DEFAULT_CONFIG_FILE) as Record<string, unknown>;
   const formats = (defaults.formats ?? {}) as Record<string, unknown>;
-  const served = new Set(adapters.map((a) => a.format));
+  const served = new Set(adapters.filter((a) => a.config && registeredAdapters.includes(a)).map((a) => a.format));
   return { ...defaults, formats: Object.fromEntries(Object.entries(formats).filter(([name]) => served.has(name))) };
 }
 

@@ -21,7 +21,8 @@ export function registerErrorHandler(app: FastifyInstance) {
       route: request.routeOptions.bodyLimit,
       app: app.initialConfig.bodyLimit,
     });
-    if (appError.status >= 500) request.log.error({ err }, 'request failed');
+    // A call met by the shutdown is expected, not a failure to trace.
+    if (appError.status >= 500 && appError.code !== 'shutting_down') request.log.error({ err }, 'request failed');
     void reply.code(appError.status).type('application/json').send(toErrorBody(appError));
   });
 

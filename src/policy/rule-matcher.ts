@@ -57,11 +57,13 @@ export function compileMatch(match: RuleMatch, { everyCommand = false }: { every
 }
 
 /**
- * A directory with its `.` and `..` segments resolved, as the operating system reads it:
- * `/srv/safe/../../etc` is `/etc`, never a directory under `/srv/safe/**`.
+ * A directory as the operating system reads it: `.` and `..` segments resolved, repeated
+ * separators and a trailing one dropped. `/srv/safe/../../etc` is `/etc`, never a directory
+ * under `/srv/safe/**`, and `//etc/ssh` or `/etc/ssh/` is `/etc/ssh`, under `/etc/**`.
  */
 function resolvedPath(path: string): string {
-  if (!/(^|[/\\])\.\.?([/\\]|$)/.test(path)) return path;
+  if (!/(^|[/\\])\.\.?([/\\]|$)|[/\\]{2}|.[/\\]$/.test(path)) return path;
   // A Windows path (`C:\srv\x\..`, or `/` and `\` mixed) resolves as Windows resolves it.
-  return path.includes('\\') ? win32.normalize(path) : posix.normalize(path);
+  const resolved = path.includes('\\') ? win32.normalize(path) : posix.normalize(path);
+  return resolved.length > 1 && /[/\\]$/.test(resolved) && !/^[A-Za-z]:[/\\]$/.test(resolved) ? resolved.slice(0, -1) : resolved;
 }

@@ -242,6 +242,10 @@ describe('matchers', () => {
     const win = rules({ id: 'win', match: { cwd: 'C:/srv/safe/**' }, action: 'approve' });
     expect(matchOf(win, at('C:/srv/safe/x\\..\\..\\..\\Windows'))).toBeNull();
     expect(matchOf(win, at('C:/srv/safe/x/y'))).toBe('win');
+    // Repeated separators and a trailing one read as the operating system reads them.
+    const prod = rules({ id: 'prod', match: { cwd: ['/srv/prod', '/etc/**'] }, action: 'deny' });
+    for (const cwd of ['/srv/prod/', '//srv/prod', '/srv//prod', '//etc/ssh', '/etc//ssh/', '/srv/prod//']) expect(matchOf(prod, at(cwd)), cwd).toBe('prod');
+    expect(matchOf(rules({ id: 'root', match: { cwd: '/' }, action: 'deny' }), at('//'))).toBe('root');
   });
 
   it('requires every key given to match', () => {

@@ -54,6 +54,10 @@ describe('config', () => {
     // Wired with the handup adapter only: no formats.roll to set, and no error for it.
     const handupOnly = adapters.filter((a) => a.format === 'handup');
     expect(loadConfig({ env: {}, adapters: handupOnly }).formats).toEqual({});
+    // An adapter of its own under a registry format's name: its declaration, or no settings at all.
+    const roll = adapters.find((a) => a.format === 'roll')!;
+    expect(loadConfig({ env: {}, adapters: [...handupOnly, { ...roll, config: { default_timeout: '1h' } }] }).formats).toEqual({ roll: { default_timeout: '1h' } });
+    expect(loadConfig({ env: {}, adapters: [...handupOnly, { ...roll, config: undefined }] }).formats).toEqual({});
   });
 
   it('every key has a COUNTERSIGN_<SECTION>_<KEY> variable, including the ones the spec names', () => {
