@@ -51,6 +51,9 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
     else inFlight.set(owner, n);
   };
 
+  /** Owners with an upload running past their room (on this daemon): one at a time. */
+  const pastRoom = new Set<string>();
+
   function tooLarge(): AppError {
     return new AppError('payload_too_large', `a blob may be at most ${maxBytes} bytes`);
   }
@@ -77,10 +80,18 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
       // blobs again (to restart its retention), which costs nothing. It may go on as far as the
       // largest of them, and is kept only if it is one (the digest is known at the end).
       const largest = limited ? await store.blobs.largestOwned(owner) : 0;
+      // One such upload per owner at a time, so what is staged past the quota stays within one
+      // blob's size however many uploads a token opens.
       let mustBeOwned = false;
       const past = (bytes: number) => {
         if (bytes > largest) throw overQuota(stored);
+        if (mustBeOwned) return;
+        if (pastRoom.has(owner)) throw overQuota(stored);
+        pastRoom.add(owner);
         mustBeOwned = true;
+      };
+      const release = () => {
+        if (mustBeOwned) pastRoom.delete(owner);
       };
       if (limited && declared !== undefined && declared > room()) past(declared);
 
@@ -146,6 +157,7 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
           } finally {
             done = true;
             adjust(owner, -size);
+            release();
             // Rolled back: the staged chunks are not the blob's.
             if (refused) await store.write((tx) => tx.blobs.deleteChunks(key));
           }
@@ -155,6 +167,7 @@ export function createBlobStore({ store, clock, quotaBytes, maxBytes = BLOB_MAX_
           if (done) return;
           done = true;
           adjust(owner, -size);
+          release();
           pending = [];
           await store.write((tx) => tx.blobs.deleteChunks(key));
         },

@@ -105,12 +105,12 @@ export function attachBridgeSocket(socket: WebSocket, o: BridgeSocketOptions) {
     watching.delete(e.request.id);
     // The event carries the record only; the reply was stored in the same transaction. A token
     // revoked since the frame came gets no decision: the socket ends as at its next message.
-    o.requests.get(e.request.id, principal).then(
-      async (stored) => {
+    o.requests
+      .get(e.request.id, principal)
+      .then(async (stored) => {
         if (!(await refusedAsRetired())) sendReply(stored, replyFor);
-      },
-      (err: unknown) => o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge'),
-    );
+      })
+      .catch((err: unknown) => o.log.error({ err, id: e.request.id }, 'cannot read the native reply for a bridge'));
   });
 
   async function handle(raw: string) {

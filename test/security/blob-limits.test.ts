@@ -80,6 +80,43 @@ describe('blob uploads are bounded', () => {
     expect((await upload(bot.token, randomBytes(40))).status).toBe(201);
   });
 
+  it('one upload at a time may run past the room: another is refused at its first bytes, so little is staged', async () => {
+    t = await startTestServer({ blobs: { quota_per_token: 100 } });
+    const bot = await t.submitClient('bot');
+    const mine = randomBytes(60);
+    expect((await upload(bot.token, mine)).status).toBe(201);
+    const open = () => {
+      const req = httpRequest(new URL('/v1/blobs', t.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bot.token}`, 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' },
+      });
+      const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+        req.once('response', async (res) => {
+          let text = '';
+          for await (const chunk of res) text += chunk;
+          resolve({ status: res.statusCode!, text });
+        });
+        req.once('error', reject);
+      });
+      return { req, answered };
+    };
+    const first = open();
+    first.req.write(mine.subarray(0, 50));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The first is past the room (40 bytes left) and still open: a second one past it is refused now.
+    const second = open();
+    second.req.write(randomBytes(50));
+    const refused = await second.answered;
+    expect(refused.status).toBe(413);
+    expect(JSON.parse(refused.text).code).toBe('quota_exceeded');
+    second.req.destroy();
+    // The first turns out to be the token's own blob: kept.
+    first.req.end(mine.subarray(50));
+    expect(await first.answered).toEqual({ status: 201, text: hashOf(mine) });
+    expect(await count('blobs')).toBe(1);
+    expect(await count('blob_chunks')).toBe(1);
+  });
+
   it('streams: an upload is refused as soon as it passes the quota, while the client is still sending', async () => {
     t = await startTestServer({ blobs: { quota_per_token: 2 * MiB } });
     const bot = await t.submitClient('bot');

@@ -56,7 +56,9 @@ describe('config', () => {
     expect(loadConfig({ env: {}, adapters: handupOnly }).formats).toEqual({});
     // An adapter of its own under a registry format's name: its declaration, or no settings at all.
     const roll = adapters.find((a) => a.format === 'roll')!;
-    expect(loadConfig({ env: {}, adapters: [...handupOnly, { ...roll, config: { default_timeout: '1h' } }] }).formats).toEqual({ roll: { default_timeout: '1h' } });
+    expect(loadConfig({ env: {}, adapters: [...handupOnly, { ...roll, config: { default_timeout: '1h' } }] }).formats).toEqual({
+      roll: { default_timeout: '1h' },
+    });
     expect(loadConfig({ env: {}, adapters: [...handupOnly, { ...roll, config: undefined }] }).formats).toEqual({});
   });
 
