@@ -18,10 +18,42 @@ export function rememberedAction(record, format) {
   const input = record.input ?? {};
   const tool = [record.tool, input.tool, input.tool_name].find((v) => typeof v === 'string' && v);
   if (tool) return { tool };
-  const beyondTitle = Boolean(record.summary) || previews.length > 0;
+  const beyondTitle =
+    Boolean(record.summary) || previews.length > 0 || record.options.some((o) => o.outcome === 'approve' && !PLAIN_APPROVALS.has(labelWords(o.label)));
   if (format && format !== 'handup' && format !== 'mcp' && beyondTitle) return null;
   return { title: record.title };
 }
+
+/** What an approving option may say without saying what it approves (src/policy/request-facts.ts). */
+export const PLAIN_APPROVALS = new Set([
+  'approve',
+  'approved',
+  'allow',
+  'allow once',
+  'always allow',
+  'allow always',
+  'allow for this session',
+  'accept',
+  'accept for session',
+  'yes',
+  'ok',
+  'okay',
+  'confirm',
+  'continue',
+  'proceed',
+  'go ahead',
+  'submit',
+  'agree',
+  'grant',
+  'permit',
+  'run',
+]);
+const labelWords = (label) =>
+  label
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 
 const PLAIN_WORD = /^[A-Za-z0-9_./=:@%+,-]+$/u;
 const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;

@@ -15,7 +15,7 @@ export interface RequestFacts {
   /** Every command the request shows (commandLines); empty when it shows none. */
   commands: string[];
   title: string;
-  /** The request shows more than its title: a summary or a preview (scope-rule's titleNamesAction). */
+  /** The request shows more than its title (showsBeyondTitle; scope-rule's titleNamesAction). */
   beyondTitle: boolean;
 }
 
@@ -67,6 +67,50 @@ export function shownCommands(record: Pick<HandupRequest, 'previews'>): string[]
   return lines;
 }
 
+/**
+ * What an approving option may say without saying what it approves: the usual words of the
+ * formats' own options. Any other label ("Yes, drop the production database") is part of what
+ * the reviewer read, beside the title.
+ */
+export const PLAIN_APPROVALS = new Set([
+  'approve',
+  'approved',
+  'allow',
+  'allow once',
+  'always allow',
+  'allow always',
+  'allow for this session',
+  'accept',
+  'accept for session',
+  'yes',
+  'ok',
+  'okay',
+  'confirm',
+  'continue',
+  'proceed',
+  'go ahead',
+  'submit',
+  'agree',
+  'grant',
+  'permit',
+  'run',
+]);
+const labelWords = (label: string) =>
+  label
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/** The request shows more than its title: a summary, a preview, or an approving option that says more than "Allow". */
+export function showsBeyondTitle(record: Pick<HandupRequest, 'summary' | 'previews' | 'options'>): boolean {
+  return (
+    Boolean(record.summary) ||
+    (record.previews?.length ?? 0) > 0 ||
+    record.options.some((o) => o.outcome === 'approve' && !PLAIN_APPROVALS.has(labelWords(o.label)))
+  );
+}
+
 /** The record's `tool`, else `input.tool`, else `input.tool_name` (agents name it either way). */
 export function requestTool(record: Pick<HandupRequest, 'tool' | 'input'>): string | null {
   if (typeof record.tool === 'string' && record.tool) return record.tool;
@@ -92,6 +136,6 @@ export function requestFacts(record: HandupRequest, format: string): RequestFact
     repo: s?.repo ?? null,
     commands: commandLines(record),
     title: record.title,
-    beyondTitle: Boolean(record.summary) || (record.previews?.length ?? 0) > 0,
+    beyondTitle: showsBeyondTitle(record),
   };
 }

@@ -3,7 +3,7 @@ import { MCP_FORMAT } from '../formats/request-formats.js';
 import { AppError } from '../lib/errors.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import { escapeGlob, escapeRegExp } from './glob.js';
-import { requestTool, shownCommands, type RequestFacts } from './request-facts.js';
+import { requestTool, showsBeyondTitle, shownCommands, type RequestFacts } from './request-facts.js';
 import { MAX_PATTERN, type RuleMatch } from './rule-schema.js';
 
 export type Scope = 'session' | 'project' | 'always';
@@ -251,10 +251,10 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope, format: stri
     if (match.command.length > MAX_PATTERN)
       throw new AppError('invalid_decision', 'scope: this command is too long to remember as a rule; approve it without a scope');
   } else if (tool !== null) match.tool = escapeGlob(tool);
-  else if (!titleNamesAction(format, Boolean(record.summary) || record.previews.length > 0))
+  else if (!titleNamesAction(format, showsBeyondTitle(record)))
     throw new AppError(
       'invalid_decision',
-      `scope: this ${format} request shows more than its title (a summary or a preview) and no command or tool, so a rule could not tell it from other requests; approve it without a scope`,
+      `scope: this ${format} request shows more than its title (a summary, a preview or an option that says what it approves) and no command or tool, so a rule could not tell it from other requests; approve it without a scope`,
     );
   else match.title = `^${escapeRegExp(record.title)}$`;
   return match;

@@ -296,6 +296,37 @@ describe('scoped allow', () => {
     expect((await byKey('alp:q_other')).status).toBe('pending');
   });
 
+  it("an approving option that says what it approves is part of the action: a wire format's title is not remembered without it", async () => {
+    t = await startTestServer();
+    const template = loadFixture('paperclip', 'e2e-request.json').frame;
+    const frame = (id: string, accept: string) => {
+      const f = structuredClone(template);
+      Object.assign(f.payload.request, {
+        requestId: id,
+        prompt: 'Proceed?',
+        choices: [
+          { key: 'accept', label: accept },
+          { key: 'decline', label: 'No' },
+        ],
+      });
+      delete f.payload.request.details;
+      return f.payload.request;
+    };
+    const pendingByKey = async (id: string) =>
+      (await t!.api.get('/v1/requests?status=pending,approved')).body.find((r: any) => r.dedupe_key.endsWith(`:${id}`));
+    expect((await t.api.post('/v1/formats/paperclip/requests', frame('p1', 'Yes, run the test suite'))).status).toBe(201);
+    expectError(await decide(t.api, await pendingByKey('p1'), 'accept', { scope: 'always' }), 400, 'invalid_decision', 'scope');
+    expect(await t.count('rules')).toBe(0);
+    // Plain words on the option: the title is all it asks, and is remembered; a later frame whose
+    // option says more is another action.
+    expect((await t.api.post('/v1/formats/paperclip/requests', frame('p2', 'Allow once'))).status).toBe(201);
+    expect((await decide(t.api, await pendingByKey('p2'), 'accept', { scope: 'always' })).status).toBe(200);
+    expect((await t.api.post('/v1/formats/paperclip/requests', frame('p3', 'Yes, drop the production database'))).status).toBe(201);
+    expect((await pendingByKey('p3')).status).toBe('pending');
+    expect((await t.api.post('/v1/formats/paperclip/requests', frame('p4', 'Allow once'))).status).toBe(201);
+    expect((await pendingByKey('p4')).status).toBe('approved');
+  });
+
   it('refuses a scope on a deny, a question and an info notice', async () => {
     t = await startTestServer();
     const deny = await createRequest(t.api, command('make'));

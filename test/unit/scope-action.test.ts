@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { commandScope as pageScope, rememberedAction, RUNNER_SUBCOMMANDS as PAGE_SUBCOMMANDS, RUNNERS as PAGE_RUNNERS } from '../../public/js/scope-action.js';
+import {
+  commandScope as pageScope,
+  PLAIN_APPROVALS as PAGE_PLAIN_APPROVALS,
+  rememberedAction,
+  RUNNER_SUBCOMMANDS as PAGE_SUBCOMMANDS,
+  RUNNERS as PAGE_RUNNERS,
+} from '../../public/js/scope-action.js';
 import { AppError } from '../../src/lib/errors.js';
-import { requestTool, shownCommands } from '../../src/policy/request-facts.js';
+import { PLAIN_APPROVALS, requestTool, shownCommands } from '../../src/policy/request-facts.js';
 import { commandScope, RUNNER_SUBCOMMANDS, RUNNERS, scopeRuleMatch } from '../../src/policy/scope-rule.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
 
@@ -10,6 +16,7 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
   it('knows the same programs that run another', () => {
     expect([...PAGE_RUNNERS].sort()).toEqual([...RUNNERS].sort());
     expect(PAGE_SUBCOMMANDS).toEqual(RUNNER_SUBCOMMANDS);
+    expect([...PAGE_PLAIN_APPROVALS].sort()).toEqual([...PLAIN_APPROVALS].sort());
   });
 
   it.each([
@@ -37,7 +44,17 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
   });
 
   const record = (over: Partial<HandupRequest>): HandupRequest =>
-    ({ id: 'r', title: 'Deploy', summary: null, source: { agent: 'a' }, previews: [], input: null, tool: undefined, ...over }) as unknown as HandupRequest;
+    ({
+      id: 'r',
+      title: 'Deploy',
+      summary: null,
+      source: { agent: 'a' },
+      previews: [],
+      options: [{ id: 'approve', label: 'Approve', outcome: 'approve' }],
+      input: null,
+      tool: undefined,
+      ...over,
+    }) as unknown as HandupRequest;
 
   it.each([
     ['handup', record({ previews: [{ type: 'command', command: { shell: 'npm test', argv: null } }] as never })],
@@ -48,6 +65,17 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     ['handup', record({ summary: 'more' })],
     ['mcp', record({ summary: 'more' })],
     ['alp', record({})],
+    [
+      'alp',
+      record({
+        options: [
+          { id: 'allow_once', label: 'Allow once', outcome: 'approve' },
+          { id: 'deny', label: 'Deny', outcome: 'deny' },
+        ],
+      } as never),
+    ],
+    ['paperclip', record({ options: [{ id: 'accept', label: 'Yes, drop the production database', outcome: 'approve' }] } as never)],
+    ['handup', record({ options: [{ id: 'accept', label: 'Yes, drop the production database', outcome: 'approve' }] } as never)],
     ['alp', record({ summary: 'the whole text' })],
     ['paperclip', record({ previews: [{ type: 'json', inline: '{}' }] as never })],
   ])('%s: remembers what the daemon stores, and offers nothing it refuses', (format, r) => {
