@@ -6,6 +6,7 @@ import { requestFacts } from '../policy/request-facts.js';
 import { compileMatch, type FactsTest } from '../policy/rule-matcher.js';
 import type { RequestEvents } from '../requests/request-events.js';
 import type { HandupRequest } from '../requests/request-schema.js';
+import { unattendedView } from '../requests/decision-rules.js';
 import type { RequestService } from '../requests/request-service.js';
 import { DEFAULT_HOOK_TIMEOUT, type DecideHook } from './decide-hook-schema.js';
 import { runExecHook } from './exec-hook.js';
@@ -89,14 +90,19 @@ export function createDecideHookRunner({ hooks, requests, events, log, env, user
   }
 
   /** One hook's turn; true when the chain should go on to the next hook. */
-  async function turn(hook: Hook, record: HandupRequest): Promise<boolean> {
+  async function turn(hook: Hook, record: HandupRequest, personOnly: readonly string[]): Promise<boolean> {
     return inQueue(hook, async () => {
       if (shutdown.signal.aborted) return false;
       // Someone may have decided while this request waited in the queue: do not run for nothing.
       const current = await requests.get(record.id, ADMIN);
       if (current.record.status !== 'pending') return false;
-      const answer = await ask(hook, current.record);
+      // A hook sees, and may choose, only what may be chosen without a person: never a grant for
+      // the whole session (unattendedView), as rules, auto mode and the clock.
+      const answer = await ask(hook, unattendedView(current.record, personOnly));
       if (answer.type === 'none') return true;
+      if (personOnly.includes(answer.option)) {
+        throw new HookFailure('refused', `option "${answer.option}" grants more than this request (a whole session): only a person may choose it`);
+      }
       const body = { option: answer.option, content_hash: record.content_hash, feedback: answer.feedback, fields: answer.fields };
       try {
         await requests.decideAs(record.id, body, hook.actor);
@@ -109,12 +115,12 @@ export function createDecideHookRunner({ hooks, requests, events, log, env, user
     });
   }
 
-  async function run(record: HandupRequest, format: string) {
+  async function run(record: HandupRequest, format: string, personOnly: readonly string[]) {
     const facts = requestFacts(record, format);
     for (const hook of list) {
       if (!hook.matches(facts)) continue;
       try {
-        if (!(await turn(hook, record))) return;
+        if (!(await turn(hook, record, personOnly))) return;
       } catch (err) {
         if (shutdown.signal.aborted) return;
         const failure = err instanceof HookFailure ? err : new HookFailure('refused', (err as Error).message);
@@ -130,7 +136,7 @@ export function createDecideHookRunner({ hooks, requests, events, log, env, user
       : events.on((e) => {
           // Only requests created here: each daemon runs the hooks of its own creates, once.
           if (e.type !== 'request.created' || e.remote || e.forPerson || e.request.status !== 'pending' || shutdown.signal.aborted) return;
-          const p = run(e.request, e.format).catch((err: unknown) => log.error({ err, id: e.request.id }, 'decide hooks failed'));
+          const p = run(e.request, e.format, e.personOnly ?? []).catch((err: unknown) => log.error({ err, id: e.request.id }, 'decide hooks failed'));
           running.add(p);
           void p.finally(() => running.delete(p));
         });

@@ -13,6 +13,8 @@ export interface RequestEvent {
    * option), so it waits for a person: no decide hook may approve what the operator refused.
    */
   forPerson?: true;
+  /** On `request.created`: options only a person may choose (a grant for the whole session). */
+  personOnly?: readonly string[];
 }
 
 export type RequestEventListener = (event: RequestEvent) => void;

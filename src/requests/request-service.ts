@@ -327,7 +327,8 @@ export function createRequestService({
         let final = stored;
         tx.announce({ type: 'request.created', requestId: record.id });
         const forPerson = heldForPerson ? { forPerson: true as const } : {};
-        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format, ...forPerson }));
+        const personal = personOnly.length > 0 ? { personOnly } : {};
+        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format, ...forPerson, ...personal }));
         if (verdict.type === 'rule' && verdict.outcome.type === 'skip') {
           await tx.requests.appendAudit(record.id, 'rule.skipped', `rule:${verdict.rule.id}`, now, {
             rule_id: verdict.rule.id,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadFixture } from '../helpers/fixtures.js';
 import { createRequest, decide, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -188,6 +189,31 @@ process.stdout.write(JSON.stringify({ option: 'approve' }));
     expect(now.status).toBe('pending');
     // Settled at all: the child holding the output was killed with the program.
     expect((await audit(created.id)).at(-1)).toMatchObject({ event: 'hook.failed', details: { hook: 'orphaning', reason: 'timeout' } });
+  });
+});
+
+describe('decide hooks and a grant for the whole session', () => {
+  it('never see or choose an option only a person may choose: choosing it is refused, and a person decides', async () => {
+    t = await startTestServer({
+      decide_hooks: [{ name: 'granter', exec: answering('approver', '{"option":"accept_for_session"}') }] as never,
+    });
+    const frame = structuredClone(loadFixture('paperclip', 'e2e-request.json').frame.payload.request);
+    Object.assign(frame, {
+      requestId: 'wide-1',
+      choices: [
+        { key: 'accept_for_session', label: 'Allow for this session' },
+        { key: 'decline', label: 'Deny' },
+      ],
+    });
+    const res = await t.api.post('/v1/formats/paperclip/requests', frame);
+    expect(res.status, res.text).toBe(201);
+    const id = res.body.request.id as string;
+    await t.server.hooksIdle();
+    const now = await show(t.api, id);
+    expect(now.status).toBe('pending');
+    // The hook was handed the request without the grant it may not give.
+    expect(seen('approver').input.options.map((o: { id: string }) => o.id)).toEqual(['decline']);
+    expect((await audit(id)).at(-1)).toMatchObject({ event: 'hook.failed', actor: 'hook:granter', details: { reason: 'refused' } });
   });
 });
 
