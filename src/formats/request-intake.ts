@@ -233,6 +233,22 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
      * it, the adapter reads the frame again with that record in hand (an ALP answer that is one
      * of the record's own options), since only the record knows what its options are.
      */
+    /**
+     * The stored reply of a request as it may be sent now: null while a newer rival of its
+     * session is pending (an Ask plan after an approved one). `plan/approve` names no plan, so the
+     * host would apply the old approval to the newest plan, which no reviewer approved.
+     */
+    async currentReply(adapter: WireAdapter, stored: StoredRequest, principal: Principal): Promise<unknown> {
+      const session = stored.record.source.session;
+      if (stored.nativeReply == null || !adapter.supersedes || session === null) return stored.nativeReply ?? null;
+      const pending = await requests.findPendingBySession(adapter.format, principal, session);
+      const newer = pending.some(
+        (p) =>
+          p.record.id !== stored.record.id && adapter.maySupersede?.(p.nativeContext) !== false && adapter.supersedes!(p.nativeContext, stored.nativeContext),
+      );
+      return newer ? null : stored.nativeReply;
+    },
+
     async readFollowUp(adapter: WireAdapter, frame: unknown, context: Readonly<Record<string, string>>, principal: Principal): Promise<FollowUp> {
       if (!adapter.followUpSchema || !adapter.followUp) {
         throw new AppError('unsupported_frame', `the ${adapter.format} format has no follow-up frames`);

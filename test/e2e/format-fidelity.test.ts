@@ -711,7 +711,13 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
     bridge.send(plan('s-1', 'plan_2', 2, '1. Drop the database'));
     expect(await bridge.next()).toEqual({ type: 'countersign.accepted', id: newer.id });
     expect((await show(t.api, newer.id)).status).toBe('pending');
-    // The reply stays where it was asked for by id.
+    // Asked for by id, it is stale too while the newer plan waits: plan/approve would approve that one.
+    expect(await replyOf('ask', first.id)).toBeNull();
+    const withSeq = await t.api.get(`/v1/formats/ask/requests/${first.id}/reply`);
+    expect(withSeq.body.reply).toBeNull();
+    // Once the newer plan has ended, the old approval is the host's newest again.
+    const pendingPlan = await show(t.api, newer.id);
+    expect((await decide(t.api, pendingPlan, pendingPlan.options.find((o: { outcome: string }) => o.outcome === 'deny').id)).status).toBe(200);
     expect(await replyOf('ask', first.id)).toEqual(approved);
   });
 

@@ -26,10 +26,6 @@ const NativeFrameDoc = z
 const IgnoredDoc = z.object({ ignored: z.literal(true) });
 
 /** The `{request, reply}` answer of the native-format endpoints. */
-function withReply(stored: StoredRequest) {
-  return { request: stored.record, reply: stored.nativeReply ?? null };
-}
-
 /**
  * The native-format endpoints (docs/formats/README.md): agents and bridges send frames in their own
  * protocol and read back the native reply. The frame's shape depends on `{format}`, so bodies
@@ -115,9 +111,11 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
         wait === undefined || found.record.status !== 'pending'
           ? found
           : await settle(id, waitBudget(wait), request.principal, clientGone(reply), stillAuthenticated(deps, request));
-      if (seq === undefined) return withReply(stored);
+      // A reply a newer rival of the session has made stale goes to nobody (currentReply).
+      const current = await intake.currentReply(adapter, stored, request.principal);
+      if (seq === undefined || current === null) return { request: stored.record, reply: current };
       // The bridge's number goes on this rendering only; the stored reply keeps controllerSeq 1.
-      return { request: stored.record, reply: sequencedReply(adapter, stored.nativeReply, seq, deps.clock).reply };
+      return { request: stored.record, reply: sequencedReply(adapter, current, seq, deps.clock).reply };
     },
   );
 
