@@ -57,7 +57,7 @@ export function encodeHistoryFacts(f: HistoryFacts): string {
     // One command as a string (the common case, and what layout 1 always held), several as a list.
     f.commands.length === 0 ? null : f.commands.length === 1 ? f.commands[0] : f.commands,
     f.options.map((o) => [o.id, o.outcome === 'approve' ? 1 : 0]),
-    (f.needs_fields ? 1 : 0) | (f.feedback_required ? 2 : 0) | (f.beyondTitle ? 4 : 0),
+    (f.needs_fields ? 1 : 0) | (f.feedback_required ? 2 : 0) | (f.beyondTitle ? 4 : 0) | (f.commandsOnly ? 0 : 8),
   ]);
 }
 
@@ -86,5 +86,7 @@ export function decodeHistoryFacts(text: string): HistoryFacts {
     feedback_required: (flags & 2) === 2,
     // Rows written before the flag read as a title alone: only a simulation reads them.
     beyondTitle: (flags & 4) === 4,
+    // Set when a preview is not a command; rows written before the flag read as commands only.
+    commandsOnly: (flags & 8) === 0,
   };
 }

@@ -17,6 +17,8 @@ export interface RequestFacts {
   title: string;
   /** The request shows more than its title (showsBeyondTitle; scope-rule's titleNamesAction). */
   beyondTitle: boolean;
+  /** Every preview the request shows is a command (what a remembered command may pass). */
+  commandsOnly: boolean;
 }
 
 /**
@@ -137,5 +139,6 @@ export function requestFacts(record: HandupRequest, format: string): RequestFact
     commands: commandLines(record),
     title: record.title,
     beyondTitle: showsBeyondTitle(record),
+    commandsOnly: (record.previews ?? []).every((p) => p.type === 'command'),
   };
 }

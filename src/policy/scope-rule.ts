@@ -281,7 +281,7 @@ export const SCOPE_RULE_PREFIX = 'scope-';
  * otherwise the agent could put any command behind a title or tool a person once approved for
  * good. A remembered title likewise passes a later frame of a wire format only when its title is
  * all it shows (titleNamesAction): a longer text cut to the same first line is another action.
- * Null for other rules, and for any rule that does not approve: an operator may name a
+ * A remembered command passes only requests whose previews are all commands. Null for other rules, and for any rule that does not approve: an operator may name a
  * deny rule `scope-…`, and narrowing it would let through what it refuses (narrowing an approve
  * rule only ever asks a person more).
  */
@@ -289,7 +289,9 @@ export function sameActionTest(rule: { id: string; action: string; match: RuleMa
   if (rule.action !== 'approve' || !rule.id.startsWith(SCOPE_RULE_PREFIX)) return null;
   const { integration, command, tool } = rule.match;
   const sameSubmitter = integration === undefined ? (f: RequestFacts) => f.integration === null : () => true;
-  if (command !== undefined) return integration === undefined ? sameSubmitter : null;
+  // A remembered command passes a request that shows commands only: a diff, a file or code beside
+  // them (the package.json that `npm test` runs, rewritten) is something the person never saw.
+  if (command !== undefined) return (f) => sameSubmitter(f) && f.commandsOnly;
   if (tool !== undefined) return (f) => sameSubmitter(f) && f.commands.length === 0;
   return (f) => sameSubmitter(f) && f.commands.length === 0 && f.tool === null && titleNamesAction(f.format, f.beyondTitle);
 }
