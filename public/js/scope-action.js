@@ -47,6 +47,12 @@ export const PLAIN_APPROVALS = new Set([
   'grant',
   'permit',
   'run',
+  'accept for this session',
+  // ALP's own Vietnamese options
+  'cho phép',
+  'cho phép lần này',
+  'luôn cho phép',
+  'duyệt',
 ]);
 const labelWords = (label) =>
   label
@@ -200,15 +206,18 @@ export const RUNNER_SUBCOMMANDS = {
   snap: ['run'],
 };
 
+const programName = (word) =>
+  word
+    .replace(/^.*[/\\]/, '')
+    .toLowerCase()
+    .replace(/\.exe$/, '');
+
 /** `NAME=value` before the program (`FOO=1 sudo …`): the program is a later word. */
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
 function runsAnother(words) {
   if (ASSIGNMENT.test(words[0])) return true;
-  const name = words[0]
-    .replace(/^.*[/\\]/, '')
-    .toLowerCase()
-    .replace(/\.exe$/, '');
+  const name = programName(words[0]);
   if (RUNNERS.has(name) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(name)) return true;
   // Own keys only: a program named `constructor` is no runner.
   const subcommands = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name] : [];
@@ -224,5 +233,7 @@ export function commandScope(command) {
     if (!SUBCOMMAND.test(w)) break;
     prefix.push(w);
   }
+  // A program with subcommands that run another is widened only with the subcommand it was given.
+  if (prefix.length === 1 && Object.hasOwn(RUNNER_SUBCOMMANDS, programName(words[0]))) return { type: 'exact', command: command.trim() };
   return { type: 'prefix', words: prefix };
 }

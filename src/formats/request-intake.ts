@@ -238,10 +238,11 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
      * session is pending (an Ask plan after an approved one). `plan/approve` names no plan, so the
      * host would apply the old approval to the newest plan, which no reviewer approved.
      */
-    async currentReply(adapter: WireAdapter, stored: StoredRequest, principal: Principal): Promise<unknown> {
+    async currentReply(adapter: WireAdapter, stored: StoredRequest): Promise<unknown> {
       const session = stored.record.source.session;
       if (stored.nativeReply == null || !adapter.supersedes || session === null) return stored.nativeReply ?? null;
-      const pending = await requests.findPendingBySession(adapter.format, principal, session);
+      // The submitter's session, whoever asks (the admin reads any request's reply).
+      const pending = await requests.findPendingBySession(adapter.format, { submitter: stored.submitter }, session);
       const newer = pending.some(
         (p) =>
           p.record.id !== stored.record.id && adapter.maySupersede?.(p.nativeContext) !== false && adapter.supersedes!(p.nativeContext, stored.nativeContext),

@@ -17,7 +17,10 @@ export interface RequestFacts {
   title: string;
   /** The request shows more than its title (showsBeyondTitle; scope-rule's titleNamesAction). */
   beyondTitle: boolean;
-  /** Every preview the request shows is a command (what a remembered command may pass). */
+  /**
+   * The request shows commands and nothing a command would run or change: every preview is a
+   * command, or JSON (how adapters show a call's own arguments). What a remembered command may pass.
+   */
   commandsOnly: boolean;
 }
 
@@ -96,6 +99,12 @@ export const PLAIN_APPROVALS = new Set([
   'grant',
   'permit',
   'run',
+  'accept for this session',
+  // ALP's own Vietnamese options
+  'cho phép',
+  'cho phép lần này',
+  'luôn cho phép',
+  'duyệt',
 ]);
 const labelWords = (label: string) =>
   label
@@ -139,6 +148,6 @@ export function requestFacts(record: HandupRequest, format: string): RequestFact
     commands: commandLines(record),
     title: record.title,
     beyondTitle: showsBeyondTitle(record),
-    commandsOnly: (record.previews ?? []).every((p) => p.type === 'command'),
+    commandsOnly: (record.previews ?? []).every((p) => p.type === 'command' || p.type === 'json'),
   };
 }

@@ -202,6 +202,9 @@ export function commandScope(command: string): CommandScope {
     if (!SUBCOMMAND.test(w)) break;
     prefix.push(w);
   }
+  // `kubectl --context prod get pods` widened to `kubectl` would pass `kubectl … exec …`: a program
+  // with subcommands that run another is widened only with the subcommand it was given.
+  if (prefix.length === 1 && Object.hasOwn(RUNNER_SUBCOMMANDS, programName(words[0]!))) return { type: 'exact', command: command.trim() };
   return { type: 'prefix', words: prefix };
 }
 

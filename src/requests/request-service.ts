@@ -472,8 +472,8 @@ export function createRequestService({
     },
 
     /** For native formats: this submitter's pending requests of one native session (`source.session`), oldest first. */
-    findPendingBySession(format: string, principal: Principal, session: string): Promise<StoredRequest[]> {
-      return store.requests.findPendingBySession(format, submitterKey(principal), session);
+    findPendingBySession(format: string, principal: Principal | { submitter: string }, session: string): Promise<StoredRequest[]> {
+      return store.requests.findPendingBySession(format, 'submitter' in principal ? principal.submitter : submitterKey(principal), session);
     },
   };
 }

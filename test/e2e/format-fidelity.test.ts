@@ -721,6 +721,21 @@ describe('Ask: a newer plan supersedes the older pending plan', () => {
     expect(await replyOf('ask', first.id)).toEqual(approved);
   });
 
+  it("an approved plan's reply is stale to whoever asks while the submitter's newer plan waits: the admin reading a token's request too", async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('bridge');
+    const sent = async (id: string, seq: number) => {
+      const res = await agent.api.post('/v1/formats/ask/requests', plan('s-1', id, seq, `1. ${id}`));
+      expect(res.status, res.text).toBe(201);
+      return res.body.request;
+    };
+    const first = await sent('plan_1', 1);
+    expect((await decide(t.api, first, 'approve')).status).toBe(200);
+    await sent('plan_2', 2);
+    expect(await replyOf('ask', first.id)).toBeNull();
+    expect((await agent.api.get(`/v1/formats/ask/requests/${first.id}/reply`)).body.reply).toBeNull();
+  });
+
   it('a plan proposed before the pending one (lower seq) that arrives late is refused and supersedes nothing', async () => {
     t = await startTestServer();
     const newer = await post('ask', plan('s-1', 'plan_9', 9, '1. Deploy to production'));

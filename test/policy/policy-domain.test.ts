@@ -428,6 +428,12 @@ describe('scoped allow', () => {
     'docker run alpine sh',
     'kubectl exec pod-1 ls',
     'systemd-run --user make',
+    // a program with runner subcommands, given an option first: never widened to the program alone
+    'kubectl --context prod get pods',
+    'docker --version',
+    'go -C sub build',
+    'cargo +nightly build',
+    'npm --prefix web test',
   ])('remembers exactly a command run through a program that runs another (a wrapper, shell or interpreter): %j', (command) => {
     expect(commandScope(command)).toEqual({ type: 'exact', command });
     const re = new RegExp(commandScopePattern(commandScope(command)), 'u');
@@ -517,6 +523,18 @@ describe('scoped allow', () => {
       expect(scopeRuleMatch(record({ title: 'reviewer wants to run npm test', source: { agent: 'a' } }), 'always', format).title).toBe(
         '^reviewer wants to run npm test$',
       );
+    }
+    // The formats' own option words say nothing beyond the title, in each language they come in.
+    for (const label of ['Allow once', 'Cho phép lần này', 'Duyệt', 'Accept for this session']) {
+      const plain = record({
+        title: 'Chạy npm test?',
+        source: { agent: 'a' },
+        options: [
+          { id: 'ok', label, outcome: 'approve' },
+          { id: 'no', label: 'Từ chối', outcome: 'deny' },
+        ],
+      });
+      expect(scopeRuleMatch(plain, 'always', 'alp').title, label).toBe('^Chạy npm test\\?$');
     }
     // The submitter wrote a handup or MCP request's title: it names the action, summary or not.
     for (const format of ['handup', 'mcp']) expect(scopeRuleMatch(fallback, 'always', format).title).toBe('^Grant a permission$');

@@ -341,6 +341,42 @@ describe('scoped allow', () => {
     };
     expect((await createRequest(t.api, beside)).status).toBe('pending');
     expect((await createRequest(t.api, command('npm test'))).decision).toMatchObject({ decided_by: 'rule' });
+    // A JSON preview of the call's own arguments (Ask, Claude Code's other input) is no such thing.
+    const withArguments = {
+      ...command('npm run lint'),
+      previews: [...command('npm run lint').previews, { type: 'json', inline: '{"command":"npm run lint"}' }],
+    };
+    const lint = await createRequest(t.api, withArguments);
+    expect((await decide(t.api, lint, 'approve', { scope: 'always' })).status).toBe(200);
+    expect((await createRequest(t.api, withArguments)).decision).toMatchObject({ decided_by: 'rule' });
+  });
+
+  it('an Ask tool approval and a Claude Code Bash call remembered for good pass the same command again', async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('agent-a');
+    const ask = (id: string) => ({
+      method: 'session/event',
+      params: { sessionId: 's-1', event: { type: 'approval.required', seq: 1, payload: { id, toolName: 'bash', args: { command: 'npm test' } } } },
+    });
+    const first = await agent.api.post('/v1/formats/ask/requests', ask('act_1'));
+    expect(first.status, first.text).toBe(201);
+    expect((await decide(t.api, first.body.request, 'approve', { scope: 'always' })).status).toBe(200);
+    const again = await agent.api.post('/v1/formats/ask/requests', ask('act_2'));
+    expect(again.body.request.status).toBe('approved');
+    const hook = (id: string) => ({
+      session_id: 's-2',
+      cwd: '/tmp',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'git status', description: 'status', timeout: 120000 },
+      tool_use_id: id,
+    });
+    const call = await agent.api.post('/v1/formats/claude-code/hook?wait=1s', hook('toolu_1'));
+    expect(call.status, call.text).toBe(200);
+    const [pending] = (await t.api.get('/v1/requests?status=pending&format=claude-code')).body;
+    expect((await decide(t.api, pending, pending.options[0].id, { scope: 'always' })).status).toBe(200);
+    const next = await agent.api.post('/v1/formats/claude-code/hook?wait=1s', hook('toolu_2'));
+    expect(next.body.hookSpecificOutput.permissionDecision).toBe('allow');
   });
 
   it('refuses a scope on a deny, a question and an info notice', async () => {

@@ -39,6 +39,8 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'uv run python build.py',
     'npm run build',
     'constructor x',
+    'kubectl --context prod get pods',
+    'kubectl get pods',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
   });
@@ -75,6 +77,16 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
       } as never),
     ],
     ['paperclip', record({ options: [{ id: 'accept', label: 'Yes, drop the production database', outcome: 'approve' }] } as never)],
+    ['alp', record({ options: [{ id: 'allow_once', label: 'Cho phép lần này', outcome: 'approve' }] } as never)],
+    [
+      'ask',
+      record({
+        previews: [
+          { type: 'command', command: { shell: 'npm test' } },
+          { type: 'json', inline: '{"command":"npm test"}' },
+        ],
+      } as never),
+    ],
     ['handup', record({ options: [{ id: 'accept', label: 'Yes, drop the production database', outcome: 'approve' }] } as never)],
     ['alp', record({ summary: 'the whole text' })],
     ['paperclip', record({ previews: [{ type: 'json', inline: '{}' }] as never })],

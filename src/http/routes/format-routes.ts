@@ -112,7 +112,7 @@ export function registerFormatRoutes(app: FastifyInstance, deps: Deps) {
           ? found
           : await settle(id, waitBudget(wait), request.principal, clientGone(reply), stillAuthenticated(deps, request));
       // A reply a newer rival of the session has made stale goes to nobody (currentReply).
-      const current = await intake.currentReply(adapter, stored, request.principal);
+      const current = await intake.currentReply(adapter, stored);
       if (seq === undefined || current === null) return { request: stored.record, reply: current };
       // The bridge's number goes on this rendering only; the stored reply keeps controllerSeq 1.
       return { request: stored.record, reply: sequencedReply(adapter, current, seq, deps.clock).reply };
