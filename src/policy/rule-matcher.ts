@@ -33,7 +33,7 @@ export function compileMatch(match: RuleMatch, { everyCommand = false }: { every
   for (const key of GLOBS) {
     const glob = match[key];
     if (glob === undefined) continue;
-    const res = (typeof glob === 'string' ? [glob] : glob).map(compileGlob);
+    const res = (typeof glob === 'string' ? [glob] : glob).map((g) => compileGlob(key === 'cwd' ? cwdGlob(g) : g));
     const read = key === 'cwd' ? (f: RequestFacts) => (f.cwd === null ? null : resolvedPath(f.cwd)) : (f: RequestFacts) => f[key];
     tests.push((f) => {
       const value = read(f);
@@ -54,6 +54,15 @@ export function compileMatch(match: RuleMatch, { everyCommand = false }: { every
     for (const t of tests) if (!t(f)) return false;
     return true;
   };
+}
+
+/**
+ * A `cwd` glob read as the directories it is matched against are (resolvedPath): repeated `/`
+ * as one, no trailing `/` (`/srv/app/` is `/srv/app`). `\` is the glob's escape, left alone.
+ */
+function cwdGlob(glob: string): string {
+  const collapsed = glob.replace(/\/{2,}/g, '/');
+  return collapsed.length > 1 && collapsed.endsWith('/') && !collapsed.endsWith('\\/') ? collapsed.slice(0, -1) : collapsed;
 }
 
 /**

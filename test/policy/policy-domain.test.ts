@@ -246,6 +246,10 @@ describe('matchers', () => {
     const prod = rules({ id: 'prod', match: { cwd: ['/srv/prod', '/etc/**'] }, action: 'deny' });
     for (const cwd of ['/srv/prod/', '//srv/prod', '/srv//prod', '//etc/ssh', '/etc//ssh/', '/srv/prod//']) expect(matchOf(prod, at(cwd)), cwd).toBe('prod');
     expect(matchOf(rules({ id: 'root', match: { cwd: '/' }, action: 'deny' }), at('//'))).toBe('root');
+    // …and a rule's own cwd glob is read the same way.
+    const written = rules({ id: 'w', match: { cwd: ['/srv/app/', '//fs/secrets/**'] }, action: 'deny' });
+    for (const cwd of ['/srv/app', '/srv/app/', '//fs/secrets/x', '/fs/secrets/x']) expect(matchOf(written, at(cwd)), cwd).toBe('w');
+    expect(matchOf(written, at('/srv/app/x'))).toBeNull();
   });
 
   it('requires every key given to match', () => {
