@@ -35,9 +35,18 @@ export function autoRefusal(record: HandupRequest, mode: Exclude<AutoModeName, '
   return null;
 }
 
-/** The decision auto mode takes on a new request, or null when it leaves it pending. */
-export function autoDecision(record: HandupRequest, mode: AutoModeName, at: number): { status: Exclude<Status, 'pending'>; decision: Decision } | null {
+/**
+ * The decision auto mode takes on a new request, or null when it leaves it pending. `personOnly`:
+ * option ids only a person may choose (a grant for the whole session), never taken here.
+ */
+export function autoDecision(
+  record: HandupRequest,
+  mode: AutoModeName,
+  at: number,
+  personOnly: readonly string[] = [],
+): { status: Exclude<Status, 'pending'>; decision: Decision } | null {
   if (mode === 'off' || autoRefusal(record, mode) !== null) return null;
   const option = record.options.find((o) => o.outcome === 'approve')!;
+  if (personOnly.includes(option.id)) return null;
   return decide(record, { option: option.id, content_hash: record.content_hash }, { decidedBy: 'auto', decidedAt: at });
 }

@@ -1,4 +1,5 @@
 import type { Decision, HandupRequest, Status } from '../requests/request-schema.js';
+import { unattendedView } from '../requests/decision-rules.js';
 import { autoDecision, effectiveMode, type AutoModeName, type AutoState } from './auto-mode.js';
 import { requestFacts } from './request-facts.js';
 import { firstMatch, ruleOutcome, type CompiledRule, type PolicyRule, type RuleOutcome } from './rule-evaluation.js';
@@ -11,7 +12,11 @@ export type CreationVerdict =
 
 /**
  * Rules first (first match wins, whatever it does: `ask` and a rule that cannot decide both keep
- * the request for a person), then auto mode for a request no rule matched.
+ * the request for a person), then auto mode for a request no rule matched. Rules see only the
+ * options they may choose (`personOnly` left out: a grant for the whole session is a person's
+ * call). Auto mode counts every approve option, a person's own among them: a request offering
+ * two ways to approve is never auto-approved, and one whose only approve option is a person's
+ * neither.
  */
 export function creationVerdict(
   rules: readonly CompiledRule[],
@@ -19,10 +24,12 @@ export function creationVerdict(
   record: HandupRequest,
   format: string,
   at: number,
+  personOnly: readonly string[] = [],
 ): CreationVerdict {
-  const matched = firstMatch(rules, requestFacts(record, format), at);
-  if (matched) return { type: 'rule', rule: matched.rule, outcome: ruleOutcome(matched.rule, record, at) };
+  const unattended = unattendedView(record, personOnly);
+  const matched = firstMatch(rules, requestFacts(unattended, format), at);
+  if (matched) return { type: 'rule', rule: matched.rule, outcome: ruleOutcome(matched.rule, unattended, at) };
   const mode = effectiveMode(auto, at);
-  const decided = autoDecision(record, mode, at);
+  const decided = autoDecision(record, mode, at, personOnly);
   return decided ? { type: 'auto', mode, ...decided } : { type: 'none' };
 }

@@ -76,7 +76,8 @@ export type CreatedHook = (stored: StoredRequest, tx: WriteTx, at: number) => Pr
  * the request is stored. Wired from src/rules; absent, every request waits for a person.
  */
 export interface CreationPolicy {
-  verdict(tx: WriteTx, record: HandupRequest, format: string, at: number): Promise<CreationVerdict>;
+  /** `personOnly`: option ids only a person may choose (Normalized.personOnly). */
+  verdict(tx: WriteTx, record: HandupRequest, format: string, at: number, personOnly: readonly string[]): Promise<CreationVerdict>;
   /** Counts a real match of a rule, in the same transaction. */
   hit(tx: WriteTx, ruleId: string, at: number): Promise<void>;
 }

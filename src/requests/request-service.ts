@@ -277,10 +277,8 @@ export function createRequestService({
           expires_at: timeoutMs === null ? null : now + timeoutMs,
           decision: null,
         };
-        // Rules and auto mode see only the options they may choose (a session-wide grant is a person's call).
         const personOnly = native?.personOnly ?? [];
-        const unattended = unattendedView(record, personOnly);
-        const verdict: CreationVerdict = policy ? await policy.verdict(tx, unattended, format, now) : { type: 'none' };
+        const verdict: CreationVerdict = policy ? await policy.verdict(tx, record, format, now, personOnly) : { type: 'none' };
         if (verdict.type === 'rule' && verdict.outcome.type === 'ask') record = askOverrides(record, verdict.outcome, now);
         // What a deny rule matched but cannot decide waits for a person: no decide hook sees it
         // (forPerson below), and its own on_timeout must not approve it when nobody came.
@@ -288,7 +286,7 @@ export function createRequestService({
         if (heldForPerson && record.on_timeout === 'approve') record = { ...record, on_timeout: 'expire' };
         // Nor may the clock approve with an option only a person may choose.
         const timeoutWide =
-          record.on_timeout === 'approve' && !heldForPerson && personOnly.length > 0 && !unattended.options.some((o) => o.outcome === 'approve');
+          record.on_timeout === 'approve' && !heldForPerson && personOnly.length > 0 && !unattendedView(record, personOnly).options.some((o) => o.outcome === 'approve');
         if (timeoutWide) record = { ...record, on_timeout: 'expire' };
         const stored: StoredRequest = {
           record,

@@ -10,9 +10,9 @@ import type { RuleService } from './rule-service.js';
  */
 export function createCreationPolicy({ rules }: { rules: RuleService }): CreationPolicy {
   return {
-    async verdict(tx: WriteTx, record: HandupRequest, format: string, at: number): Promise<CreationVerdict> {
+    async verdict(tx: WriteTx, record: HandupRequest, format: string, at: number, personOnly: readonly string[]): Promise<CreationVerdict> {
       const state = await tx.policy.state();
-      return creationVerdict(await rules.rulesFor(tx, state.version), state.auto, record, format, at);
+      return creationVerdict(await rules.rulesFor(tx, state.version), state.auto, record, format, at, personOnly);
     },
     hit: (tx, ruleId, at) => tx.policy.hit(ruleId, at),
   };

@@ -252,7 +252,7 @@ describe("PaperClip: a grant for the whole session is a person's choice", () => 
 
     expect((await t.api.request('PUT', '/v1/auto', { mode: 'all' })).status).toBe(200);
     expect((await post('paperclip', sessionOnly('permission-auto'))).status).toBe('pending');
-    // Where the runner offers accept too, auto mode allows once.
+    // Nor where the runner offers accept too: auto mode never approves a request with two approve options.
     const both = await post(
       'paperclip',
       permissionInOrder('permission-auto-both', 'git status', [
@@ -261,7 +261,35 @@ describe("PaperClip: a grant for the whole session is a person's choice", () => 
         { key: 'decline', label: 'Deny' },
       ]),
     );
-    expect(both).toMatchObject({ status: 'approved', decision: { option: 'accept', decided_by: 'auto' } });
+    expect(both).toMatchObject({ status: 'pending', decision: null });
+    const v1 = await post(
+      'paperclip',
+      prpEvent({
+        schema: 'paperclip.runtime_request.v1',
+        requestKind: 'runtime',
+        requestId: 'v1-auto-both',
+        type: 'permission',
+        status: 'pending',
+        mode: 'low',
+        prompt: 'Run git status?',
+        choices: [
+          { key: 'allow', label: 'Allow' },
+          { key: 'always', label: 'Always' },
+          { key: 'deny', label: 'Deny' },
+        ],
+        details: { command: 'git status' },
+      }),
+    );
+    expect(v1).toMatchObject({ status: 'pending', decision: null });
+    // Offered accept alone, auto mode allows it.
+    const once = await post(
+      'paperclip',
+      permissionInOrder('permission-auto-once', 'git status', [
+        { key: 'accept', label: 'Allow once' },
+        { key: 'decline', label: 'Deny' },
+      ]),
+    );
+    expect(once).toMatchObject({ status: 'approved', decision: { option: 'accept', decided_by: 'auto' } });
     expect((await t.api.request('PUT', '/v1/auto', { mode: 'off' })).status).toBe(200);
 
     const timed = await post('paperclip', sessionOnly('permission-timeout'), '?timeout=1m&on_timeout=approve');
