@@ -62,7 +62,7 @@ const labelWords = (label) =>
     .trim();
 
 const PLAIN_WORD = /^[A-Za-z0-9_./=:@%+,-]+$/u;
-const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*(?::[A-Za-z0-9_-]+)*$/;
 
 /** Programs whose arguments are another command or a script: remembered exactly, never by name. */
 export const RUNNERS = new Set([

@@ -11,8 +11,12 @@ export type Scope = 'session' | 'project' | 'always';
 /** A plain word: letters, digits and `_./=:@%+,-`. */
 const PLAIN_CHARS = 'A-Za-z0-9_./=:@%+,\\-';
 const PLAIN_WORD = new RegExp(`^[${PLAIN_CHARS}]+$`, 'u');
-/** A word that reads as a subcommand, not an option (`-x`), a path, a number or a value (`a=b`). */
-const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
+/**
+ * A word that reads as a subcommand, not an option (`-x`), a path, a number or a value (`a=b`).
+ * A task name of colon-joined words (`rake db:migrate`, `npm run test:unit`) is one: ending the
+ * prefix before it would remember `rake` and so approve `rake db:drop`.
+ */
+const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*(?::[A-Za-z0-9_-]+)*$/;
 
 /**
  * Programs whose arguments are another command or a program to run (wrappers, shells,

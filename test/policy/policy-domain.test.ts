@@ -401,6 +401,11 @@ describe('scoped allow', () => {
     ['npm run build', 'npm run build'],
     ['ls /etc', 'ls'],
     ['./gradlew   assemble   -x test', './gradlew assemble'],
+    // A task name is a subcommand: approving `rake db:migrate` must not approve `rake db:drop`.
+    ['rake db:migrate', 'rake db:migrate'],
+    ['npm run test:unit -- --watch', 'npm run test:unit'],
+    ['gradle app:test', 'gradle app:test'],
+    ['bin/rails db:migrate:status', 'bin/rails db:migrate:status'],
   ])('widens %j to the prefix %j', (command, prefix) => {
     expect(commandScope(command)).toEqual({ type: 'prefix', words: prefix.split(' ') });
   });
@@ -467,6 +472,12 @@ describe('scoped allow', () => {
       expect(new RegExp(commandScopePattern(commandScope(command)), 'u').test(command)).toBe(true);
     },
   );
+
+  it('a task name stays in the prefix: approving rake db:migrate approves its own options, not another task', () => {
+    const re = new RegExp(commandScopePattern(commandScope('rake db:migrate')), 'u');
+    for (const ok of ['rake db:migrate', 'rake db:migrate VERSION=20240101']) expect(re.test(ok)).toBe(true);
+    for (const no of ['rake db:drop', 'rake db:migrate:reset', 'rake']) expect(re.test(no)).toBe(false);
+  });
 
   it('a prefix rule matches the prefix plus plain words, never shell syntax', () => {
     const re = new RegExp(commandScopePattern(commandScope('npm test')), 'u');

@@ -41,6 +41,9 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'constructor x',
     'kubectl --context prod get pods',
     'kubectl get pods',
+    'rake db:migrate',
+    'npm run test:unit -- --watch',
+    'curl localhost:8080',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
   });
