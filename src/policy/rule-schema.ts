@@ -70,6 +70,14 @@ export type RuleMatchSchemaType = ReturnType<typeof ruleMatchSchema>;
 export const RuleMatchSchema = ruleMatchSchema(REQUEST_FORMATS);
 export type RuleMatch = z.infer<typeof RuleMatchSchema>;
 
+/**
+ * The ids scoped approvals give their rules (`scope-` and a lower-case ULID). Approve rules of
+ * that prefix are held to the remembered action (scope-rule.ts), so an operator's own approve
+ * rule may not take the prefix unless it is such an id (a remembered approval restored from
+ * GET /v1/rules): it would be narrowed without a word.
+ */
+const SCOPE_RULE_ID = /^scope-[0-9a-hjkmnp-tv-z]{26}$/;
+
 const ruleShape = {
   id: z.string().regex(RULE_ID, 'must be 1-64 characters of a-z, 0-9 and -, starting with a letter or digit'),
   action: z.enum(RULE_ACTIONS),
@@ -81,7 +89,10 @@ const ruleShape = {
 const asList = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 /** The checks across fields: what each action takes, and dismiss rules for info notices only. */
-function checkAction(rule: { action: RuleAction; match: RuleMatch; feedback?: string | undefined; risk?: unknown; timeout?: unknown }, ctx: z.RefinementCtx) {
+function checkAction(rule: { id: string; action: RuleAction; match: RuleMatch; feedback?: string | undefined; risk?: unknown; timeout?: unknown }, ctx: z.RefinementCtx) {
+  if (rule.action === 'approve' && rule.id.startsWith('scope-') && !SCOPE_RULE_ID.test(rule.id)) {
+    ctx.addIssue({ code: 'custom', path: ['id'], message: 'an approve rule named scope-… is held to what a scoped approval remembered; choose another id' });
+  }
   if (rule.feedback !== undefined && rule.action !== 'deny') {
     ctx.addIssue({ code: 'custom', path: ['feedback'], message: 'only a deny rule takes feedback' });
   }

@@ -218,6 +218,21 @@ describe('scoped allow', () => {
     expect(JSON.stringify(tested.body.rule)).toContain('scope-prod-deploys');
   });
 
+  it("refuses an operator's approve rule named scope-… (400 naming the id, nothing stored), which would be narrowed to a remembered action; a remembered approval restored under its own id is taken", async () => {
+    t = await startTestServer();
+    const refused = await t.api.post('/v1/rules', { id: 'scope-ci', match: { tool: 'Deploy' }, action: 'approve' });
+    expectError(refused, 400, 'invalid_rule', 'id: an approve rule named scope-');
+    expect((await t.api.get('/v1/rules')).body).toEqual([]);
+    const first = await createRequest(t.api, command('make build'));
+    const res = await decide(t.api, first, 'approve', { scope: 'always' });
+    const [remembered] = (await t.api.get('/v1/rules')).body;
+    expect(remembered.id).toBe(res.body.decision.rule_id);
+    expect((await t.api.delete(`/v1/rules/${remembered.id}`)).status).toBe(200);
+    const restored = await t.api.post('/v1/rules', { id: remembered.id, match: remembered.match, action: 'approve' });
+    expect(restored.status, restored.text).toBe(201);
+    expect((await createRequest(t.api, command('make build'))).status).toBe('approved');
+  });
+
   it('session scope matches the same session only, and expires after policy.session_scope_ttl', async () => {
     const clock = createFakeClock(Date.UTC(2026, 0, 1));
     t = await startTestServer({ policy: { session_scope_ttl: '2h' } }, { clock });
