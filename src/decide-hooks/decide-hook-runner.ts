@@ -51,7 +51,9 @@ export function createDecideHookRunner({ hooks, requests, events, log, env, user
   const list: Hook[] = hooks.map((config) => ({
     config,
     actor: `hook:${config.name}`,
-    matches: compileMatch(config.match ?? {}),
+    // As an approve rule does: a hook matching `^git status$` never sees, and so never approves,
+    // `git status` shown beside another command.
+    matches: compileMatch(config.match ?? {}, { everyCommand: true }),
     timeoutMs: durationMs(config.timeout ?? DEFAULT_HOOK_TIMEOUT),
     chain: Promise.resolve(),
     queued: 0,

@@ -106,6 +106,18 @@ describe('exec decide hooks', () => {
     expect([seen('filtered'), seen('silent') !== null, seen('second') !== null, seen('never')]).toEqual([null, true, true, null]);
   });
 
+  it("a hook's command match holds for every command the request shows, as an approve rule's does", async () => {
+    t = await startTestServer({
+      decide_hooks: [{ name: 'status-ok', exec: answering('status-ok', '{"option":"approve"}'), match: { command: '^git status$' } }] as never,
+    });
+    const shows = (...commands: string[]) => ({ title: 'Run', kind: 'command', previews: commands.map((shell) => ({ type: 'command', command: { shell } })) });
+    const mixed = await createAndSettle(shows('git status', 'rm -rf /'));
+    expect(mixed.now.status).toBe('pending');
+    expect(seen('status-ok')).toBeNull();
+    const alone = await createAndSettle(shows('git status'));
+    expect(alone.now.decision).toMatchObject({ option: 'approve', decided_by: 'hook:status-ok' });
+  });
+
   it('do not run for requests rules or auto mode already decided', async () => {
     t = await startTestServer({
       rules: [{ id: 'ok', match: { title: '^Fine' }, action: 'approve' }] as never,
