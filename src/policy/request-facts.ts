@@ -19,7 +19,7 @@ export interface RequestFacts {
   beyondTitle: boolean;
   /**
    * The request shows commands and nothing a command would run or change: every preview is a
-   * command, or JSON (how adapters show a call's own arguments). What a remembered command may pass.
+   * command, or JSON that only restates one (commandArguments). What a remembered command may pass.
    */
   commandsOnly: boolean;
 }
@@ -133,8 +133,37 @@ export function requestTool(record: Pick<HandupRequest, 'tool' | 'input'>): stri
   return null;
 }
 
+/**
+ * The arguments a shell call may carry beside its command without changing what runs: how it is
+ * described, how long it may take, whether its output is awaited (Claude Code's Bash, Ask's shell
+ * tools).
+ */
+const INERT_ARGUMENTS: Readonly<Record<string, string>> = { description: 'string', timeout: 'number', run_in_background: 'boolean' };
+
+/**
+ * Whether a JSON preview only restates a command the request shows: an object of at most a
+ * `command` (one of `commands`) and INERT_ARGUMENTS, as Ask shows a shell call's arguments and
+ * Claude Code the input its command preview leaves out. Anything else there (an environment, a
+ * working directory, a sandbox switch, a file) changes what runs, and a person who approved the
+ * command never saw it.
+ */
+function commandArguments(p: NonNullable<HandupRequest['previews']>[number], commands: readonly string[]): boolean {
+  if (p.type !== 'json' || typeof p.inline !== 'string') return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(p.inline);
+  } catch {
+    return false;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(([key, v]) =>
+    key === 'command' ? typeof v === 'string' && commands.includes(v.trim()) : Object.hasOwn(INERT_ARGUMENTS, key) && typeof v === INERT_ARGUMENTS[key],
+  );
+}
+
 export function requestFacts(record: HandupRequest, format: string): RequestFacts {
   const s = record.source;
+  const commands = commandLines(record);
   return {
     agent: s?.agent ?? null,
     session: s?.session ?? null,
@@ -145,9 +174,9 @@ export function requestFacts(record: HandupRequest, format: string): RequestFact
     tool: requestTool(record),
     cwd: s?.cwd ?? null,
     repo: s?.repo ?? null,
-    commands: commandLines(record),
+    commands,
     title: record.title,
     beyondTitle: showsBeyondTitle(record),
-    commandsOnly: (record.previews ?? []).every((p) => p.type === 'command' || p.type === 'json'),
+    commandsOnly: (record.previews ?? []).every((p) => p.type === 'command' || commandArguments(p, commands)),
   };
 }
