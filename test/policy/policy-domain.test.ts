@@ -479,6 +479,16 @@ describe('scoped allow', () => {
     for (const no of ['rake db:drop', 'rake db:migrate:reset', 'rake']) expect(re.test(no)).toBe(false);
   });
 
+  it("a prefix rule of a program that runs others never passes that program's runner subcommands", () => {
+    const compose = new RegExp(commandScopePattern(commandScope('docker compose -f compose.dev.yml ps')), 'u');
+    expect(commandScope('docker compose -f compose.dev.yml ps')).toEqual({ type: 'prefix', words: ['docker', 'compose'] });
+    for (const ok of ['docker compose -f compose.dev.yml ps', 'docker compose ps -a', 'docker compose logs runner']) expect(compose.test(ok)).toBe(true);
+    for (const no of ['docker compose exec db dropdb production', 'docker compose -f x.yml run web sh', 'docker compose exec']) expect(compose.test(no)).toBe(false);
+    const npm = new RegExp(commandScopePattern(commandScope('npm test')), 'u');
+    expect(npm.test('npm test exec')).toBe(false);
+    expect(npm.test('npm test --executable')).toBe(true);
+  });
+
   it('a prefix rule matches the prefix plus plain words, never shell syntax', () => {
     const re = new RegExp(commandScopePattern(commandScope('npm test')), 'u');
     for (const ok of ['npm test', 'npm test --watch', 'npm  test -- --grep=a/b.c']) expect(re.test(ok)).toBe(true);
