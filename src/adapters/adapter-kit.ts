@@ -61,7 +61,26 @@ export function submitOptions(submitLabel?: string | null): Option[] {
 export function distinctLabels(options: ReadonlyArray<{ id: string; label: string }>): string[] {
   const counts = new Map<string, number>();
   for (const o of options) counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
-  return options.map((o) => ((counts.get(o.label) ?? 0) > 1 ? `${o.label} (${o.id})` : o.label));
+  const repeated = (o: { label: string }) => (counts.get(o.label) ?? 0) > 1;
+  // A label made here may be one the frame already has ("X (y)" beside two "X"): numbered on until free.
+  const taken = new Set(options.filter((o) => !repeated(o)).map((o) => o.label));
+  return options.map((o) => {
+    if (!repeated(o)) return o.label;
+    const made = `${o.label} (${o.id})`;
+    let label = made;
+    for (let n = 2; taken.has(label); n++) label = `${made} ${n}`;
+    taken.add(label);
+    return label;
+  });
+}
+
+/**
+ * One part of a native key (`paperclip:{runId}:{requestId}`): a `:` inside an id is written
+ * `%3A` (and `%` itself `%25`), so two requests whose ids split differently never share a key
+ * (`run:x` + `y` against `run` + `x:y`). Ids without either read as they are.
+ */
+export function keyPart(id: string): string {
+  return id.replace(/%/g, '%25').replace(/:/g, '%3A');
 }
 
 /** Record id → the native id it stands for, holding only the ids that differ. */

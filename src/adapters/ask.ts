@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../lib/errors.js';
 import { MAX_QUESTION_OPTIONS, type CreateRequestBody, type HandupRequest, type Kind, type Option, type Risk } from '../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext, Normalized, ReplyEnv, WireAdapter } from './adapter.js';
-import { answerText, asTitle, toolKind } from './adapter-kit.js';
+import { answerText, asTitle, keyPart, toolKind } from './adapter-kit.js';
 
 /**
  * Ask Session Protocol (ask-session-protocol 0.2.0, protocolVersion "1.0"): `session/event`
@@ -282,7 +282,7 @@ function questionRequest(
   };
 }
 
-const nativeKey = (session: string, id: string) => `ask:${session}:${id}`;
+const nativeKey = (session: string, id: string) => `ask:${keyPart(session)}:${keyPart(id)}`;
 
 /**
  * Every place a frame can name its session must agree; Ask events themselves never name it,

@@ -121,6 +121,28 @@ describe('paperclip adapter quirks', () => {
     expect(reply.payload.resolution.response.answers).toEqual({ q: { selectedOptionIds: ['eu'] } });
   });
 
+  it('gives repeated labels distinct ones even where the made label is one the frame has, and maps each answer back to its own option', () => {
+    const frame = questionSet({
+      answerMode: 'single_select',
+      options: [
+        { id: 'p', label: 'X (y)' },
+        { id: 'y', label: 'X' },
+        { id: 'z', label: 'X' },
+      ],
+    });
+    const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+    const labels = (normalized.request.input as any).questions[0].options.map((o: { label: string }) => o.label);
+    expect(labels).toEqual(['X (y)', 'X (y) 2', 'X (z)']);
+    for (const [label, id] of [
+      ['X (y)', 'p'],
+      ['X (y) 2', 'y'],
+      ['X (z)', 'z'],
+    ]) {
+      const reply = replyTo(frame, { option: 'submit', fields: { answers: { q: { selected: [label] } } } });
+      expect(reply.payload.resolution.response.answers).toEqual({ q: { selectedOptionIds: [id] } });
+    }
+  });
+
   it('keeps both the selection and custom text of a multi-select answer', () => {
     const frame = questionSet({
       answerMode: 'multi_select',

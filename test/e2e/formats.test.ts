@@ -685,6 +685,33 @@ describe('follow-ups that need more than one native key', () => {
     expectError(await t.api.post('/v1/formats/paperclip/events', ghost), 404, 'not_found', 'ghost-1');
   });
 
+  it('native ids that split differently at a colon are different requests, and follow-ups find each (PaperClip run and request, Ask session and id)', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const fx = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'e2e-request.json'), 'utf8'));
+    const inRun = (runId: string, requestId: string) => ({ ...fx.frame, runId, payload: { request: { ...fx.frame.payload.request, requestId } } });
+    const a = await t.api.post('/v1/formats/paperclip/requests', inRun('run-n', 'x:y'));
+    const b = await t.api.post('/v1/formats/paperclip/requests', inRun('run-n:x', 'y'));
+    const dash = await t.api.post('/v1/formats/paperclip/requests', inRun('-', 'z'));
+    const bare = await t.api.post('/v1/formats/paperclip/requests', { ...fx.frame.payload.request, requestId: 'z' });
+    for (const res of [a, b, dash, bare]) expect(res.status, res.text).toBe(201);
+    expect(new Set([a, b, dash, bare].map((r) => r.body.request.id)).size).toBe(4);
+    expect(a.body.request.dedupe_key).toBe('paperclip:run-n:x%3Ay');
+    const cancel = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'e2e-cancel.json'), 'utf8')).frame;
+    const cancelled = await t.api.post('/v1/formats/paperclip/events', { ...cancel, runId: 'run-n:x', payload: { ...cancel.payload, requestId: 'y' } });
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body.request.id).toBe(b.body.request.id);
+    expect((await show(t.api, a.body.request.id)).status).toBe('pending');
+
+    const ask = (sessionId: string, id: string) => ({
+      method: 'session/event',
+      params: { sessionId, event: { type: 'approval.required', seq: 1, payload: { id, toolName: 'bash', args: { command: 'ls' } } } },
+    });
+    const first = await t.api.post('/v1/formats/ask/requests', ask('S:act', '1'));
+    const second = await t.api.post('/v1/formats/ask/requests', ask('S', 'act:1'));
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect(first.body.request.id).not.toBe(second.body.request.id);
+  });
+
   it('ALP question.resolved answering a question with one of its own options selects that option', async () => {
     t = await startTestServer({}, { adapters: ALL_ADAPTERS });
     const fx = JSON.parse(readFileSync(join(FIXTURES, 'alp', 'question-option-answer.json'), 'utf8'));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { Normalized } from '../adapter.js';
-import { asTitle } from '../adapter-kit.js';
+import { asTitle, keyPart } from '../adapter-kit.js';
 import { redactCredentials } from './redact-credentials.js';
 
 /** What every PaperClip sub-protocol shares: schema names, id and status shapes, titles, keys. */
@@ -44,8 +44,12 @@ export type Preview = NonNullable<CreateRequestBody['previews']>[number];
 /** What a sub-protocol builds from its request; the entry adds the native key. */
 export type Built<Ctx> = Omit<Normalized<Ctx>, 'nativeKey'>;
 
-/** `paperclip:{runId or "-"}:{requestId}` (docs/formats/paperclip.md): a bare request has no run. */
-export const keyOf = (runId: string | null, requestId: string) => `paperclip:${runId ?? '-'}:${requestId}`;
+/**
+ * `paperclip:{runId or "-"}:{requestId}` (docs/formats/paperclip.md): a bare request has no run.
+ * Each id is a keyPart, and a run named `-` is `%2D`, so it is never taken for a bare request.
+ */
+export const keyOf = (runId: string | null, requestId: string) =>
+  `paperclip:${runId === null ? '-' : runId === '-' ? '%2D' : keyPart(runId)}:${keyPart(requestId)}`;
 
 export function source(origin: Origin | undefined, env: Envelope): CreateRequestBody['source'] {
   return { agent: origin?.provider ?? origin?.adapter ?? null, session: env.session };
