@@ -1054,6 +1054,27 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
     expect((await replyOf('roll', declined.id)).params.candidate).toEqual({ status: 'cancelled', reason: 'Ask the release manager' });
   });
 
+  it('refuses a whole number the runtime would receive as another one (past 2^53), and sends one within that range exactly', async () => {
+    t = await startTestServer();
+    const projection = {
+      title: 'Quota',
+      controls: [
+        { id: 'bytes', type: 'number', label: 'Bytes', required: true },
+        { id: 'count', type: 'number', label: 'Count', required: true, integer: true },
+      ],
+    };
+    const record = await post('roll', interaction('userInput.request', projection, inFiveMinutes()));
+    const answers = (bytes: string, count: string) => ({ fields: { answers: { bytes: { selected: [], text: bytes }, count: { selected: [], text: count } } } });
+    expectError(await decide(t.api, record, 'submit', answers('9007199254740993', '1')), 400, 'invalid_decision', 'fields.answers.bytes');
+    expectError(await decide(t.api, record, 'submit', answers('1', '1e20')), 400, 'invalid_decision', 'fields.answers.count');
+    expect((await show(t.api, record.id)).status).toBe('pending');
+    expect((await decide(t.api, record, 'submit', answers('9007199254740991', '2.0'))).status).toBe(200);
+    expect((await replyOf('roll', record.id)).params.candidate.values).toEqual([
+      { id: 'bytes', value: 9007199254740991 },
+      { id: 'count', value: 2 },
+    ]);
+  });
+
   it('interaction.cancelled ends a pending interaction: cancelled, or expired once expiresAt has passed', async () => {
     const clock = createFakeClock(Date.parse('2026-08-04T00:00:00.000Z'));
     t = await startTestServer({}, { clock });
