@@ -685,6 +685,31 @@ describe('follow-ups that need more than one native key', () => {
     expectError(await t.api.post('/v1/formats/paperclip/events', ghost), 404, 'not_found', 'ghost-1');
   });
 
+  it('a PaperClip question set answered upstream (runtime_request.resolved with its response) keeps those answers in the decision, keyed by the record ids and labels', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const fx = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'v2-input-native-ids.json'), 'utf8'));
+    const created = await t.api.post('/v1/formats/paperclip/requests', fx.frame);
+    expect(created.status, created.text).toBe(201);
+    const record = created.body.request;
+    const [q1, target, note] = record.input.questions.map((q: { id: string }) => q.id);
+    const resolved = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'followup-resolved-submit.json'), 'utf8')).frame;
+    const answers = {
+      q1: { selectedOptionIds: ['pinned'] },
+      'deploy/target': { customText: 'ap-south' },
+      'please-confirm-the-production-rollout-window-with-the-on-call-engineer-before-the-deploy-starts-soon': { text: 'page Dana' },
+      'no-such-question': { text: 'dropped' },
+    };
+    const res = await t.api.post('/v1/formats/paperclip/events', {
+      ...resolved,
+      payload: { ...resolved.payload, requestId: 'req-77', response: { schema: 'paperclip.question_response.v1', answers } },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.request).toMatchObject({ id: record.id, status: 'answered', decision: { option: 'submit', decided_by: 'upstream' } });
+    expect(res.body.request.decision.fields).toEqual({
+      answers: { [q1]: { selected: ['Pinned'] }, [target]: { selected: [], text: 'ap-south' }, [note]: { selected: [], text: 'page Dana' } },
+    });
+  });
+
   it('native ids that split differently at a colon are different requests, and follow-ups find each (PaperClip run and request, Ask session and id)', async () => {
     t = await startTestServer({}, { adapters: ALL_ADAPTERS });
     const fx = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'e2e-request.json'), 'utf8'));

@@ -5,6 +5,7 @@ import type { FollowUp, FollowUpTarget, FrameContext } from '../adapter.js';
 import { nativeIdOf, recordIdOf, type NativeIds } from '../adapter-kit.js';
 import { EVENT, flag, keyOf, requestId } from './common.js';
 import { outcomeOfKey } from './legacy.js';
+import { answersFromResolution, type RuntimeForm } from './runtime.js';
 
 /** PRP events that settle a runtime request elsewhere: resolved, cancelled, expired (docs/formats/paperclip.md). */
 
@@ -43,8 +44,11 @@ export function followUp(frame: PaperclipFollowUp, _ctx?: FrameContext, stored?:
   if (!action) return { kind: 'ignored', reason: 'runtime_request.resolved without an action does not say how it was settled' };
   if (!stored)
     return { kind: 'resolve', ...key, status: action === 'submit' ? 'answered' : outcomeOfKey(action) === 'approve' ? 'approved' : 'denied', option: action };
-  const optionIds = (stored.context as { nativeIds?: NativeIds } | null)?.nativeIds?.options;
-  return { kind: 'resolve', ...key, ...settledBy(action, stored.record, optionIds) };
+  const context = stored.context as { nativeIds?: NativeIds; form?: RuntimeForm } | null;
+  const settled = settledBy(action, stored.record, context?.nativeIds?.options);
+  // A form answered upstream: its answers are the decision's, as a reviewer's would be.
+  const answers = settled.status === 'answered' && context?.form ? answersFromResolution(context.form, frame.payload, context.nativeIds?.questions) : null;
+  return { kind: 'resolve', ...key, ...settled, ...(answers ? { fields: { answers } } : {}) };
 }
 
 /**

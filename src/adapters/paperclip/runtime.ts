@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option } from '../../requests/request-schema.js';
 import type { ReplyEnv } from '../adapter.js';
-import { asTitle, byNativeId, nativeIdOf, safeIds, submitOptions, withNativeIds, type IdMap, type NativeIds } from '../adapter-kit.js';
+import { asTitle, byNativeId, nativeIdOf, recordIdOf, safeIds, submitOptions, withNativeIds, type IdMap, type NativeIds } from '../adapter-kit.js';
 import {
   DetailsSchema,
   OriginSchema,
@@ -332,6 +332,40 @@ function runtimeResolution(record: HandupRequest, ctx: RuntimeContext): Record<s
   if (d.outcome === 'approve' && ctx.form.type !== 'none') return submission(ctx.form, (d.fields?.answers ?? {}) as Answers, ctx.nativeIds?.questions);
   if (d.outcome === 'approve' && d.scope === 'session' && ctx.sessionChoice) return { action: 'accept_for_session' };
   return { action: d.option };
+}
+
+/**
+ * The answers a `runtime_request.resolved` reports for a form settled upstream, as the record's
+ * decision keeps them (submission read backwards): keyed by the record's question ids, option
+ * ids back to their labels, typed text as text. What names no question or option of the form is
+ * left out; null when nothing is left.
+ */
+export function answersFromResolution(form: RuntimeForm, payload: Record<string, unknown>, questionIds: IdMap | undefined): Answers | null {
+  const out: Answers = {};
+  const entries = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.entries(v) : []);
+  const texts = (v: unknown) => (Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : typeof v === 'string' ? [v] : []);
+  if (form.type === 'question_set') {
+    const response = payload.response as { answers?: unknown } | undefined;
+    for (const [nativeId, raw] of entries(response?.answers)) {
+      const q = form.questions.find((m) => m.id === nativeId);
+      if (!q || typeof raw !== 'object' || raw === null) continue;
+      const a = raw as { selectedOptionIds?: unknown; text?: unknown; customText?: unknown };
+      const selected = texts(a.selectedOptionIds).flatMap((id) => q.options.filter(([, o]) => o === id).map(([label]) => label));
+      const typed = [a.text, a.customText].find((t): t is string => typeof t === 'string' && t.trim() !== '');
+      if (selected.length > 0 || typed !== undefined) out[recordIdOf(questionIds, nativeId)] = { selected, ...(typed !== undefined ? { text: typed } : {}) };
+    }
+  } else if (form.type === 'answers') {
+    for (const [nativeId, raw] of entries(payload.answers)) {
+      const typed = texts((raw as { answers?: unknown } | null)?.answers).join(', ');
+      if (typed.trim()) out[recordIdOf(questionIds, nativeId)] = { selected: [], text: typed };
+    }
+  } else if (form.type === 'content') {
+    for (const [nativeId, raw] of entries(payload.content)) {
+      const typed = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : '';
+      if (typed.trim()) out[recordIdOf(questionIds, nativeId)] = { selected: [], text: typed };
+    }
+  }
+  return Object.keys(out).length > 0 ? out : null;
 }
 
 /** The form's answers keyed by the native field and question ids the record's stand for. */
