@@ -117,7 +117,10 @@ export function createDeps(
     clock,
     events,
     policy: createCreationPolicy({ rules }),
-    scopedAllow: (tx, stored, scope, actor, at) => rules.addScopeRule(tx, stored.record, stored.format, scope, actor, at),
+    scopedAllow: (tx, stored, scope, actor, at) =>
+      rules.addScopeRule(tx, stored.record, stored.format, scope, actor, at, {
+        nativeGrant: scope === 'session' && formats.get(stored.format)?.grantsSession?.(stored.nativeContext) === true,
+      }),
     terminalHooks: [
       // First: later hooks (the callback outbox) read the reply it leaves on `stored.nativeReply`.
       createNativeReplyHook({ formats, log: logger.child({ module: 'replies' }) }),

@@ -190,4 +190,10 @@ export interface WireAdapter<Frame = unknown, Ctx = unknown, Follow = unknown> {
    * takes no sequence number (it is then sent as stored). Absent for protocols without one.
    */
   sequenceReply?(reply: unknown, seq: number, env: Pick<ReplyEnv, 'ulid'>): unknown;
+  /**
+   * Whether the native reply carries a reviewer's `scope: "session"` as the runtime's own grant
+   * for the session (PaperClip's `accept_for_session`). Where the request names no action a rule
+   * could remember, such an approval is sent as that grant and stores no rule. Absent: never.
+   */
+  grantsSession?(context: Ctx): boolean;
 }

@@ -272,6 +272,11 @@ export function scopeRuleMatch(record: HandupRequest, scope: Scope, format: stri
   return match;
 }
 
+/** Whether a scoped approval of this request could remember its action: a command, a tool, or a title that names it. */
+export function namesAction(record: HandupRequest, format: string): boolean {
+  return shownCommands(record).length > 0 || requestTool(record) !== null || titleNamesAction(format, showsBeyondTitle(record));
+}
+
 /**
  * Whether a request's title names its action: the submitter wrote it (handup, MCP), or a wire
  * adapter's title is all the request shows (scopeRuleMatch).

@@ -82,5 +82,8 @@ export interface CreationPolicy {
   hit(tx: WriteTx, ruleId: string, at: number): Promise<void>;
 }
 
-/** Stores the rule a scoped approval asks for in the decision's transaction; its id. */
-export type ScopedAllow = (tx: WriteTx, stored: StoredRequest, scope: Scope, actor: string, at: number) => Promise<string>;
+/**
+ * Stores the rule a scoped approval asks for in the decision's transaction; its id, or null where
+ * the runtime's own session grant stands in for it (WireAdapter.grantsSession).
+ */
+export type ScopedAllow = (tx: WriteTx, stored: StoredRequest, scope: Scope, actor: string, at: number) => Promise<string | null>;

@@ -122,7 +122,9 @@ export function createRequestService({
     if (next.decision.feedback) details.feedback = next.decision.feedback;
     if (next.decision.scope) {
       details.scope = next.decision.scope;
-      if (scopedAllow) details.rule_id = next.decision.rule_id = await scopedAllow(tx, stored, next.decision.scope as Scope, by, at);
+      const ruleId = scopedAllow ? await scopedAllow(tx, stored, next.decision.scope as Scope, by, at) : null;
+      if (ruleId !== null) details.rule_id = next.decision.rule_id = ruleId;
+      else if (scopedAllow) details.native_grant = true;
     }
     return finish(tx, stored, next, 'request.decided', { event: 'decided', actor: by, details: { ...details, ...extra } }, at);
   }

@@ -5,7 +5,7 @@ import { decodeHistoryFacts, encodeHistoryFacts, historyFacts } from '../policy/
 import { requestFacts } from '../policy/request-facts.js';
 import { compileRules, firstMatch, ruleOutcome, type CompiledRule, type PolicyRule } from '../policy/rule-evaluation.js';
 import type { Rule, StoredRuleInput } from '../policy/rule-schema.js';
-import { SCOPE_RULE_PREFIX, scopeRuleMatch, type Scope } from '../policy/scope-rule.js';
+import { namesAction, SCOPE_RULE_PREFIX, scopeRuleMatch, type Scope } from '../policy/scope-rule.js';
 import { createSimulation, type SimulationResult } from '../policy/simulate-rules.js';
 import type { HandupRequest } from '../requests/request-schema.js';
 import type { StoredRuleRow } from '../storage/policy-records.js';
@@ -228,9 +228,20 @@ export function createRuleService({ store, clock, events, configRules, sessionSc
 
     /**
      * Stores the approve rule of a scoped approval, in the decision's own
-     * transaction; its id. Session scope expires after `policy.session_scope_ttl`.
+     * transaction; its id. Session scope expires after `policy.session_scope_ttl`. `nativeGrant`:
+     * the reply carries the approval as the runtime's own grant for the session; where the
+     * request names no action a rule could remember, that grant is all, and no rule is stored (null).
      */
-    async addScopeRule(tx: WriteTx, record: HandupRequest, format: string, scope: Scope, actor: string, at: number): Promise<string> {
+    async addScopeRule(
+      tx: WriteTx,
+      record: HandupRequest,
+      format: string,
+      scope: Scope,
+      actor: string,
+      at: number,
+      { nativeGrant = false }: { nativeGrant?: boolean } = {},
+    ): Promise<string | null> {
+      if (nativeGrant && !namesAction(record, format)) return null;
       const rule: Rule = { id: `${SCOPE_RULE_PREFIX}${newId(at).toLowerCase()}`, match: scopeRuleMatch(record, scope, format), action: 'approve' };
       await insert(tx, rule, scope === 'session' ? at + sessionScopeTtlMs : null, actor, at, { scope, request_id: record.id });
       return rule.id;

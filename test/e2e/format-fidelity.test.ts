@@ -231,6 +231,31 @@ describe('PaperClip: approvals nobody chose by hand allow once', () => {
   });
 });
 
+describe('PaperClip: scope "session" on a permission that offers accept_for_session', () => {
+  it('is sent as accept_for_session even where the request names no action a rule could remember; no rule is stored then', async () => {
+    t = await startTestServer();
+    const [[, fx]] = loadFixtures('paperclip').filter(([file]) => file === 'v2-permission-accept-for-session-scope.json');
+    const record = await post('paperclip', fx!.frame);
+    const res = await decide(t.api, record, 'accept', { scope: 'session' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ status: 'approved', decision: { option: 'accept', scope: 'session' } });
+    expect(res.body.decision.rule_id ?? null).toBeNull();
+    expectCommand(await replyOf('paperclip', record.id));
+    expect((await replyOf('paperclip', record.id)).payload.resolution).toEqual({ action: 'accept_for_session' });
+    expect((await audit(record.id)).at(-1)).toMatchObject({ event: 'decided', details: { scope: 'session', native_grant: true } });
+    expect((await t.api.get('/v1/rules')).body).toEqual([]);
+    // Nothing remembered here: the next request of that title waits for a person.
+    const again = structuredClone(fx!.frame);
+    again.payload.request.requestId = 'permission-3';
+    expect((await post('paperclip', again)).status).toBe('pending');
+    // Without accept_for_session on offer, such a request still cannot be remembered.
+    const once = structuredClone(fx!.frame);
+    once.payload.request.requestId = 'permission-4';
+    once.payload.request.choices = once.payload.request.choices.filter((c: { key: string }) => c.key !== 'accept_for_session');
+    expectError(await decide(t.api, await post('paperclip', once), 'accept', { scope: 'session' }), 400, 'invalid_decision', 'scope');
+  });
+});
+
 describe("PaperClip: a grant for the whole session is a person's choice", () => {
   const sessionOnly = (requestId: string) =>
     permissionInOrder(requestId, 'git status', [

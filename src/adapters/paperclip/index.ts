@@ -149,4 +149,5 @@ export const paperclipAdapter = {
   checkDecision,
   replayContext,
   sequenceReply: sequenceCommand,
+  grantsSession: (ctx: PaperclipContext) => ctx.reply === 'runtime' && ctx.sessionChoice,
 } satisfies WireAdapter<PaperclipFrame, PaperclipContext, PaperclipFollowUp>;
