@@ -1,7 +1,9 @@
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isConnectionError } from '../../src/storage/postgres/postgres-errors.js';
+import { libpqSslUrl } from '../../src/storage/postgres/libpq-ssl-url.js';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { freshPostgresDatabase, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
@@ -145,5 +147,106 @@ describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that refuses the login'
     });
     expect(noDatabase).toMatch(/^cannot use PostgreSQL at .*\/no_such_database_x7: the database does not exist \(SQLSTATE 3D000\)$/);
     for (const message of [unknownUser, noDatabase]) expect(message).not.toMatch(/x7-|secret-pw|no-such-role/);
+  });
+});
+
+/** A TCP relay to PostgreSQL that can stop passing bytes while keeping its sockets open, as a frozen server or a partition looks to a client. */
+async function freezableRelay(target: URL) {
+  const pairs = new Set<[Socket, Socket]>();
+  let frozen = false;
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (frozen) for (const s of pair) s.pause();
+    const drop = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    freeze(on: boolean) {
+      frozen = on;
+      for (const pair of pairs) for (const s of pair) (on ? s.pause() : s.resume());
+    },
+    close: () => {
+      for (const pair of pairs) for (const s of pair) s.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe.skipIf(!TEST_POSTGRES_URL)('a PostgreSQL server that stops answering (frozen, or cut off by a partition)', () => {
+  it('is unhealthy within the ping deadline, and reads and writes are 503 storage_unavailable, not a wait for TCP to give up; then all recover', async () => {
+    const db = await freshPostgresDatabase();
+    const relay = await freezableRelay(new URL(db.url));
+    const store = await openPostgresStore({ url: relay.url, poolSize: 2, node: 'n', log: pino({ level: 'silent' }), queryTimeoutMs: 600, pingTimeoutMs: 300 });
+    const outcome = (call: Promise<unknown>) =>
+      call.then(
+        () => 'ok',
+        (err: { code?: string }) => err.code,
+      );
+    try {
+      expect(await outcome(store.ping())).toBe('ok');
+      await store.write((tx) => tx.keys.ensure('k', 'v', 0));
+      relay.freeze(true);
+      const [ping, read, write] = await Promise.all([
+        outcome(store.ping()),
+        outcome(store.requests.get('01JZZZZZZZZZZZZZZZZZZZZZZZ')),
+        outcome(store.write((tx) => tx.keys.ensure('k2', 'v', 0))),
+      ]);
+      expect({ ping, read, write }).toEqual({ ping: 'storage_unavailable', read: 'storage_unavailable', write: 'storage_unavailable' });
+      relay.freeze(false);
+      await expect.poll(() => outcome(store.ping()), { timeout: 10_000 }).toBe('ok');
+      await expect.poll(() => outcome(store.write((tx) => tx.keys.ensure('k3', 'v', 0))), { timeout: 10_000 }).toBe('ok');
+    } finally {
+      relay.freeze(false);
+      await store.close();
+      await relay.close();
+      await db.drop();
+    }
+  });
+});
+
+describe.skipIf(!TEST_POSTGRES_URL)("storage.url's sslmode, read as libpq reads it", () => {
+  const withMode = (mode: string) => {
+    const url = new URL(TEST_POSTGRES_URL!);
+    url.searchParams.set('sslmode', mode);
+    return url.toString();
+  };
+
+  it('prefer falls back to a plain connection when the server speaks no TLS; require asks for TLS, and says the server has none', async () => {
+    const store = await openPostgresStore({ url: withMode('prefer'), poolSize: 1, node: 'n', log: pino({ level: 'silent' }) });
+    try {
+      await store.ping();
+    } finally {
+      await store.close();
+    }
+    await expect(openPostgresStore({ url: withMode('require'), poolSize: 1, node: 'n', log: pino({ level: 'silent' }) })).rejects.toThrow(/does not support SSL/);
+  });
+
+  it('tells the driver to read prefer, require and verify-ca as libpq does, not as verify-full; leaves other URLs as written', async () => {
+    expect(await libpqSslUrl('postgres://u@db.example:5432/x?sslmode=require')).toBe('postgres://u@db.example:5432/x?sslmode=require&uselibpqcompat=true');
+    expect(await libpqSslUrl('postgres://u@db.example/x?sslmode=verify-ca&sslrootcert=/ca.pem')).toBe(
+      'postgres://u@db.example/x?sslmode=verify-ca&sslrootcert=/ca.pem&uselibpqcompat=true',
+    );
+    for (const url of [
+      'postgres://u@db.example/x',
+      'postgres://u@db.example/x?sslmode=verify-full',
+      'postgres://u@db.example/x?sslmode=disable',
+      'postgres://u@db.example/x?sslmode=no-verify',
+      'postgres://u@db.example/x?sslmode=require&uselibpqcompat=false',
+    ])
+      expect(await libpqSslUrl(url)).toBe(url);
   });
 });

@@ -15,7 +15,8 @@ export function isConnectionError(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (SOCKET_CODES.has(code) || code === READ_ONLY || ['08', '53', '57P'].some((c) => code.startsWith(c)))) return true;
   // pg reports a connection that died mid-query without a code.
-  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(err.message);
+  // pg reports a connection that died mid-query without a code, and one that went unanswered past query_timeout as a read timeout.
+  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Query read timeout/i.test(err.message);
 }
 
 /**

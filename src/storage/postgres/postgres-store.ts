@@ -8,6 +8,7 @@ import type { Change, Store, WriteTx } from '../store.js';
 import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-feed.js';
 import { createPostgresRateCounters } from './postgres-rate-counters.js';
 import { isConnectionError, isPolicyStateChanged, requestKeyError, storageError, unavailable } from './postgres-errors.js';
+import { libpqSslUrl } from './libpq-ssl-url.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner, createTransactionRunner, sqlLiteral, type TransactionRunner } from './postgres-runner.js';
 import { batchKeyLookups } from './batched-key-lookups.js';
@@ -24,7 +25,19 @@ export interface PostgresStoreOptions {
   pollMs?: number;
   /** Time for pruning old rate events (the daemon's clock). */
   now?: () => number;
+  /** How long a statement may go unanswered before the database counts as unavailable. */
+  queryTimeoutMs?: number;
+  /** How long `ping()` (`GET /v1/health`) waits for an answer. */
+  pingTimeoutMs?: number;
 }
+
+/**
+ * A frozen server, or a network partition the socket does not see, leaves a statement
+ * unanswered for as long as TCP takes to give up (a quarter of an hour): past this, the call is
+ * 503 `storage_unavailable` and the connection is dropped.
+ */
+const QUERY_TIMEOUT_MS = 15_000;
+const PING_TIMEOUT_MS = 3_000;
 
 // BIGINT (int8) columns hold Unix ms and counts, all well inside 2^53: read them as numbers.
 const INT8 = 20;
@@ -97,16 +110,23 @@ export interface PostgresStore extends Store {
  * written to the change log in the same transaction and announced with NOTIFY once it has
  * committed, so other daemons hear of them only after commit.
  */
-export async function openPostgresStore({ url, poolSize, node, log, pollMs = 1000, now = Date.now }: PostgresStoreOptions): Promise<PostgresStore> {
-  const connection = { connectionString: url, types, application_name: `countersign ${node}` };
-  const pool = new pg.Pool({ ...connection, max: poolSize, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
-  // An idle connection dropped by the server (a restart) is discarded and replaced on demand.
-  pool.on('error', (err) => log.warn({ err: err.message }, 'an idle database connection failed'));
-
+export async function openPostgresStore({
+  url,
+  poolSize,
+  node,
+  log,
+  pollMs = 1000,
+  now = Date.now,
+  queryTimeoutMs = QUERY_TIMEOUT_MS,
+  pingTimeoutMs = PING_TIMEOUT_MS,
+}: PostgresStoreOptions): Promise<PostgresStore> {
+  const connection = { connectionString: await libpqSslUrl(url), types, application_name: `countersign ${node}` };
+  // Migrations may wait for another daemon's (the advisory lock) and run long: no read timeout there.
+  const migrations = new pg.Pool({ ...connection, max: 1, connectionTimeoutMillis: 5000 });
+  migrations.on('error', () => {});
   try {
-    await migratePostgres(pool);
+    await migratePostgres(migrations);
   } catch (err) {
-    await pool.end().catch(() => {});
     // Read at start by the operator, not a client: where the database is and why it cannot be
     // reached (a typo in the host, a closed port), never who connects or with what password.
     if (isConnectionError(err)) throw new Error(`cannot reach PostgreSQL at ${describeLocation(url)}: ${connectionFailure(err)}`, { cause: err });
@@ -114,7 +134,20 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     const refused = loginRefusal(err);
     if (refused) throw new Error(`cannot use PostgreSQL at ${describeLocation(url)}: ${refused}`, { cause: err });
     throw storageError(err);
+  } finally {
+    await migrations.end().catch(() => {});
   }
+
+  const pool = new pg.Pool({
+    ...connection,
+    max: poolSize,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    query_timeout: queryTimeoutMs,
+  });
+  // An idle connection dropped by the server (a restart) is discarded and replaced on demand.
+  pool.on('error', (err) => log.warn({ err: err.message }, 'an idle database connection failed'));
 
   const onPool = createPostgresRunner(pool);
   const read = createSqlRecords(onPool, postgresDialect);
@@ -270,8 +303,16 @@ export async function openPostgresStore({ url, poolSize, node, log, pollMs = 100
     info: { kind: 'postgres', location: describeLocation(url) },
     async ping() {
       // A server that takes no writes (a standby, mid-failover) serves nothing this daemon does.
-      const row = await onPool.get<{ read_only: string }>("SELECT current_setting('transaction_read_only') AS read_only");
-      if (row?.read_only === 'on') throw unavailable();
+      const read = onPool.get<{ read_only: string }>("SELECT current_setting('transaction_read_only') AS read_only");
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(unavailable()), pingTimeoutMs)));
+      try {
+        const row = await Promise.race([read, late]);
+        if (row?.read_only === 'on') throw unavailable();
+      } finally {
+        clearTimeout(timer);
+        read.catch(() => {});
+      }
     },
     async close() {
       closing = true;
