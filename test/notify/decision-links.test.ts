@@ -348,9 +348,10 @@ describe('decision links', () => {
     expect((await show(t!.api, info.r.id)).status).toBe('dismissed');
   });
 
-  it('notifications.decision_links: false turns links off everywhere', async () => {
+  it('notifications.decision_links: false turns links off everywhere, and GET /v1/hooks says so', async () => {
     await setup({}, { notifications: { decision_links: false } as never });
     const { envelope } = await notified();
     expect(envelope.data.links).toBeUndefined();
+    expect((await t!.api.get('/v1/hooks')).body.map((h: { decision_links: boolean }) => h.decision_links)).toEqual([false]);
   });
 });

@@ -35,7 +35,8 @@ const TestResultDoc = z.object({
   error: z.string().nullable(),
 });
 
-function describe(h: HookConfig) {
+/** `decision_links`: whether its messages carry links now (the hook's flag, `notifications.decision_links` and `public_url`). */
+function describe(h: HookConfig, config: Deps['config']) {
   return {
     name: h.name,
     kind: h.exec ? ('exec' as const) : ('webhook' as const),
@@ -43,7 +44,7 @@ function describe(h: HookConfig) {
     format: h.exec ? 'json' : (h.format ?? 'json'),
     events: [...(h.events ?? HOOK_EVENTS)],
     match: h.match ?? null,
-    decision_links: h.decision_links ?? false,
+    decision_links: issuesLinks(config, h),
     include_content: h.include_content ?? false,
     signed: Boolean(h.secret),
   };
@@ -59,7 +60,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
   };
 
   r.get('/v1/hooks', { schema: { summary: 'Configured hooks, each with its last delivery', response: { 200: z.array(HookDoc) } } }, async () =>
-    Promise.all(deps.notifier.hooks().map(async (h) => ({ ...describe(h), last_delivery: (await deps.store.deliveries.listForHook(h.name, 1))[0] ?? null }))),
+    Promise.all(deps.notifier.hooks().map(async (h) => ({ ...describe(h, deps.config), last_delivery: (await deps.store.deliveries.listForHook(h.name, 1))[0] ?? null }))),
   );
 
   r.get(
