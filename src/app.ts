@@ -30,6 +30,7 @@ import { registerRequestRoutes } from './http/routes/request-routes.js';
 import { registerRuleRoutes } from './http/routes/rule-routes.js';
 import { registerTokenRoutes } from './http/routes/token-routes.js';
 import { registerMcpRoute } from './mcp/mcp-route.js';
+import { registerBodyIdleTimeout } from './http/body-idle-timeout.js';
 import { registerBridgeRoute } from './ws/bridge-route.js';
 import { registerEventsRoute } from './ws/events-route.js';
 import { registerLinkRoutes } from './web/link-routes.js';
@@ -82,6 +83,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerErrorHandler(app);
   registerRequestIdHeader(app);
+  registerBodyIdleTimeout(app);
   // Replies that finish after shutdown began (long-polls answered by it) close their
   // connection, so a keep-alive socket does not hold the shutdown up.
   app.addHook('onSend', (_request, reply, payload, done) => {
