@@ -89,7 +89,10 @@ const ruleShape = {
 const asList = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 /** The checks across fields: what each action takes, and dismiss rules for info notices only. */
-function checkAction(rule: { id: string; action: RuleAction; match: RuleMatch; feedback?: string | undefined; risk?: unknown; timeout?: unknown }, ctx: z.RefinementCtx) {
+function checkAction(
+  rule: { id: string; action: RuleAction; match: RuleMatch; feedback?: string | undefined; risk?: unknown; timeout?: unknown },
+  ctx: z.RefinementCtx,
+) {
   if (rule.action === 'approve' && rule.id.startsWith('scope-') && !SCOPE_RULE_ID.test(rule.id)) {
     ctx.addIssue({ code: 'custom', path: ['id'], message: 'an approve rule named scope-… is held to what a scoped approval remembered; choose another id' });
   }

@@ -288,7 +288,10 @@ export function createRequestService({
         if (heldForPerson && record.on_timeout === 'approve') record = { ...record, on_timeout: 'expire' };
         // Nor may the clock approve with an option only a person may choose.
         const timeoutWide =
-          record.on_timeout === 'approve' && !heldForPerson && personOnly.length > 0 && !unattendedView(record, personOnly).options.some((o) => o.outcome === 'approve');
+          record.on_timeout === 'approve' &&
+          !heldForPerson &&
+          personOnly.length > 0 &&
+          !unattendedView(record, personOnly).options.some((o) => o.outcome === 'approve');
         if (timeoutWide) record = { ...record, on_timeout: 'expire' };
         const stored: StoredRequest = {
           record,

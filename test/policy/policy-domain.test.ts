@@ -483,7 +483,8 @@ describe('scoped allow', () => {
     const compose = new RegExp(commandScopePattern(commandScope('docker compose -f compose.dev.yml ps')), 'u');
     expect(commandScope('docker compose -f compose.dev.yml ps')).toEqual({ type: 'prefix', words: ['docker', 'compose'] });
     for (const ok of ['docker compose -f compose.dev.yml ps', 'docker compose ps -a', 'docker compose logs runner']) expect(compose.test(ok)).toBe(true);
-    for (const no of ['docker compose exec db dropdb production', 'docker compose -f x.yml run web sh', 'docker compose exec']) expect(compose.test(no)).toBe(false);
+    for (const no of ['docker compose exec db dropdb production', 'docker compose -f x.yml run web sh', 'docker compose exec'])
+      expect(compose.test(no)).toBe(false);
     const npm = new RegExp(commandScopePattern(commandScope('npm test')), 'u');
     expect(npm.test('npm test exec')).toBe(false);
     expect(npm.test('npm test --executable')).toBe(true);

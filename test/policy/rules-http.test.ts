@@ -398,7 +398,10 @@ describe('config and restarts', () => {
     ["rules:\n  - {id: x, match: {command: '('}, action: approve}\n", 'rules.0.match.command: invalid regular expression'],
     ['rules:\n  - {id: x, match: {agent: a}, action: dismiss}\n', 'rules.0.match.kind: a dismiss rule must match kind: info'],
     ['rules:\n  - {id: x, match: {agent: a}, action: approve}\n  - {id: x, match: {agent: b}, action: deny}\n', 'rules.1.id: duplicate rule id "x"'],
-    ['rules:\n  - {id: scope-ci, match: {tool: Deploy}, action: approve}\n', 'rules.0.id: an approve rule named scope-… is held to what a scoped approval remembered'],
+    [
+      'rules:\n  - {id: scope-ci, match: {tool: Deploy}, action: approve}\n',
+      'rules.0.id: an approve rule named scope-… is held to what a scoped approval remembered',
+    ],
     ['decide_hooks:\n  - {name: opa, exec: [/bin/true], url: "http://127.0.0.1:1/x"}\n', 'decide_hooks.0.exec: give exactly one of exec'],
     ['decide_hooks:\n  - {name: opa, exec: [/bin/true], timeout: 30d}\n', 'decide_hooks.0.timeout: must be a duration such as 2s or 10s, at most 1h'],
   ])('an invalid config file stops `countersign serve` with exit 4, naming the key', async (yaml, message) => {

@@ -177,7 +177,11 @@ async function freezableRelay(target: URL) {
     url: url.toString(),
     freeze(on: boolean) {
       frozen = on;
-      for (const pair of pairs) for (const s of pair) (on ? s.pause() : s.resume());
+      for (const pair of pairs)
+        for (const s of pair) {
+          if (on) s.pause();
+          else s.resume();
+        }
     },
     close: () => {
       for (const pair of pairs) for (const s of pair) s.destroy();
@@ -232,7 +236,9 @@ describe.skipIf(!TEST_POSTGRES_URL)("storage.url's sslmode, read as libpq reads 
     } finally {
       await store.close();
     }
-    await expect(openPostgresStore({ url: withMode('require'), poolSize: 1, node: 'n', log: pino({ level: 'silent' }) })).rejects.toThrow(/does not support SSL/);
+    await expect(openPostgresStore({ url: withMode('require'), poolSize: 1, node: 'n', log: pino({ level: 'silent' }) })).rejects.toThrow(
+      /does not support SSL/,
+    );
   });
 
   it('tells the driver to read prefer, require and verify-ca as libpq does, not as verify-full; leaves other URLs as written', async () => {

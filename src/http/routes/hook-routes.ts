@@ -60,7 +60,9 @@ export function registerHookRoutes(app: FastifyInstance, deps: Deps) {
   };
 
   r.get('/v1/hooks', { schema: { summary: 'Configured hooks, each with its last delivery', response: { 200: z.array(HookDoc) } } }, async () =>
-    Promise.all(deps.notifier.hooks().map(async (h) => ({ ...describe(h, deps.config), last_delivery: (await deps.store.deliveries.listForHook(h.name, 1))[0] ?? null }))),
+    Promise.all(
+      deps.notifier.hooks().map(async (h) => ({ ...describe(h, deps.config), last_delivery: (await deps.store.deliveries.listForHook(h.name, 1))[0] ?? null })),
+    ),
   );
 
   r.get(
