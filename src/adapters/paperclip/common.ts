@@ -68,17 +68,29 @@ export function text(v: unknown): string | undefined {
 }
 
 /**
- * A command or diff when the details say so; otherwise the details themselves, as JSON. Built
- * from a copy with credential-like keys redacted: reviewers never see what the driver sent there.
+ * A command and a diff where the details carry them, and whatever else they carry as JSON
+ * beside (an environment, a sandbox setting: part of what is approved, so a reviewer sees it,
+ * the content hash covers it, and a remembered command does not pass it unseen). Built from a
+ * copy with credential-like keys redacted: reviewers never see what the driver sent there.
  */
 export function detailPreviews(raw: Details): Preview[] {
   const details = redactCredentials(raw);
   const command = text(details.command);
   const diff = text(details.diff);
-  if (command) return [{ type: 'command', command: { shell: command, cwd: text(details.cwd) ?? null } }];
-  if (diff) return [{ type: 'diff', title: text(details.path) ?? null, inline: diff }];
-  if (Object.keys(details).length === 0) return [];
-  return [{ type: 'json', title: 'Details', inline: JSON.stringify(details, null, 2) }];
+  const previews: Preview[] = [];
+  const shown = new Set<string>();
+  if (command) {
+    previews.push({ type: 'command', command: { shell: command, cwd: text(details.cwd) ?? null } });
+    for (const key of ['command', 'cwd']) shown.add(key);
+  }
+  if (diff) {
+    previews.push({ type: 'diff', title: text(details.path) ?? null, inline: diff });
+    for (const key of ['diff', 'path']) shown.add(key);
+  }
+  const rest = Object.fromEntries(Object.entries(details).filter(([key]) => !shown.has(key)));
+  if (Object.keys(rest).length > 0)
+    previews.push({ type: 'json', title: previews.length > 0 ? 'Other details' : 'Details', inline: JSON.stringify(rest, null, 2) });
+  return previews;
 }
 
 /** A reviewer's answers as the decision carries them, keyed by question id. */
