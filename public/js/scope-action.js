@@ -125,6 +125,10 @@ export const RUNNERS = new Set([
   'at',
   'batch',
   'ssh',
+  // cluster tools that run kubectl and the like: `microk8s kubectl exec …`
+  'microk8s',
+  'k3s',
+  'minikube',
   // shells and interpreters: run the script or the code they are given
   'sh',
   'bash',
@@ -196,8 +200,11 @@ export const RUNNER_SUBCOMMANDS = {
   nix: ['run', 'shell', 'develop'],
   'nix-shell': ['--run', '--command'],
   docker: ['run', 'exec'],
+  'docker-compose': ['run', 'exec'],
   podman: ['run', 'exec'],
+  'podman-compose': ['run', 'exec'],
   kubectl: ['exec', 'run', 'debug'],
+  oc: ['exec', 'rsh', 'run', 'debug'],
   'aws-vault': ['exec'],
   op: ['run'],
   doppler: ['run'],

@@ -17,6 +17,8 @@ const PLAIN_WORD = new RegExp(`^[${PLAIN_CHARS}]+$`, 'u');
  * prefix before it would remember `rake` and so approve `rake db:drop`.
  */
 const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*(?::[A-Za-z0-9_-]+)*$/;
+/** A task name of colon-joined words (`db:drop`): never one of the plain words after a prefix. */
+const TASK_WORD = '[A-Za-z][A-Za-z0-9_-]*(?::[A-Za-z0-9_-]+)+';
 
 /**
  * Programs whose arguments are another command or a program to run (wrappers, shells,
@@ -85,6 +87,10 @@ export const RUNNERS = new Set([
   'at',
   'batch',
   'ssh',
+  // cluster tools that run kubectl and the like: `microk8s kubectl exec …`
+  'microk8s',
+  'k3s',
+  'minikube',
   // shells and interpreters: run the script or the code they are given
   'sh',
   'bash',
@@ -156,8 +162,11 @@ export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   nix: ['run', 'shell', 'develop'],
   'nix-shell': ['--run', '--command'],
   docker: ['run', 'exec'],
+  'docker-compose': ['run', 'exec'],
   podman: ['run', 'exec'],
+  'podman-compose': ['run', 'exec'],
   kubectl: ['exec', 'run', 'debug'],
+  oc: ['exec', 'rsh', 'run', 'debug'],
   'aws-vault': ['exec'],
   op: ['run'],
   doppler: ['run'],
@@ -217,14 +226,16 @@ export function commandScope(command: string): CommandScope {
  * followed by any number of plain words, so `npm test` never approves
  * `npm test && curl x | sh` (shell syntax is not a plain word). None of those words may be a
  * subcommand by which the program runs another (RUNNER_SUBCOMMANDS): approving
- * `docker compose -f dev.yml ps` must not approve `docker compose exec db dropdb prod`.
+ * `docker compose -f dev.yml ps` must not approve `docker compose exec db dropdb prod`; nor a
+ * task name (`rake db:migrate db:drop` runs both tasks).
  */
 export function commandScopePattern(scope: CommandScope): string {
   if (scope.type === 'exact') return `^${escapeRegExp(scope.command)}$`;
   const name = programName(scope.words[0]!);
   const runs = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name]! : [];
   const notRunner = runs.length > 0 ? `(?!(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$))` : '';
-  return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}[${PLAIN_CHARS}]+)*$`;
+  const notTask = `(?!${TASK_WORD}(?:[ \\t]|$))`;
+  return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}${notTask}[${PLAIN_CHARS}]+)*$`;
 }
 
 /**

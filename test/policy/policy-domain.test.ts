@@ -476,7 +476,11 @@ describe('scoped allow', () => {
   it('a task name stays in the prefix: approving rake db:migrate approves its own options, not another task', () => {
     const re = new RegExp(commandScopePattern(commandScope('rake db:migrate')), 'u');
     for (const ok of ['rake db:migrate', 'rake db:migrate VERSION=20240101']) expect(re.test(ok)).toBe(true);
-    for (const no of ['rake db:drop', 'rake db:migrate:reset', 'rake']) expect(re.test(no)).toBe(false);
+    for (const no of ['rake db:drop', 'rake db:migrate:reset', 'rake', 'rake db:migrate db:drop', 'rake db:migrate VERSION=1 db:drop'])
+      expect(re.test(no)).toBe(false);
+    const bare = new RegExp(commandScopePattern(commandScope('rake -T')), 'u');
+    expect(bare.test('rake -T db')).toBe(true);
+    expect(bare.test('rake -f Rakefile db:drop')).toBe(false);
   });
 
   it("a prefix rule of a program that runs others never passes that program's runner subcommands", () => {
@@ -485,6 +489,14 @@ describe('scoped allow', () => {
     for (const ok of ['docker compose -f compose.dev.yml ps', 'docker compose ps -a', 'docker compose logs runner']) expect(compose.test(ok)).toBe(true);
     for (const no of ['docker compose exec db dropdb production', 'docker compose -f x.yml run web sh', 'docker compose exec'])
       expect(compose.test(no)).toBe(false);
+    for (const [approved, later] of [
+      ['docker-compose -f dev.yml ps', 'docker-compose -f dev.yml exec db dropdb production'],
+      ['podman-compose ps', 'podman-compose exec db dropdb production'],
+      ['oc -n dev get pods', 'oc exec deploy/db -- dropdb production'],
+      ['oc -n dev get pods', 'oc rsh deploy/db'],
+    ])
+      expect(new RegExp(commandScopePattern(commandScope(approved!)), 'u').test(later!), later).toBe(false);
+    expect(commandScope('microk8s kubectl -n dev get pods')).toEqual({ type: 'exact', command: 'microk8s kubectl -n dev get pods' });
     const npm = new RegExp(commandScopePattern(commandScope('npm test')), 'u');
     expect(npm.test('npm test exec')).toBe(false);
     expect(npm.test('npm test --executable')).toBe(true);
