@@ -1090,7 +1090,8 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
     };
     const record = await post('roll', interaction('userInput.request', projection, inFiveMinutes()));
     const answers = (bytes: string, count: string) => ({ fields: { answers: { bytes: { selected: [], text: bytes }, count: { selected: [], text: count } } } });
-    expectError(await decide(t.api, record, 'submit', answers('9007199254740993', '1')), 400, 'invalid_decision', 'fields.answers.bytes');
+    for (const big of ['9007199254740993', '9007199254740993.0', '9007199254740993e0', '90071992547409930e-1'])
+      expectError(await decide(t.api, record, 'submit', answers(big, '1')), 400, 'invalid_decision', 'fields.answers.bytes');
     expectError(await decide(t.api, record, 'submit', answers('1', '1e20')), 400, 'invalid_decision', 'fields.answers.count');
     expect((await show(t.api, record.id)).status).toBe('pending');
     expect((await decide(t.api, record, 'submit', answers('9007199254740991', '2.0'))).status).toBe(200);

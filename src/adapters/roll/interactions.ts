@@ -311,9 +311,9 @@ function valueOf(c: ControlMap, a: Answer): { value: Value } | { problem: string
       const n = Number(text);
       if (!DECIMAL.test(text) || !Number.isFinite(n)) return { problem: 'must be a number' };
       if (c.integer && !Number.isInteger(n)) return { problem: 'must be a whole number' };
-      // A whole number past 2^53 would reach the runtime as another number than the one typed.
-      if ((c.integer || /^[+-]?\d+$/.test(text)) && !Number.isSafeInteger(n))
-        return { problem: 'must be a whole number within ±9007199254740991 to be sent exactly' };
+      // A whole number past 2^53 (however written: 9007199254740993.0, 9.007199254740993e15) may
+      // reach the runtime as another number than the one typed.
+      if (Number.isInteger(n) && !Number.isSafeInteger(n)) return { problem: 'must be a whole number within ±9007199254740991 to be sent exactly' };
       if (c.min !== undefined && n < c.min) return { problem: `must be at least ${c.min}` };
       if (c.max !== undefined && n > c.max) return { problem: `must be at most ${c.max}` };
       return { value: n };
