@@ -710,6 +710,31 @@ describe('follow-ups that need more than one native key', () => {
     });
   });
 
+  it('a PaperClip user-input form and an elicitation answered upstream keep the answers to their own fields only', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const resolved = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'followup-resolved-submit.json'), 'utf8')).frame;
+    const settle = async (fixture: string, extra: Record<string, unknown>) => {
+      const fx = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', fixture), 'utf8'));
+      const created = await t.api.post('/v1/formats/paperclip/requests', fx.frame);
+      expect(created.status, created.text).toBe(201);
+      const requestId = (fx.frame.payload?.request ?? fx.frame).requestId;
+      const { response: _r, ...payload } = resolved.payload;
+      const res = await t.api.post('/v1/formats/paperclip/events', {
+        ...resolved,
+        runId: fx.frame.runId ?? resolved.runId,
+        payload: { ...payload, requestId, ...extra },
+      });
+      expect(res.status, res.text).toBe(200);
+      return { record: created.body.request, settled: res.body.request };
+    };
+    const form = await settle('driver-user-input-fields.json', { answers: { environment: { answers: ['prod'] }, bogus: { answers: ['zzz'] } } });
+    const [environment] = form.record.input.questions.map((q: { id: string }) => q.id);
+    expect(form.settled.decision.fields).toEqual({ answers: { [environment]: { selected: [], text: 'prod' } } });
+    const elicited = await settle('driver-elicitation-fields.json', { content: { channel: 'beta', bogus: 'zzz' } });
+    const [channel] = elicited.record.input.questions.map((q: { id: string }) => q.id);
+    expect(elicited.settled.decision.fields).toEqual({ answers: { [channel]: { selected: [], text: 'beta' } } });
+  });
+
   it('native ids that split differently at a colon are different requests, and follow-ups find each (PaperClip run and request, Ask session and id)', async () => {
     t = await startTestServer({}, { adapters: ALL_ADAPTERS });
     const fx = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'e2e-request.json'), 'utf8'));

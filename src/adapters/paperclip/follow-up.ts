@@ -47,7 +47,9 @@ export function followUp(frame: PaperclipFollowUp, _ctx?: FrameContext, stored?:
   const context = stored.context as { nativeIds?: NativeIds; form?: RuntimeForm } | null;
   const settled = settledBy(action, stored.record, context?.nativeIds?.options);
   // A form answered upstream: its answers are the decision's, as a reviewer's would be.
-  const answers = settled.status === 'answered' && context?.form ? answersFromResolution(context.form, frame.payload, context.nativeIds?.questions) : null;
+  const asked = new Set(((stored.record.input as { questions?: Array<{ id: string }> } | null)?.questions ?? []).map((q) => q.id));
+  const answers =
+    settled.status === 'answered' && context?.form ? answersFromResolution(context.form, frame.payload, context.nativeIds?.questions, asked) : null;
   return { kind: 'resolve', ...key, ...settled, ...(answers ? { fields: { answers } } : {}) };
 }
 

@@ -337,10 +337,15 @@ function runtimeResolution(record: HandupRequest, ctx: RuntimeContext): Record<s
 /**
  * The answers a `runtime_request.resolved` reports for a form settled upstream, as the record's
  * decision keeps them (submission read backwards): keyed by the record's question ids, option
- * ids back to their labels, typed text as text. What names no question or option of the form is
- * left out; null when nothing is left.
+ * ids back to their labels, typed text as text. What names no question (`asked`: the record's
+ * question ids) or option of the form is left out; null when nothing is left.
  */
-export function answersFromResolution(form: RuntimeForm, payload: Record<string, unknown>, questionIds: IdMap | undefined): Answers | null {
+export function answersFromResolution(
+  form: RuntimeForm,
+  payload: Record<string, unknown>,
+  questionIds: IdMap | undefined,
+  asked: ReadonlySet<string>,
+): Answers | null {
   const out: Answers = {};
   const entries = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.entries(v) : []);
   const texts = (v: unknown) => (Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : typeof v === 'string' ? [v] : []);
@@ -352,17 +357,20 @@ export function answersFromResolution(form: RuntimeForm, payload: Record<string,
       const a = raw as { selectedOptionIds?: unknown; text?: unknown; customText?: unknown };
       const selected = texts(a.selectedOptionIds).flatMap((id) => q.options.filter(([, o]) => o === id).map(([label]) => label));
       const typed = [a.text, a.customText].find((t): t is string => typeof t === 'string' && t.trim() !== '');
-      if (selected.length > 0 || typed !== undefined) out[recordIdOf(questionIds, nativeId)] = { selected, ...(typed !== undefined ? { text: typed } : {}) };
+      const id = recordIdOf(questionIds, nativeId);
+      if ((selected.length > 0 || typed !== undefined) && asked.has(id)) out[id] = { selected, ...(typed !== undefined ? { text: typed } : {}) };
     }
   } else if (form.type === 'answers') {
     for (const [nativeId, raw] of entries(payload.answers)) {
       const typed = texts((raw as { answers?: unknown } | null)?.answers).join(', ');
-      if (typed.trim()) out[recordIdOf(questionIds, nativeId)] = { selected: [], text: typed };
+      const id = recordIdOf(questionIds, nativeId);
+      if (typed.trim() && asked.has(id)) out[id] = { selected: [], text: typed };
     }
   } else if (form.type === 'content') {
     for (const [nativeId, raw] of entries(payload.content)) {
       const typed = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : '';
-      if (typed.trim()) out[recordIdOf(questionIds, nativeId)] = { selected: [], text: typed };
+      const id = recordIdOf(questionIds, nativeId);
+      if (typed.trim() && asked.has(id)) out[id] = { selected: [], text: typed };
     }
   }
   return Object.keys(out).length > 0 ? out : null;
