@@ -1,5 +1,5 @@
 import { QUESTION_OPTIONS } from '../requests/request-draft.js';
-import { MAX_TITLE_BYTES, SAFE_ID, type Decision, type Option } from '../requests/request-schema.js';
+import { MAX_LABEL, MAX_TITLE_BYTES, SAFE_ID, type Decision, type Option } from '../requests/request-schema.js';
 
 /**
  * Helpers used by more than one wire adapter. Several adapters import these: add new exports,
@@ -66,12 +66,22 @@ export function distinctLabels(options: ReadonlyArray<{ id: string; label: strin
   const taken = new Set(options.filter((o) => !repeated(o)).map((o) => o.label));
   return options.map((o) => {
     if (!repeated(o)) return o.label;
-    const made = `${o.label} (${o.id})`;
-    let label = made;
-    for (let n = 2; taken.has(label); n++) label = `${made} ${n}`;
+    let label = withSuffix(o.label, ` (${o.id})`);
+    for (let n = 2; taken.has(label); n++) label = withSuffix(o.label, ` (${o.id}) ${n}`);
     taken.add(label);
     return label;
   });
+}
+
+/** `label` + `suffix` within MAX_LABEL (UTF-16 units, as the schema counts), the label cut short with "…" where it must be, never inside a character. */
+function withSuffix(label: string, suffix: string): string {
+  if (label.length + suffix.length <= MAX_LABEL) return label + suffix;
+  let cut = '';
+  for (const ch of label) {
+    if (cut.length + ch.length + 1 + suffix.length > MAX_LABEL) break;
+    cut += ch;
+  }
+  return `${cut}…${suffix}`;
 }
 
 /**

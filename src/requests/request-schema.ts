@@ -144,9 +144,12 @@ export function misleadingOption(o: { id: string; label: string; outcome: Outcom
   return null;
 }
 
+/** The longest label an option (of the request, or of a question) may have, in characters. */
+export const MAX_LABEL = 1024;
+
 export const OptionSchema = z.strictObject({
   id: SafeIdSchema,
-  label: z.string().min(1).max(1024),
+  label: z.string().min(1).max(MAX_LABEL),
   outcome: OutcomeSchema,
   style: z.string().max(32).nullable().optional(),
 });
@@ -216,7 +219,7 @@ export const PreviewInputSchema = z
   });
 
 export const QuestionOptionSchema = z.strictObject({
-  label: z.string().min(1).max(1024),
+  label: z.string().min(1).max(MAX_LABEL),
   description: nullableText(16 * KiB).optional(),
   preview: nullableText(16 * KiB).optional(),
 });

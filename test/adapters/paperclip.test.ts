@@ -143,6 +143,24 @@ describe('paperclip adapter quirks', () => {
     }
   });
 
+  it('keeps a repeated label made distinct within the label limit, cut short before its id', () => {
+    const long = 'L'.repeat(1000);
+    const frame = questionSet({
+      answerMode: 'single_select',
+      options: [
+        { id: 'a'.repeat(160), label: long },
+        { id: 'b'.repeat(160), label: long },
+      ],
+    });
+    const normalized = paperclipAdapter.normalize(paperclipAdapter.frameSchema.parse(frame), { query: {} });
+    const request = CreateRequestSchema.parse(normalized.request);
+    const labels = (request.input as any).questions[0].options.map((o: { label: string }) => o.label);
+    expect(labels.map((l: string) => l.length)).toEqual([1024, 1024]);
+    expect(labels[0]).toBe(`${'L'.repeat(1024 - 163 - 1)}… (${'a'.repeat(160)})`);
+    const reply = replyTo(frame, { option: 'submit', fields: { answers: { q: { selected: [labels[1]] } } } });
+    expect(reply.payload.resolution.response.answers).toEqual({ q: { selectedOptionIds: ['b'.repeat(160)] } });
+  });
+
   it('keeps both the selection and custom text of a multi-select answer', () => {
     const frame = questionSet({
       answerMode: 'multi_select',
