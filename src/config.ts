@@ -3,7 +3,6 @@ import { isIPv6 } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { domainToASCII, fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { parse as parseConnectionString } from 'pg-connection-string';
 import { z } from 'zod';
 import type { WireAdapter } from './adapters/adapter.js';
 import { adapters as registeredAdapters } from './adapters/registry.js';
@@ -16,6 +15,7 @@ import { closestMatch } from './lib/closest-match.js';
 import { durationSchema } from './lib/duration-schema.js';
 import { hookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
 import { ruleMatchSchema, ruleSchemas } from './policy/rule-schema.js';
+import { parseConnectionUrl, sslModeOf } from './storage/postgres/connection-string.js';
 
 // The modes node-postgres reads (libpq's `allow` is not one of them).
 const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
@@ -129,6 +129,7 @@ export function configSchema(adapters: Adapters) {
           .refine(parsesAsConnectionString, 'not a URL the PostgreSQL driver can read (a bad port or host?)')
           // The driver takes an sslmode it does not know as plain TLS, whatever the operator meant.
           .refine(knownSslMode, `sslmode: must be one of ${SSL_MODES.join(', ')}`)
+          .refine((url) => !verifyCaWithoutRoot(url), 'sslmode: verify-ca needs sslrootcert (the CA that signed the server certificate)')
           .nullable(),
         pool_size: positiveInt,
       }),
@@ -323,9 +324,14 @@ function isHostEntry(entry: string, { wildcard }: { wildcard: boolean }): boolea
   return ascii !== '' && HOST_NAME.test(ascii);
 }
 
+/** libpq's verify-ca checks the certificate against a CA it must be given (as libpq does, pg refuses the URL without one). */
+function verifyCaWithoutRoot(url: string): boolean {
+  return sslModeOf(url) === 'verify-ca' && !new URLSearchParams(url.split('?')[1]?.split('#')[0] ?? '').has('sslrootcert');
+}
+
 function knownSslMode(url: string): boolean {
   try {
-    const { sslmode } = parseConnectionString(url) as { sslmode?: string };
+    const { sslmode } = parseConnectionUrl(url) as { sslmode?: string };
     return sslmode === undefined || SSL_MODES.includes(sslmode);
   } catch {
     return true; // parsesAsConnectionString names that problem
@@ -333,9 +339,10 @@ function knownSslMode(url: string): boolean {
 }
 
 function parsesAsConnectionString(url: string): boolean {
+  if (verifyCaWithoutRoot(url)) return true; // its own check names that
   try {
     // The driver takes `?port=` from the query too, unchecked: a bad one left the connect hanging.
-    const { port } = parseConnectionString(url);
+    const { port } = parseConnectionUrl(url);
     return port == null || port === '' || (/^[0-9]{1,5}$/.test(String(port)) && Number(port) >= 1 && Number(port) <= 65_535);
   } catch {
     return false;

@@ -341,7 +341,7 @@ describe('config', () => {
     }
   });
 
-  it('storage.url: a postgres:// URL or unset (SQLite); an error never shows its password', () => {
+  it('storage.url: a postgres:// URL or unset (SQLite); an error never shows its password', async () => {
     expect(loadConfig({ env: {} }).storage).toEqual({ synchronous: 'full', url: null, pool_size: 10 });
     expect(loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgresql://cs:pw@db:5432/cs' } }).storage.url).toBe('postgresql://cs:pw@db:5432/cs');
     const message = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'mysql://cs:hunter2-secret@db/cs' } }));
@@ -375,9 +375,22 @@ describe('config', () => {
     const ssl = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgres://cs:hunter2-secret@db/cs?sslmode=bogus' } }));
     expect(ssl).toContain('storage.url: sslmode: must be one of disable, prefer, require, verify-ca, verify-full, no-verify');
     expect(ssl).not.toContain('hunter2');
-    for (const mode of ['disable', 'require', 'verify-full']) {
-      expect(loadConfig({ env: { COUNTERSIGN_STORAGE_URL: `postgres://cs@db/cs?sslmode=${mode}` } }).storage.url).toContain(mode);
+    // Read as libpq reads them: no warning from the driver that they mean verify-full.
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      for (const mode of ['disable', 'prefer', 'require', 'verify-full']) {
+        expect(loadConfig({ env: { COUNTERSIGN_STORAGE_URL: `postgres://cs@db/cs?sslmode=${mode}` } }).storage.url).toContain(mode);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((m) => m.includes('sslmode') || m.includes('SSL modes'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
     }
+    expect(configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgres://cs@db/cs?sslmode=verify-ca' } }))).toContain(
+      'storage.url: sslmode: verify-ca needs sslrootcert',
+    );
     // libpq's password parameter is a password too, in the message and in the log.
     const query = configError(() => loadConfig({ env: { COUNTERSIGN_STORAGE_URL: 'postgres://cs@db:54x/cs?sslmode=require&password=hunter2-secret' } }));
     expect(query).toContain('(got "postgres://cs@db:54x/cs?sslmode=require&password=***" from COUNTERSIGN_STORAGE_URL)');

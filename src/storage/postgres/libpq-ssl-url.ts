@@ -1,9 +1,5 @@
 import pg from 'pg';
-
-/** The modes pg reads as `verify-full` unless told to read them as libpq does. */
-const LIBPQ_MODES = new Set(['prefer', 'require', 'verify-ca']);
-
-const sslModeOf = (url: string): string | null => new URLSearchParams(url.split('?')[1]?.split('#')[0] ?? '').get('sslmode');
+import { needsLibpqCompat, sslModeOf } from './connection-string.js';
 
 /**
  * `storage.url` as pg should read it for its `sslmode` to mean what libpq's does. pg takes
@@ -14,11 +10,10 @@ const sslModeOf = (url: string): string | null => new URLSearchParams(url.split(
  * already says `uselibpqcompat` is left as written.
  */
 export async function libpqSslUrl(url: string, connectTimeoutMs = 5000): Promise<string> {
-  const mode = sslModeOf(url);
-  if (mode === null || !LIBPQ_MODES.has(mode) || /[?&]uselibpqcompat=/.test(url)) return url;
+  if (!needsLibpqCompat(url)) return url;
   const hash = url.indexOf('#');
   const compat = hash < 0 ? `${url}&uselibpqcompat=true` : `${url.slice(0, hash)}&uselibpqcompat=true${url.slice(hash)}`;
-  if (mode !== 'prefer') return compat;
+  if (sslModeOf(url) !== 'prefer') return compat;
   const probe = new pg.Client({ connectionString: compat, connectionTimeoutMillis: connectTimeoutMs });
   try {
     await probe.connect();

@@ -1,5 +1,4 @@
 import pg from 'pg';
-import { parse as parseConnectionString } from 'pg-connection-string';
 import type { Logger } from 'pino';
 import { scrubForLog } from '../../lib/logger.js';
 import { createSqlRecords, type SqlRecords } from '../sql/sql-records.js';
@@ -8,6 +7,7 @@ import type { Change, Store, WriteTx } from '../store.js';
 import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-feed.js';
 import { createPostgresRateCounters } from './postgres-rate-counters.js';
 import { isConnectionError, isPolicyStateChanged, requestKeyError, storageError, unavailable } from './postgres-errors.js';
+import { parseConnectionUrl } from './connection-string.js';
 import { libpqSslUrl } from './libpq-ssl-url.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner, createTransactionRunner, sqlLiteral, type TransactionRunner } from './postgres-runner.js';
@@ -71,7 +71,7 @@ export async function pruneChanges(db: Pick<pg.ClientBase, 'query'>, before: num
 export function describeLocation(url: string): string {
   try {
     // As the driver reads it: libpq's `?host=` and `?port=` win over the URL's own.
-    const { host, port, database } = parseConnectionString(url);
+    const { host, port, database } = parseConnectionUrl(url);
     return `${host || 'localhost'}:${port || '5432'}/${database ?? ''}`;
   } catch {
     return 'postgres';
