@@ -15,7 +15,7 @@ import { closestMatch } from './lib/closest-match.js';
 import { durationSchema } from './lib/duration-schema.js';
 import { hookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
 import { ruleMatchSchema, ruleSchemas } from './policy/rule-schema.js';
-import { parseConnectionUrl, sslModeOf } from './storage/postgres/connection-string.js';
+import { parseConnectionUrl, sslModeOf } from './storage/postgres-url.js';
 
 // The modes node-postgres reads (libpq's `allow` is not one of them).
 const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];

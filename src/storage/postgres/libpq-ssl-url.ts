@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { needsLibpqCompat, sslModeOf } from './connection-string.js';
+import { needsLibpqCompat, sslModeOf } from '../postgres-url.js';
 
 /**
  * `storage.url` as pg should read it for its `sslmode` to mean what libpq's does. pg takes

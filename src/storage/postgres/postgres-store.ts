@@ -7,7 +7,7 @@ import type { Change, Store, WriteTx } from '../store.js';
 import { CHANGES_CHANNEL, createPostgresChangeFeed } from './postgres-change-feed.js';
 import { createPostgresRateCounters } from './postgres-rate-counters.js';
 import { isConnectionError, isPolicyStateChanged, requestKeyError, storageError, unavailable } from './postgres-errors.js';
-import { parseConnectionUrl } from './connection-string.js';
+import { parseConnectionUrl } from '../postgres-url.js';
 import { libpqSslUrl } from './libpq-ssl-url.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { createPostgresRunner, createTransactionRunner, sqlLiteral, type TransactionRunner } from './postgres-runner.js';

@@ -16,7 +16,7 @@ export function needsLibpqCompat(url: string): boolean {
 
 /**
  * `storage.url` read as the store connects with it: its `sslmode` as libpq means it
- * (libpq-ssl-url.ts), so reading it never prints pg's warning that these modes mean `verify-full`.
+ * (postgres/libpq-ssl-url.ts), so reading it never prints pg's warning that these modes mean `verify-full`.
  */
 export function parseConnectionUrl(url: string): ReturnType<typeof parse> {
   return parse(url, needsLibpqCompat(url) ? { useLibpqCompat: true } : {});
