@@ -136,9 +136,15 @@ export function requestTool(record: Pick<HandupRequest, 'tool' | 'input'>): stri
 /**
  * The arguments a shell call may carry beside its command without changing what runs: how it is
  * described, how long it may take, whether its output is awaited (Claude Code's Bash, Ask's shell
- * tools), the id of the call (PaperClip's details).
+ * tools), the id of the call and the runner's reason for it (PaperClip's details).
  */
-const INERT_ARGUMENTS: Readonly<Record<string, string>> = { description: 'string', timeout: 'number', run_in_background: 'boolean', toolCallId: 'string' };
+const INERT_ARGUMENTS: Readonly<Record<string, string>> = {
+  reason: 'string',
+  description: 'string',
+  timeout: 'number',
+  run_in_background: 'boolean',
+  toolCallId: 'string',
+};
 
 /**
  * Whether a JSON preview only restates a command the request shows: an object of at most a

@@ -348,7 +348,10 @@ describe('scoped allow', () => {
     const fx = loadFixture('paperclip', 'driver-command-approval.json');
     const frame = (requestId: string, details: Record<string, unknown>) => {
       const f = structuredClone(fx.frame);
-      Object.assign(f.payload.request, { requestId, details: { toolCallId: `call-${requestId}`, command: 'npm test', cwd: '/srv/app', ...details } });
+      Object.assign(f.payload.request, {
+        requestId,
+        details: { toolCallId: `call-${requestId}`, toolName: 'shell', reason: 'run the tests', command: 'npm test', cwd: '/srv/app', ...details },
+      });
       return f;
     };
     const post = async (requestId: string, details: Record<string, unknown> = {}) => {

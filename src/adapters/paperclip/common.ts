@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { canonicalJson } from '../../lib/canonical-json.js';
 import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { Normalized } from '../adapter.js';
 import { asTitle, keyPart } from '../adapter-kit.js';
@@ -78,7 +80,8 @@ export function detailPreviews(raw: Details): Preview[] {
   const command = text(details.command);
   const diff = text(details.diff);
   const previews: Preview[] = [];
-  const shown = new Set<string>();
+  // The tool is the record's own `tool`.
+  const shown = new Set<string>(text(details.toolName) ? ['toolName'] : []);
   if (command) {
     previews.push({ type: 'command', command: { shell: command, cwd: text(details.cwd) ?? null } });
     for (const key of ['command', 'cwd']) shown.add(key);
@@ -91,6 +94,18 @@ export function detailPreviews(raw: Details): Preview[] {
   if (Object.keys(rest).length > 0)
     previews.push({ type: 'json', title: previews.length > 0 ? 'Other details' : 'Details', inline: JSON.stringify(rest, null, 2) });
   return previews;
+}
+
+/**
+ * A digest of the details as sent, where redaction hid some of them from the previews (and so
+ * from the content hash): kept in the native context, so a replay whose hidden values differ (a
+ * credential helper swapped for a script) is another request, 409, never the earlier decision.
+ */
+export function hiddenDetails(raw: Details | undefined): { hidden?: string } {
+  if (!raw) return {};
+  const sent = canonicalJson(raw) ?? '';
+  if (sent === canonicalJson(redactCredentials(raw))) return {};
+  return { hidden: `sha256:${createHash('sha256').update(sent).digest('hex')}` };
 }
 
 /** A reviewer's answers as the decision carries them, keyed by question id. */

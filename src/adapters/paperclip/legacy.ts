@@ -7,6 +7,7 @@ import {
   REQUEST_V1,
   StatusSchema,
   detailPreviews,
+  hiddenDetails,
   heading,
   requestId,
   source,
@@ -65,6 +66,8 @@ export type LegacyContext = {
   keys: Array<[label: string, key: string]>;
   /** The choice keys the record's option ids stand for, where they differ (absent: the same). */
   nativeIds?: NativeIds;
+  /** A digest of the details as sent, where previews show some redacted (hiddenDetails). */
+  hidden?: string;
 };
 
 // v1 choice keys are free strings; these words make a key an approval (docs/formats/paperclip.md).
@@ -172,6 +175,7 @@ export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built
         type: 'permission',
         keys: keyed.map((c) => [c.label, c.key]),
         ...withNativeIds({ options: ids.map }),
+        ...hiddenDetails(r.details),
       },
     };
   }

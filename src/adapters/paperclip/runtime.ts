@@ -9,6 +9,7 @@ import {
   REQUEST_V2,
   StatusSchema,
   detailPreviews,
+  hiddenDetails,
   heading,
   requestId,
   source,
@@ -113,6 +114,8 @@ export type RuntimeContext = {
   cancel: boolean;
   /** The native question ids the record's stand for, where they differ (absent: the same). */
   nativeIds?: NativeIds;
+  /** A digest of the details as sent, where previews show some redacted (hiddenDetails). */
+  hidden?: string;
 };
 
 /** PRP's own way to decline a form and end the turn. */
@@ -186,6 +189,7 @@ export function approval(
       sessionChoice: keys.includes('accept_for_session'),
       // The harness takes `cancel` from any approval, but a v2 request lists what its UI offers.
       cancel: !cancelOnlyIfOffered || keys.includes('cancel'),
+      ...hiddenDetails(r.details),
     },
   };
 }
