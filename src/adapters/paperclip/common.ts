@@ -101,8 +101,8 @@ export function detailPreviews(raw: Details): Preview[] {
  * from the content hash): kept in the native context, so a replay whose hidden values differ (a
  * credential helper swapped for a script) is another request, 409, never the earlier decision.
  */
-export function hiddenDetails(raw: Details | undefined): { hidden?: string } {
-  if (!raw) return {};
+export function hiddenDetails(raw: unknown): { hidden?: string } {
+  if (raw === undefined || raw === null) return {};
   const sent = canonicalJson(raw) ?? '';
   if (sent === canonicalJson(redactCredentials(raw))) return {};
   return { hidden: `sha256:${createHash('sha256').update(sent).digest('hex')}` };

@@ -2,7 +2,20 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import { MAX_INPUT_FIELDS, MAX_QUESTIONS, type CreateRequestBody, type HandupRequest, type Option, type Question } from '../../requests/request-schema.js';
 import { distinctLabels, recordIdOf, safeIds, submitOptions, withNativeIds, type NativeIds } from '../adapter-kit.js';
-import { INTERACTION, flag, heading, requestId, source, unansweredByTimeout, unique, type Answers, type Built, type Envelope, type Preview } from './common.js';
+import {
+  INTERACTION,
+  flag,
+  heading,
+  hiddenDetails,
+  requestId,
+  source,
+  unansweredByTimeout,
+  unique,
+  type Answers,
+  type Built,
+  type Envelope,
+  type Preview,
+} from './common.js';
 import { optionIds, withHelp, type QuestionMap } from './question-set.js';
 import { redactCredentials } from './redact-credentials.js';
 
@@ -170,7 +183,14 @@ export const InteractionSchema = z.discriminatedUnion('kind', [
 export type Interaction = z.infer<typeof InteractionSchema>;
 
 export type InteractionContext =
-  | { reply: 'interaction'; requestId: string; kind: 'request_confirmation'; reason: boolean }
+  | {
+      reply: 'interaction';
+      requestId: string;
+      kind: 'request_confirmation';
+      reason: boolean;
+      /** A digest of the tool action's arguments as sent, where the preview shows some redacted (hiddenDetails). */
+      hidden?: string;
+    }
   | {
       reply: 'interaction';
       requestId: string;
@@ -236,7 +256,7 @@ export function issueThreadRequest(r: Interaction, env: Envelope): Built<Interac
       }
       return {
         request,
-        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, reason: reasonAllowed(p) },
+        context: { reply: 'interaction', requestId: r.requestId, kind: r.kind, reason: reasonAllowed(p), ...hiddenArguments(action?.argumentsSummaryJson) },
       };
     }
     case 'request_checkbox_confirmation': {
@@ -386,6 +406,16 @@ function selectionBounds(min: number | undefined, max: number | null | undefined
   if (min) return `Select at least ${min} option${min === 1 ? '' : 's'}.`;
   if (max != null) return `Select at most ${max} option${max === 1 ? '' : 's'}.`;
   return undefined;
+}
+
+/** hiddenDetails of a tool action's arguments summary, read as the JSON it holds. */
+function hiddenArguments(summary: string | null | undefined): { hidden?: string } {
+  if (!summary) return {};
+  try {
+    return hiddenDetails(JSON.parse(summary));
+  } catch {
+    return {};
+  }
 }
 
 /** A tool action's arguments summary as shown: JSON with credential-like keys is re-serialised redacted. */
