@@ -727,6 +727,12 @@ describe('follow-ups that need more than one native key', () => {
       expect(res.status, res.text).toBe(200);
       return { record: created.body.request, settled: res.body.request };
     };
+    const named = await settle('driver-user-input-native-field-names.json', {
+      answers: { 'deploy target': { answers: ['eu'] }, environment: { answers: ['prod'] }, q1: { answers: ['not a field'] } },
+    });
+    const [target, env] = named.record.input.questions.map((q: { id: string }) => q.id);
+    expect(target).not.toBe('deploy target');
+    expect(named.settled.decision.fields).toEqual({ answers: { [target]: { selected: [], text: 'eu' }, [env]: { selected: [], text: 'prod' } } });
     const form = await settle('driver-user-input-fields.json', { answers: { environment: { answers: ['prod'] }, bogus: { answers: ['zzz'] } } });
     const [environment] = form.record.input.questions.map((q: { id: string }) => q.id);
     expect(form.settled.decision.fields).toEqual({ answers: { [environment]: { selected: [], text: 'prod' } } });
