@@ -1079,25 +1079,33 @@ describe('Roll: Runtime 1.1 and Relay 1.1/1.2', () => {
     expect((await replyOf('roll', declined.id)).params.candidate).toEqual({ status: 'cancelled', reason: 'Ask the release manager' });
   });
 
-  it('refuses a whole number the runtime would receive as another one (past 2^53), and sends one within that range exactly', async () => {
+  it('refuses a number the runtime would receive as another one (more digits than a double carries), and sends one it carries exactly', async () => {
     t = await startTestServer();
     const projection = {
       title: 'Quota',
       controls: [
         { id: 'bytes', type: 'number', label: 'Bytes', required: true },
-        { id: 'count', type: 'number', label: 'Count', required: true, integer: true },
+        { id: 'count', type: 'number', label: 'Count', required: true, integer: true, min: 1, max: 5 },
       ],
     };
     const record = await post('roll', interaction('userInput.request', projection, inFiveMinutes()));
     const answers = (bytes: string, count: string) => ({ fields: { answers: { bytes: { selected: [], text: bytes }, count: { selected: [], text: count } } } });
-    for (const big of ['9007199254740993', '9007199254740993.0', '9007199254740993e0', '90071992547409930e-1'])
+    for (const big of ['9007199254740993', '9007199254740993.0', '9007199254740993e0', '90071992547409930e-1', '20000000000000000.5'])
       expectError(await decide(t.api, record, 'submit', answers(big, '1')), 400, 'invalid_decision', 'fields.answers.bytes');
-    expectError(await decide(t.api, record, 'submit', answers('1', '1e20')), 400, 'invalid_decision', 'fields.answers.count');
+    // Below the minimum and no whole number, though its nearest double is 1.
+    expectError(await decide(t.api, record, 'submit', answers('1', '0.99999999999999999')), 400, 'invalid_decision', 'fields.answers.count');
+    expectError(await decide(t.api, record, 'submit', answers('1', '1.9999999999999999')), 400, 'invalid_decision', 'fields.answers.count');
     expect((await show(t.api, record.id)).status).toBe('pending');
-    expect((await decide(t.api, record, 'submit', answers('9007199254740991', '2.0'))).status).toBe(200);
+    expect((await decide(t.api, record, 'submit', answers('1e20', '2.0'))).status).toBe(200);
     expect((await replyOf('roll', record.id)).params.candidate.values).toEqual([
-      { id: 'bytes', value: 9007199254740991 },
+      { id: 'bytes', value: 1e20 },
       { id: 'count', value: 2 },
+    ]);
+    const other = await post('roll', interaction('userInput.request', projection, inFiveMinutes()));
+    expect((await decide(t.api, other, 'submit', answers('-0.1', '+5'))).status).toBe(200);
+    expect((await replyOf('roll', other.id)).params.candidate.values).toEqual([
+      { id: 'bytes', value: -0.1 },
+      { id: 'count', value: 5 },
     ]);
   });
 

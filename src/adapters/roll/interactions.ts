@@ -291,6 +291,17 @@ type Value = string | number | boolean | string[];
 
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
+/** A decimal text (DECIMAL, or a number's own String) as one canonical form of its value: sign, digits, exponent. */
+function decimalValue(text: string): string {
+  const [, sign, whole = '', fraction = '', exponent = '0'] = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text) ?? [];
+  let digits = whole + fraction;
+  let point = whole.length + Number(exponent);
+  const lead = /^0*/.exec(digits)![0].length;
+  digits = digits.slice(lead).replace(/0+$/, '');
+  point -= lead;
+  return digits === '' ? '0' : `${sign === '-' ? '-' : ''}0.${digits}e${point}`;
+}
+
 /** The value a control's answer becomes, or why the runtime would refuse it. */
 function valueOf(c: ControlMap, a: Answer): { value: Value } | { problem: string } {
   const selected = a.selected ?? [];
@@ -310,10 +321,10 @@ function valueOf(c: ControlMap, a: Answer): { value: Value } | { problem: string
       const text = a.text?.trim() ?? '';
       const n = Number(text);
       if (!DECIMAL.test(text) || !Number.isFinite(n)) return { problem: 'must be a number' };
+      // The value sent is the nearest double: checked and sent only when it is the number typed
+      // (9007199254740993 would arrive as …992, 0.99999999999999999 as 1).
+      if (decimalValue(text) !== decimalValue(String(n))) return { problem: `has more digits than the runtime can receive: it would arrive as ${String(n)}` };
       if (c.integer && !Number.isInteger(n)) return { problem: 'must be a whole number' };
-      // A whole number past 2^53 (however written: 9007199254740993.0, 9.007199254740993e15) may
-      // reach the runtime as another number than the one typed.
-      if (Number.isInteger(n) && !Number.isSafeInteger(n)) return { problem: 'must be a whole number within ±9007199254740991 to be sent exactly' };
       if (c.min !== undefined && n < c.min) return { problem: `must be at least ${c.min}` };
       if (c.max !== undefined && n > c.max) return { problem: `must be at most ${c.max}` };
       return { value: n };
