@@ -128,6 +128,7 @@ export const RUNNERS = new Set([
   // cluster tools that run kubectl and the like: `microk8s kubectl exec …`
   'microk8s',
   'k3s',
+  'k0s',
   'minikube',
   // shells and interpreters: run the script or the code they are given
   'sh',
@@ -203,8 +204,12 @@ export const RUNNER_SUBCOMMANDS = {
   'docker-compose': ['run', 'exec'],
   podman: ['run', 'exec'],
   'podman-compose': ['run', 'exec'],
+  nerdctl: ['run', 'exec'],
   kubectl: ['exec', 'run', 'debug'],
   oc: ['exec', 'rsh', 'run', 'debug'],
+  incus: ['exec'],
+  lxc: ['exec'],
+  mix: ['run'],
   'aws-vault': ['exec'],
   op: ['run'],
   doppler: ['run'],
@@ -225,7 +230,7 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 function runsAnother(words) {
   if (ASSIGNMENT.test(words[0])) return true;
   const name = programName(words[0]);
-  if (RUNNERS.has(name) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(name)) return true;
+  if (RUNNERS.has(name) || RUNNERS.has(name.split('.')[0]) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(name)) return true;
   // Own keys only: a program named `constructor` is no runner.
   const subcommands = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name] : [];
   return words.slice(1).some((w) => subcommands.includes(w));

@@ -17,8 +17,6 @@ const PLAIN_WORD = new RegExp(`^[${PLAIN_CHARS}]+$`, 'u');
  * prefix before it would remember `rake` and so approve `rake db:drop`.
  */
 const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*(?::[A-Za-z0-9_-]+)*$/;
-/** A task name of colon-joined words (`db:drop`): never one of the plain words after a prefix. */
-const TASK_WORD = '[A-Za-z][A-Za-z0-9_-]*(?::[A-Za-z0-9_-]+)+';
 
 /**
  * Programs whose arguments are another command or a program to run (wrappers, shells,
@@ -90,6 +88,7 @@ export const RUNNERS = new Set([
   // cluster tools that run kubectl and the like: `microk8s kubectl exec …`
   'microk8s',
   'k3s',
+  'k0s',
   'minikube',
   // shells and interpreters: run the script or the code they are given
   'sh',
@@ -165,8 +164,12 @@ export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   'docker-compose': ['run', 'exec'],
   podman: ['run', 'exec'],
   'podman-compose': ['run', 'exec'],
+  nerdctl: ['run', 'exec'],
   kubectl: ['exec', 'run', 'debug'],
   oc: ['exec', 'rsh', 'run', 'debug'],
+  incus: ['exec'],
+  lxc: ['exec'],
+  mix: ['run'],
   'aws-vault': ['exec'],
   op: ['run'],
   doppler: ['run'],
@@ -188,7 +191,8 @@ const programName = (word: string) =>
 function runsAnother(words: readonly string[]): boolean {
   if (ASSIGNMENT.test(words[0]!)) return true;
   const name = programName(words[0]!);
-  if (RUNNERS.has(name) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(name)) return true;
+  // A snap's command is named `<snap>.<command>` (`microk8s.kubectl`): the snap's name counts too.
+  if (RUNNERS.has(name) || RUNNERS.has(name.split('.')[0]!) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(name)) return true;
   // Own keys only: a program named `constructor` is no runner.
   const subcommands = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name]! : [];
   return words.slice(1).some((w) => subcommands.includes(w));
@@ -226,16 +230,14 @@ export function commandScope(command: string): CommandScope {
  * followed by any number of plain words, so `npm test` never approves
  * `npm test && curl x | sh` (shell syntax is not a plain word). None of those words may be a
  * subcommand by which the program runs another (RUNNER_SUBCOMMANDS): approving
- * `docker compose -f dev.yml ps` must not approve `docker compose exec db dropdb prod`; nor a
- * task name (`rake db:migrate db:drop` runs both tasks).
+ * `docker compose -f dev.yml ps` must not approve `docker compose exec db dropdb prod`.
  */
 export function commandScopePattern(scope: CommandScope): string {
   if (scope.type === 'exact') return `^${escapeRegExp(scope.command)}$`;
   const name = programName(scope.words[0]!);
   const runs = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name]! : [];
   const notRunner = runs.length > 0 ? `(?!(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$))` : '';
-  const notTask = `(?!${TASK_WORD}(?:[ \\t]|$))`;
-  return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}${notTask}[${PLAIN_CHARS}]+)*$`;
+  return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}[${PLAIN_CHARS}]+)*$`;
 }
 
 /**

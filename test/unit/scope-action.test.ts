@@ -44,6 +44,8 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'rake db:migrate',
     'npm run test:unit -- --watch',
     'curl localhost:8080',
+    'microk8s.kubectl --context x get pods',
+    'nerdctl --namespace k8s.io ps',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
   });
