@@ -130,6 +130,7 @@ export const RUNNERS = new Set([
   'k3s',
   'k0s',
   'minikube',
+  'lima',
   // shells and interpreters: run the script or the code they are given
   'sh',
   'bash',
@@ -209,7 +210,7 @@ export const RUNNER_SUBCOMMANDS = {
   oc: ['exec', 'rsh', 'run', 'debug'],
   incus: ['exec'],
   lxc: ['exec'],
-  mix: ['run'],
+  mix: ['run', 'cmd'],
   'aws-vault': ['exec'],
   op: ['run'],
   doppler: ['run'],
@@ -227,12 +228,19 @@ const programName = (word) =>
 /** `NAME=value` before the program (`FOO=1 sudo …`): the program is a later word. */
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
+/** Its own name and each part of a dotted one (a snap's `microk8s.kubectl`). */
+function programNames(word) {
+  const name = programName(word);
+  return name.includes('.') ? [name, ...name.split('.')] : [name];
+}
+
+// Own keys only: a program named `constructor` is no runner.
+const runnerSubcommands = (word) => programNames(word).flatMap((n) => (Object.hasOwn(RUNNER_SUBCOMMANDS, n) ? RUNNER_SUBCOMMANDS[n] : []));
+
 function runsAnother(words) {
   if (ASSIGNMENT.test(words[0])) return true;
-  const name = programName(words[0]);
-  if (RUNNERS.has(name) || RUNNERS.has(name.split('.')[0]) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(name)) return true;
-  // Own keys only: a program named `constructor` is no runner.
-  const subcommands = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name] : [];
+  if (programNames(words[0]).some((n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(n))) return true;
+  const subcommands = runnerSubcommands(words[0]);
   return words.slice(1).some((w) => subcommands.includes(w));
 }
 
@@ -246,6 +254,6 @@ export function commandScope(command) {
     prefix.push(w);
   }
   // A program with subcommands that run another is widened only with the subcommand it was given.
-  if (prefix.length === 1 && Object.hasOwn(RUNNER_SUBCOMMANDS, programName(words[0]))) return { type: 'exact', command: command.trim() };
+  if (prefix.length === 1 && runnerSubcommands(words[0]).length > 0) return { type: 'exact', command: command.trim() };
   return { type: 'prefix', words: prefix };
 }

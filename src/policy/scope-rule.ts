@@ -90,6 +90,7 @@ export const RUNNERS = new Set([
   'k3s',
   'k0s',
   'minikube',
+  'lima',
   // shells and interpreters: run the script or the code they are given
   'sh',
   'bash',
@@ -169,7 +170,7 @@ export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   oc: ['exec', 'rsh', 'run', 'debug'],
   incus: ['exec'],
   lxc: ['exec'],
-  mix: ['run'],
+  mix: ['run', 'cmd'],
   'aws-vault': ['exec'],
   op: ['run'],
   doppler: ['run'],
@@ -187,14 +188,25 @@ const programName = (word: string) =>
     .toLowerCase()
     .replace(/\.exe$/, '');
 
+/**
+ * The names a program goes by: its own, and each part of a dotted one, since a snap's commands
+ * are named `<snap>.<command>` (`microk8s.kubectl`, `lxd.lxc`, `docker.compose`).
+ */
+function programNames(word: string): string[] {
+  const name = programName(word);
+  return name.includes('.') ? [name, ...name.split('.')] : [name];
+}
+
+/** The subcommands by which the program runs another (RUNNER_SUBCOMMANDS, own keys only: a program named `constructor` is no runner). */
+function runnerSubcommands(word: string): readonly string[] {
+  return programNames(word).flatMap((n) => (Object.hasOwn(RUNNER_SUBCOMMANDS, n) ? RUNNER_SUBCOMMANDS[n]! : []));
+}
+
 /** Whether the command's program runs another command or a script (RUNNERS, RUNNER_SUBCOMMANDS), or comes after an assignment. */
 function runsAnother(words: readonly string[]): boolean {
   if (ASSIGNMENT.test(words[0]!)) return true;
-  const name = programName(words[0]!);
-  // A snap's command is named `<snap>.<command>` (`microk8s.kubectl`): the snap's name counts too.
-  if (RUNNERS.has(name) || RUNNERS.has(name.split('.')[0]!) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(name)) return true;
-  // Own keys only: a program named `constructor` is no runner.
-  const subcommands = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name]! : [];
+  if (programNames(words[0]!).some((n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(n))) return true;
+  const subcommands = runnerSubcommands(words[0]!);
   return words.slice(1).some((w) => subcommands.includes(w));
 }
 
@@ -221,7 +233,7 @@ export function commandScope(command: string): CommandScope {
   }
   // `kubectl --context prod get pods` widened to `kubectl` would pass `kubectl … exec …`: a program
   // with subcommands that run another is widened only with the subcommand it was given.
-  if (prefix.length === 1 && Object.hasOwn(RUNNER_SUBCOMMANDS, programName(words[0]!))) return { type: 'exact', command: command.trim() };
+  if (prefix.length === 1 && runnerSubcommands(words[0]!).length > 0) return { type: 'exact', command: command.trim() };
   return { type: 'prefix', words: prefix };
 }
 
@@ -234,8 +246,7 @@ export function commandScope(command: string): CommandScope {
  */
 export function commandScopePattern(scope: CommandScope): string {
   if (scope.type === 'exact') return `^${escapeRegExp(scope.command)}$`;
-  const name = programName(scope.words[0]!);
-  const runs = Object.hasOwn(RUNNER_SUBCOMMANDS, name) ? RUNNER_SUBCOMMANDS[name]! : [];
+  const runs = runnerSubcommands(scope.words[0]!);
   const notRunner = runs.length > 0 ? `(?!(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$))` : '';
   return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}[${PLAIN_CHARS}]+)*$`;
 }

@@ -501,6 +501,10 @@ describe('scoped allow', () => {
       ['incus --project p list', 'incus exec c1 -- rm -rf /'],
       ['lxc --project p list', 'lxc exec c1 -- rm -rf /'],
       ['mix test', 'mix test run priv/repo/wipe.exs'],
+      ['mix do compile', 'mix do compile + cmd rm -rf /srv'],
+      ['lxd.lxc --project dev list', 'lxd.lxc exec c1 -- rm -rf /srv'],
+      ['nerdctl.lima --namespace k8s.io ps', 'nerdctl.lima run --rm alpine rm -rf /x'],
+      ['docker.compose --project-name dev ps', 'docker.compose exec db dropdb prod'],
     ])
       expect(new RegExp(commandScopePattern(commandScope(approved!)), 'u').test(later!), later).toBe(false);
     const npm = new RegExp(commandScopePattern(commandScope('npm test')), 'u');

@@ -46,6 +46,9 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'curl localhost:8080',
     'microk8s.kubectl --context x get pods',
     'nerdctl --namespace k8s.io ps',
+    'lxd.lxc --project dev list',
+    'docker.compose ps',
+    'mix do compile',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
   });
