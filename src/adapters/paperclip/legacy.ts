@@ -145,7 +145,9 @@ function narrowestApprovalFirst<O extends { key: string; outcome: Option['outcom
 export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built<LegacyContext> {
   const choices = r.choices ?? [];
   const { title, summary } = heading(r.prompt, r.type === 'input' ? 'Answer the agent' : 'Grant a permission');
-  const base = { title, summary, source: source(undefined, env), previews: detailPreviews(r.details ?? {}) };
+  const tool = text(r.details?.toolName);
+  // detailPreviews shows details.toolName as the record's tool, not in the JSON.
+  const base = { title, summary, source: source(undefined, env), previews: detailPreviews(r.details ?? {}), ...(tool ? { tool } : {}) };
   if (r.type === 'permission') {
     const keyed =
       choices.length > 0
@@ -187,7 +189,7 @@ export function legacyRequest(r: z.infer<typeof V1Schema>, env: Envelope): Built
       options: submitOptions(),
       input: { questions: [{ id: 'response', question: r.prompt, options: labels.map((label) => ({ label })), allow_free_text: true }] },
     },
-    context: { reply: 'legacy', requestId: r.requestId, type: 'input', keys: choices.map((c, i) => [labels[i]!, c.key]) },
+    context: { reply: 'legacy', requestId: r.requestId, type: 'input', keys: choices.map((c, i) => [labels[i]!, c.key]), ...hiddenDetails(r.details) },
     notes: ['v1 input has no refusal reply: a decline sends nothing and the runtime expires the request on its own'],
   };
 }
