@@ -144,6 +144,27 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
     return undefined;
   }
 
+  /**
+   * Whether a stored frame, read by this version's adapter, asks what `normalized` asks: its
+   * request and the context a replay must repeat. A frame an earlier version stored may read
+   * differently today (a preview it did not show, a context it did not keep), so the record it
+   * made no longer matches a replay of the very same frame; read again, it does.
+   */
+  function sameAsStored(adapter: WireAdapter, normalized: { request: unknown; context?: unknown }, ctx: Readonly<Record<string, string>>) {
+    const asked = (n: { request: unknown; context?: unknown }) =>
+      canonicalJson([n.request, adapter.replayContext ? adapter.replayContext(n.context ?? null) : (n.context ?? null)]);
+    const now = asked(normalized);
+    return (stored: unknown): boolean => {
+      if (stored === null || stored === undefined) return false;
+      try {
+        const parsed = parseFrame(adapter, stored);
+        return parsed.success && asked(normalizeFrame(adapter, parsed.data, ctx)) === now;
+      } catch {
+        return false;
+      }
+    };
+  }
+
   const intake = {
     /**
      * The create path every request takes, once its body is a valid handup Request: the
@@ -173,7 +194,8 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
     async submit(adapter: WireAdapter, frame: unknown, { principal, overrides, context, admit, create }: SubmitOptions): Promise<SubmitResult> {
       const parsed = parseFrame(adapter, frame);
       if (!parsed.success) throw validationError('invalid_frame', parsed.error.issues);
-      const normalized = normalizeFrame(adapter, parsed.data, frameContext ? await frameContext(adapter.format, parsed.data, context) : context);
+      const readWith = frameContext ? await frameContext(adapter.format, parsed.data, context) : context;
+      const normalized = normalizeFrame(adapter, parsed.data, readWith);
       const key = normalized.nativeKey;
       // A native record without a key could never be replayed or followed up: an adapter bug, not bad input.
       if (typeof key !== 'string' || key.length === 0) throw new Error(`the ${adapter.format} adapter produced no native key`);
@@ -203,6 +225,7 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
         ...(normalized.notes?.length ? { notes: normalized.notes } : {}),
         ...(normalized.personOnly?.length ? { personOnly: normalized.personOnly } : {}),
         ...(adapter.replayContext ? { replayContext: adapter.replayContext.bind(adapter) as (c: unknown) => unknown } : {}),
+        asksAsStored: sameAsStored(adapter, normalized, readWith),
       };
       const newer = normalized.context;
       const supersedes = adapter.supersedes?.bind(adapter);

@@ -28,6 +28,8 @@ export interface NativeOrigin {
   replayContext?: (context: unknown) => unknown;
   /** Option ids only a person may choose (Normalized.personOnly). */
   personOnly?: readonly string[];
+  /** Whether a stored frame, read as this frame is read now, asks the same (an earlier version's record). */
+  asksAsStored?: (storedFrame: unknown) => boolean;
 }
 
 export interface CreateOptions {
@@ -183,7 +185,9 @@ export function createRequestService({
         found &&
         ((found.record.content_hash !== hash && sameContentHash(found.record) !== sameContentHash(draft)) ||
           canonicalJson(matchable(found.record)) !== canonicalJson(matchable(draft)) ||
-          canonicalJson(asked(found.nativeContext)) !== canonicalJson(asked(native.context)))
+          canonicalJson(asked(found.nativeContext)) !== canonicalJson(asked(native.context))) &&
+        // A record an earlier version made from this same frame (read differently then) is still its record.
+        !(found.record.callback_url === draft.callback_url && native.asksAsStored?.(await from.requests.nativeFrame(found.record.id)))
       ) {
         throw new AppError('native_conflict', `native key "${native.key}" is already used by request ${found.record.id} with different content`, {
           existing_id: found.record.id,

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adapters } from '../../src/adapters/registry.js';
 import { loadConfig } from '../../src/config.js';
@@ -9,7 +10,7 @@ import { createFakeClock } from '../helpers/fake-clock.js';
 import { expectValidRequest } from '../helpers/upstream-schemas.js';
 import { createRequest, decide, expectError, requestCount, show } from '../helpers/request-api.js';
 import { TEST_FORMAT, testAdapter, testFixtures } from '../helpers/test-adapter.js';
-import { startTestServer, type ApiClient, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, TEST_STORE, type ApiClient, type TestServer } from '../helpers/test-server.js';
 import { connectWs, type WsClient } from '../helpers/ws-client.js';
 
 /**
@@ -791,6 +792,46 @@ describe('follow-ups that need more than one native key', () => {
     expect(tool.body.request.tool).toBe('read_file');
     expectError(await t.api.post('/v1/formats/paperclip/requests', v1('permission', 'v1-tool', { toolName: 'delete_repository' })), 409, 'native_conflict');
   });
+
+  it.skipIf(TEST_STORE !== 'sqlite')(
+    'a frame an earlier version stored (its record and context read differently then) still finds its record when re-sent as it was; another frame under its key is 409',
+    async () => {
+      t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+      const v1 = (details: Record<string, unknown>) => ({
+        schema: 'paperclip.runtime_request.v1',
+        requestKind: 'runtime',
+        requestId: 'v1-upgraded',
+        type: 'permission',
+        status: 'pending',
+        prompt: 'Use the tool?',
+        choices: [
+          { key: 'allow', label: 'Allow' },
+          { key: 'deny', label: 'Deny' },
+        ],
+        details,
+      });
+      const details = { toolName: 'read_file', env: { API_TOKEN: 'k-1' } };
+      const created = await t.api.post('/v1/formats/paperclip/requests', v1(details));
+      expect(created.status, created.text).toBe(201);
+      const id = created.body.request.id;
+      expect((await decide(t.api, created.body.request, 'allow')).status).toBe(200);
+      // As an earlier version kept it: no tool on the record, no digest of the redacted details in its context.
+      const [row] = await t.sql<{ record: string; native_context: string }>('SELECT record, native_context FROM requests WHERE id = ?', [id]);
+      const { hidden: _hidden, ...olderContext } = JSON.parse(row!.native_context);
+      const olderRecord = { ...JSON.parse(row!.record), tool: null };
+      const db = new Database(join(t.dataDir, 'countersign.db'), { fileMustExist: true });
+      try {
+        db.prepare('UPDATE requests SET record = ?, native_context = ? WHERE id = ?').run(JSON.stringify(olderRecord), JSON.stringify(olderContext), id);
+      } finally {
+        db.close();
+      }
+      const replay = await t.api.post('/v1/formats/paperclip/requests', v1(details));
+      expect(replay.status, replay.text).toBe(200);
+      expect(replay.body).toMatchObject({ request: { id, status: 'approved' }, reply: { response: { decision: 'allow' } } });
+      expectError(await t.api.post('/v1/formats/paperclip/requests', v1({ ...details, env: { API_TOKEN: 'k-2' } })), 409, 'native_conflict');
+      expectError(await t.api.post('/v1/formats/paperclip/requests', v1({ ...details, toolName: 'delete_repository' })), 409, 'native_conflict');
+    },
+  );
 
   it('a runtime_request.resolved names an option by its native key only: a record id standing for another key settles nothing (400)', async () => {
     t = await startTestServer({}, { adapters: ALL_ADAPTERS });
