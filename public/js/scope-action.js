@@ -211,6 +211,9 @@ export const RUNNER_SUBCOMMANDS = {
   incus: ['exec'],
   lxc: ['exec'],
   mix: ['run', 'cmd'],
+  limactl: ['shell'],
+  colima: ['ssh'],
+  multipass: ['exec', 'shell'],
   'aws-vault': ['exec'],
   op: ['run'],
   doppler: ['run'],
@@ -228,10 +231,12 @@ const programName = (word) =>
 /** `NAME=value` before the program (`FOO=1 sudo …`): the program is a later word. */
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
-/** Its own name and each part of a dotted one (a snap's `microk8s.kubectl`). */
+const SCRIPT_EXTENSION = /\.(?:sh|bash|zsh|fish|ksh|py|pyw|rb|pl|php|lua|js|mjs|cjs|ts|mts|cts|cmd|bat|ps1|jar|java|node)$/;
+
+/** Its own name and each part of a dotted one (a snap's `microk8s.kubectl`), a script's (`deploy.sh`) its own only. */
 function programNames(word) {
   const name = programName(word);
-  return name.includes('.') ? [name, ...name.split('.')] : [name];
+  return name.includes('.') && !SCRIPT_EXTENSION.test(name) ? [name, ...name.split('.')] : [name];
 }
 
 // Own keys only: a program named `constructor` is no runner.

@@ -171,6 +171,9 @@ export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   incus: ['exec'],
   lxc: ['exec'],
   mix: ['run', 'cmd'],
+  limactl: ['shell'],
+  colima: ['ssh'],
+  multipass: ['exec', 'shell'],
   'aws-vault': ['exec'],
   op: ['run'],
   doppler: ['run'],
@@ -188,13 +191,17 @@ const programName = (word: string) =>
     .toLowerCase()
     .replace(/\.exe$/, '');
 
+/** A script's file extension: `deploy.sh` is a script, not the `sh` command of a snap named `deploy`. */
+const SCRIPT_EXTENSION = /\.(?:sh|bash|zsh|fish|ksh|py|pyw|rb|pl|php|lua|js|mjs|cjs|ts|mts|cts|cmd|bat|ps1|jar|java|node)$/;
+
 /**
  * The names a program goes by: its own, and each part of a dotted one, since a snap's commands
- * are named `<snap>.<command>` (`microk8s.kubectl`, `lxd.lxc`, `docker.compose`).
+ * are named `<snap>.<command>` (`microk8s.kubectl`, `lxd.lxc`, `docker.compose`); a script's
+ * name (`./deploy.sh`) is its own only.
  */
 function programNames(word: string): string[] {
   const name = programName(word);
-  return name.includes('.') ? [name, ...name.split('.')] : [name];
+  return name.includes('.') && !SCRIPT_EXTENSION.test(name) ? [name, ...name.split('.')] : [name];
 }
 
 /** The subcommands by which the program runs another (RUNNER_SUBCOMMANDS, own keys only: a program named `constructor` is no runner). */

@@ -473,6 +473,14 @@ describe('scoped allow', () => {
     },
   );
 
+  it.each([
+    ['./deploy.sh prod --verbose', './deploy.sh prod'],
+    ['./manage.py migrate --plan', './manage.py migrate'],
+    ['mvnw.cmd package -q', 'mvnw.cmd package'],
+  ])('a script named with its extension is widened like any program: %j to %j', (command, prefix) => {
+    expect(commandScope(command)).toEqual({ type: 'prefix', words: prefix.split(' ') });
+  });
+
   it('a task name stays in the prefix: approving rake db:migrate never approves rake db:drop; plain words after it pass, name:tag ones included', () => {
     const re = new RegExp(commandScopePattern(commandScope('rake db:migrate')), 'u');
     for (const ok of ['rake db:migrate', 'rake db:migrate VERSION=20240101']) expect(re.test(ok)).toBe(true);
@@ -502,6 +510,8 @@ describe('scoped allow', () => {
       ['lxc --project p list', 'lxc exec c1 -- rm -rf /'],
       ['mix test', 'mix test run priv/repo/wipe.exs'],
       ['mix do compile', 'mix do compile + cmd rm -rf /srv'],
+      ['limactl --debug list', 'limactl shell default rm -rf /tmp/x'],
+      ['multipass list', 'multipass exec vm -- rm -rf /'],
       ['lxd.lxc --project dev list', 'lxd.lxc exec c1 -- rm -rf /srv'],
       ['nerdctl.lima --namespace k8s.io ps', 'nerdctl.lima run --rm alpine rm -rf /x'],
       ['docker.compose --project-name dev ps', 'docker.compose exec db dropdb prod'],

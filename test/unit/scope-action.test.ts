@@ -49,6 +49,8 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'lxd.lxc --project dev list',
     'docker.compose ps',
     'mix do compile',
+    './deploy.sh prod --verbose',
+    'limactl --debug list',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
   });
