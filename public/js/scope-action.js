@@ -226,12 +226,13 @@ const programName = (word) =>
   word
     .replace(/^.*[/\\]/, '')
     .toLowerCase()
-    .replace(/\.exe$/, '');
+    // Windows launchers: `npx.cmd` is npx.
+    .replace(/\.(?:exe|cmd|bat|ps1)$/, '');
 
 /** `NAME=value` before the program (`FOO=1 sudo …`): the program is a later word. */
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
-const SCRIPT_EXTENSION = /\.(?:sh|bash|zsh|fish|ksh|py|pyw|rb|pl|php|lua|js|mjs|cjs|ts|mts|cts|cmd|bat|ps1|jar|java|node)$/;
+const SCRIPT_EXTENSION = /\.(?:sh|bash|zsh|fish|ksh|py|pyw|rb|pl|php|lua|js|mjs|cjs|ts|mts|cts|jar|java|node)$/;
 
 /** Its own name and each part of a dotted one (a snap's `microk8s.kubectl`), a script's (`deploy.sh`) its own only. */
 function programNames(word) {

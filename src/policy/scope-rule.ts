@@ -189,10 +189,11 @@ const programName = (word: string) =>
   word
     .replace(/^.*[/\\]/, '')
     .toLowerCase()
-    .replace(/\.exe$/, '');
+    // Windows launchers: `npx.cmd` is npx.
+    .replace(/\.(?:exe|cmd|bat|ps1)$/, '');
 
 /** A script's file extension: `deploy.sh` is a script, not the `sh` command of a snap named `deploy`. */
-const SCRIPT_EXTENSION = /\.(?:sh|bash|zsh|fish|ksh|py|pyw|rb|pl|php|lua|js|mjs|cjs|ts|mts|cts|cmd|bat|ps1|jar|java|node)$/;
+const SCRIPT_EXTENSION = /\.(?:sh|bash|zsh|fish|ksh|py|pyw|rb|pl|php|lua|js|mjs|cjs|ts|mts|cts|jar|java|node)$/;
 
 /**
  * The names a program goes by: its own, and each part of a dotted one, since a snap's commands

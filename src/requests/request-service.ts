@@ -186,8 +186,14 @@ export function createRequestService({
         ((found.record.content_hash !== hash && sameContentHash(found.record) !== sameContentHash(draft)) ||
           canonicalJson(matchable(found.record)) !== canonicalJson(matchable(draft)) ||
           canonicalJson(asked(found.nativeContext)) !== canonicalJson(asked(native.context))) &&
-        // A record an earlier version made from this same frame (read differently then) is still its record.
-        !(found.record.callback_url === draft.callback_url && native.asksAsStored?.(await from.requests.nativeFrame(found.record.id)))
+        // A record an earlier version made from this same frame (read differently then) is still its
+        // record, sent with the same query: the stored frame is read with this one's, so what the
+        // query gave the record (a callback, a repo) must be what it holds.
+        !(
+          found.record.callback_url === draft.callback_url &&
+          canonicalJson(matchable(found.record).slice(1)) === canonicalJson(matchable(draft).slice(1)) &&
+          native.asksAsStored?.(await from.requests.nativeFrame(found.record.id))
+        )
       ) {
         throw new AppError('native_conflict', `native key "${native.key}" is already used by request ${found.record.id} with different content`, {
           existing_id: found.record.id,
@@ -488,6 +494,7 @@ export function createRequestService({
 export type RequestService = ReturnType<typeof createRequestService>;
 
 /** What rules match a request by that its content hash leaves out (policy/request-facts.ts). */
+/** What rules match besides the content: the tool first, then the source fields. */
 function matchable(r: Pick<HandupRequest, 'tool' | 'source'>): unknown[] {
   return [r.tool ?? null, r.source.agent ?? null, r.source.session ?? null, r.source.cwd ?? null, r.source.repo ?? null];
 }

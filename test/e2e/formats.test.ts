@@ -833,6 +833,23 @@ describe('follow-ups that need more than one native key', () => {
     },
   );
 
+  it('a replay sent with another query than the first (a repo the record does not hold) is 409, never the earlier decision', async () => {
+    t = await startTestServer({}, { adapters: ALL_ADAPTERS });
+    const frame = {
+      hook_event_name: 'PreToolUse',
+      session_id: 's1',
+      cwd: '/tmp/nowhere',
+      tool_name: 'Bash',
+      tool_use_id: 'toolu_repo',
+      tool_input: { command: 'ls -la' },
+    };
+    const first = await t.api.post('/v1/formats/claude-code/requests?repo=alpha', frame);
+    expect(first.status, first.text).toBe(201);
+    expect((await decide(t.api, first.body.request, first.body.request.options[0].id)).status).toBe(200);
+    expect((await t.api.post('/v1/formats/claude-code/requests?repo=alpha', frame)).status).toBe(200);
+    expectError(await t.api.post('/v1/formats/claude-code/requests?repo=prod', frame), 409, 'native_conflict');
+  });
+
   it('a runtime_request.resolved names an option by its native key only: a record id standing for another key settles nothing (400)', async () => {
     t = await startTestServer({}, { adapters: ALL_ADAPTERS });
     const fx = JSON.parse(readFileSync(join(FIXTURES, 'paperclip', 'v1-permission-native-keys.json'), 'utf8'));

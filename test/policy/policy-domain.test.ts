@@ -502,7 +502,16 @@ describe('scoped allow', () => {
       ['oc -n dev get pods', 'oc rsh deploy/db'],
     ])
       expect(new RegExp(commandScopePattern(commandScope(approved!)), 'u').test(later!), later).toBe(false);
-    for (const exact of ['microk8s kubectl -n dev get pods', 'microk8s.kubectl --context x get pods', 'k0s kubectl --context x get pods'])
+    for (const exact of [
+      'npx.cmd -y cowsay',
+      'npm.cmd -v',
+      'tsx.cmd -v',
+      'npx.ps1 -y cowsay',
+      'bundle.bat exec rake',
+      'microk8s kubectl -n dev get pods',
+      'microk8s.kubectl --context x get pods',
+      'k0s kubectl --context x get pods',
+    ])
       expect(commandScope(exact)).toEqual({ type: 'exact', command: exact });
     for (const [approved, later] of [
       ['nerdctl --namespace k8s.io ps', 'nerdctl exec web rm -rf /data'],

@@ -50,6 +50,8 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'docker.compose ps',
     'mix do compile',
     './deploy.sh prod --verbose',
+    'npx.cmd -y cowsay',
+    'mvnw.cmd package -q',
     'limactl --debug list',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
