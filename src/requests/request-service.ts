@@ -493,8 +493,7 @@ export function createRequestService({
 
 export type RequestService = ReturnType<typeof createRequestService>;
 
-/** What rules match a request by that its content hash leaves out (policy/request-facts.ts). */
-/** What rules match besides the content: the tool first, then the source fields. */
+/** What rules match a request by that its content hash leaves out (policy/request-facts.ts): the tool first, then the source fields. */
 function matchable(r: Pick<HandupRequest, 'tool' | 'source'>): unknown[] {
   return [r.tool ?? null, r.source.agent ?? null, r.source.session ?? null, r.source.cwd ?? null, r.source.repo ?? null];
 }
