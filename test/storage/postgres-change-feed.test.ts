@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresChangeFeed } from '../../src/storage/postgres/postgres-change-feed.js';
 import { openPostgresStore, type PostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import type { Change, Store } from '../../src/storage/store.js';
-import { freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
+import { freshPostgresDatabase, freshPostgresSchema, TEST_POSTGRES_URL, type FreshPostgres } from '../helpers/postgres.js';
 
 /**
  * The change log a daemon reads other daemons' changes from: a seq that commits late (a slow
@@ -117,7 +117,9 @@ describe.skipIf(!TEST_POSTGRES_URL)('the PostgreSQL change feed', () => {
  * Rows are pruned from the change log after a while. A feed that did not read them first (its
  * daemon was cut off from the database for longer than that) hears one `changes.lost`, carrying
  * when it last read the whole log, and goes on above the pruned mark; a prune of rows it has read
- * is no loss. Every read here is an explicit catchUp(): the feeds never poll, and nothing notifies.
+ * is no loss. Every read here is an explicit catchUp(): the feeds never poll, and nothing notifies
+ * them, on a database of their own (notifications reach every listener of a database, and other
+ * test files' daemons, in schemas of the shared test database, would wake these feeds up).
  */
 describe.skipIf(!TEST_POSTGRES_URL)('the PostgreSQL change feed after a prune', () => {
   let db: FreshPostgres;
@@ -126,7 +128,7 @@ describe.skipIf(!TEST_POSTGRES_URL)('the PostgreSQL change feed after a prune', 
   const feeds: Array<ReturnType<typeof createPostgresChangeFeed>> = [];
 
   beforeAll(async () => {
-    db = await freshPostgresSchema();
+    db = await freshPostgresDatabase();
     store = await openPostgresStore({ url: db.url, poolSize: 2, node: 'n', log: pino({ level: 'silent' }) });
     const types = { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) } as never;
     pool = new pg.Pool({ connectionString: db.url, max: 4, types });
