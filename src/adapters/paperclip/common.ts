@@ -4,7 +4,7 @@ import { canonicalJson } from '../../lib/canonical-json.js';
 import type { CreateRequestBody, HandupRequest } from '../../requests/request-schema.js';
 import type { Normalized } from '../adapter.js';
 import { asTitle, keyPart } from '../adapter-kit.js';
-import { redactCredentials } from './redact-credentials.js';
+import { hasCredentials, redactCredentials } from './redact-credentials.js';
 
 /** What every PaperClip sub-protocol shares: schema names, id and status shapes, titles, keys. */
 
@@ -102,10 +102,12 @@ export function detailPreviews(raw: Details): Preview[] {
  * credential helper swapped for a script) is another request, 409, never the earlier decision.
  */
 export function hiddenDetails(raw: unknown): { hidden?: string } {
-  if (raw === undefined || raw === null) return {};
-  const sent = canonicalJson(raw) ?? '';
-  if (sent === canonicalJson(redactCredentials(raw))) return {};
-  return { hidden: `sha256:${createHash('sha256').update(sent).digest('hex')}` };
+  if (!hasCredentials(raw)) return {};
+  return {
+    hidden: `sha256:${createHash('sha256')
+      .update(canonicalJson(raw) ?? '')
+      .digest('hex')}`,
+  };
 }
 
 /** A reviewer's answers as the decision carries them, keyed by question id. */

@@ -16,6 +16,13 @@ export function isCredentialKey(key: string): boolean {
   return CREDENTIAL_WORDS.some((w) => bare.includes(w));
 }
 
+/** Whether `value` has a credential-like key at any depth (so redactCredentials hides something). */
+export function hasCredentials(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasCredentials);
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([k, v]) => isCredentialKey(k) || hasCredentials(v));
+}
+
 /** A copy of `value` with every credential-like key's value replaced by "[redacted]". */
 export function redactCredentials<T>(value: T): T {
   if (Array.isArray(value)) return value.map((v) => redactCredentials(v)) as T;
