@@ -15,7 +15,7 @@ import { closestMatch } from './lib/closest-match.js';
 import { durationSchema } from './lib/duration-schema.js';
 import { hookSchema, NotificationsSchema, PublicUrlSchema, type HookConfig } from './notify/hook-config.js';
 import { ruleMatchSchema, ruleSchemas } from './policy/rule-schema.js';
-import { parseConnectionUrl, sslModeOf } from './storage/postgres-url.js';
+import { parseConnectionUrl, sslModeOf, urlParams } from './storage/postgres-url.js';
 
 // The modes node-postgres reads (libpq's `allow` is not one of them).
 const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
@@ -326,7 +326,7 @@ function isHostEntry(entry: string, { wildcard }: { wildcard: boolean }): boolea
 
 /** libpq's verify-ca checks the certificate against a CA it must be given (as libpq does, pg refuses the URL without one). */
 function verifyCaWithoutRoot(url: string): boolean {
-  return sslModeOf(url) === 'verify-ca' && !new URLSearchParams(url.split('?')[1]?.split('#')[0] ?? '').has('sslrootcert');
+  return sslModeOf(url) === 'verify-ca' && !urlParams(url).has('sslrootcert');
 }
 
 function knownSslMode(url: string): boolean {

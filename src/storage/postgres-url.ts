@@ -1,11 +1,16 @@
 import { parse } from 'pg-connection-string';
 
 /** The modes pg reads as `verify-full` unless told to read them as libpq does. */
-export const LIBPQ_MODES = new Set(['prefer', 'require', 'verify-ca']);
+const LIBPQ_MODES = new Set(['prefer', 'require', 'verify-ca']);
+
+/** The URL's query parameters (libpq's `sslmode`, `sslrootcert`, …). */
+export function urlParams(url: string): URLSearchParams {
+  return new URLSearchParams(url.split('?')[1]?.split('#')[0] ?? '');
+}
 
 /** The URL's `sslmode`, or null. */
 export function sslModeOf(url: string): string | null {
-  return new URLSearchParams(url.split('?')[1]?.split('#')[0] ?? '').get('sslmode');
+  return urlParams(url).get('sslmode');
 }
 
 /** Whether pg must be told to read this URL's `sslmode` as libpq does (the URL does not say either way itself). */

@@ -351,8 +351,11 @@ export function answersFromResolution(
   asked: ReadonlySet<string>,
 ): Answers | null {
   const out: Answers = {};
-  // A question of the record whose native id is this one (an id the map leads elsewhere names none).
-  const names = (id: string, nativeId: string) => asked.has(id) && nativeIdOf(questionIds, id) === nativeId;
+  // Kept under the record's question whose native id is this one (an id the map leads elsewhere names none).
+  const put = (nativeId: string, answer: Answers[string]) => {
+    const id = recordIdOf(questionIds, nativeId);
+    if (asked.has(id) && nativeIdOf(questionIds, id) === nativeId) out[id] = answer;
+  };
   const entries = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.entries(v) : []);
   const texts = (v: unknown) => (Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : typeof v === 'string' ? [v] : []);
   if (form.type === 'question_set') {
@@ -363,20 +366,17 @@ export function answersFromResolution(
       const a = raw as { selectedOptionIds?: unknown; text?: unknown; customText?: unknown };
       const selected = texts(a.selectedOptionIds).flatMap((id) => q.options.filter(([, o]) => o === id).map(([label]) => label));
       const typed = [a.text, a.customText].find((t): t is string => typeof t === 'string' && t.trim() !== '');
-      const id = recordIdOf(questionIds, nativeId);
-      if ((selected.length > 0 || typed !== undefined) && names(id, nativeId)) out[id] = { selected, ...(typed !== undefined ? { text: typed } : {}) };
+      if (selected.length > 0 || typed !== undefined) put(nativeId, { selected, ...(typed !== undefined ? { text: typed } : {}) });
     }
   } else if (form.type === 'answers') {
     for (const [nativeId, raw] of entries(payload.answers)) {
       const typed = texts((raw as { answers?: unknown } | null)?.answers).join(', ');
-      const id = recordIdOf(questionIds, nativeId);
-      if (typed.trim() && names(id, nativeId)) out[id] = { selected: [], text: typed };
+      if (typed.trim()) put(nativeId, { selected: [], text: typed });
     }
   } else if (form.type === 'content') {
     for (const [nativeId, raw] of entries(payload.content)) {
       const typed = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : '';
-      const id = recordIdOf(questionIds, nativeId);
-      if (typed.trim() && names(id, nativeId)) out[id] = { selected: [], text: typed };
+      if (typed.trim()) put(nativeId, { selected: [], text: typed });
     }
   }
   return Object.keys(out).length > 0 ? out : null;
