@@ -18,6 +18,7 @@ import type { CreateRequestBody } from '../requests/request-schema.js';
 import type { NativeOrigin, RequestService } from '../requests/request-service.js';
 import type { Supersede } from '../requests/request-hooks.js';
 import type { FrameContextReader } from './frame-context.js';
+import { issuesInFrame } from './frame-field.js';
 import { parseFollowUp, parseFrame } from './parse-frame.js';
 import { isUpstreamDecision, upstreamActor, upstreamDecision } from './upstream-decision.js';
 
@@ -211,9 +212,10 @@ export function createRequestIntake({ requests, config, clock, frameContext }: R
       }
 
       // The record's dedupe_key holds the native key (docs/formats/README.md), so its limit is checked too.
-      const checked = parseCreateBody({ ...normalized.request, dedupe_key: key });
+      const built = { ...normalized.request, dedupe_key: key };
+      const checked = parseCreateBody(built);
       if (!checked.success) {
-        const err = validationError('invalid_frame', checked.error.issues);
+        const err = validationError('invalid_frame', issuesInFrame(checked.error.issues, built, frame));
         throw new AppError('invalid_frame', `the frame does not fit a handup Request: ${err.message}`, err.details);
       }
       const body: CreateRequestBody = { ...checked.data, ...deadline(normalized.expiresAt, overrides), ...overrides };
