@@ -332,7 +332,10 @@ export function createRequestService({
         const raised = record.risk !== fields.risk ? { risk_sent: fields.risk } : {};
         const asked = verdict.type === 'rule' && verdict.outcome.type === 'ask' ? { rule_id: verdict.rule.id, action: 'ask', ...raised } : {};
         const wide = timeoutWide ? { on_timeout_sent: 'approve' } : {};
-        const details = format === 'handup' && !('rule_id' in asked) ? undefined : { ...(format === 'handup' ? {} : { format }), ...notes, ...asked, ...wide };
+        // Kept for the history simulation, which must not let a rule take what only a person may.
+        const personal = personOnly.length > 0 ? { person_only: personOnly } : {};
+        const details =
+          format === 'handup' && !('rule_id' in asked) ? undefined : { ...(format === 'handup' ? {} : { format }), ...notes, ...asked, ...wide, ...personal };
         await tx.requests.appendAudit(record.id, 'created', actorName(principal), now, details);
         if (verdict.type === 'rule') await policy!.hit(tx, verdict.rule.id, now);
         // `request.created` carries the final record (a request decided here is created decided),
@@ -340,8 +343,8 @@ export function createRequestService({
         let final = stored;
         tx.announce({ type: 'request.created', requestId: record.id });
         const forPerson = heldForPerson ? { forPerson: true as const } : {};
-        const personal = personOnly.length > 0 ? { personOnly } : {};
-        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format, ...forPerson, ...personal }));
+        const onlyPerson = personOnly.length > 0 ? { personOnly } : {};
+        tx.afterCommit(() => events.emit({ type: 'request.created', request: final.record, format, ...forPerson, ...onlyPerson }));
         if (verdict.type === 'rule' && verdict.outcome.type === 'skip') {
           await tx.requests.appendAudit(record.id, 'rule.skipped', `rule:${verdict.rule.id}`, now, {
             rule_id: verdict.rule.id,

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest, decide, expectError } from '../helpers/request-api.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
+import { loadFixture } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /** `POST /v1/rules/simulate`: a rule list replayed over real, ended requests. */
@@ -120,6 +121,31 @@ describe('rule simulation', () => {
     const at = clock.now();
     const instant = (await t.api.post('/v1/rules/simulate', { rules: [READ_ONLY_GIT], since: at, until: at })).body;
     expect(instant.disagreements.map((d: any) => d.request_id)).toEqual([newest.id]);
+  });
+
+  it('replays a native request without the options only a person may choose, as the live rule saw it', async () => {
+    t = await startTestServer();
+    const frame = structuredClone(loadFixture('paperclip', 'e2e-request.json').frame.payload.request);
+    // Its only way to approve is a grant for the whole session: no rule may take it.
+    Object.assign(frame, {
+      requestId: 'wide-1',
+      choices: [
+        { key: 'accept_for_session', label: 'Allow for this session' },
+        { key: 'decline', label: 'Deny' },
+      ],
+    });
+    const created = await t.api.post('/v1/formats/paperclip/requests', frame);
+    expect(created.status, created.text).toBe(201);
+    await decide(t.api, created.body.request, 'decline');
+    const everything = { id: 'everything', match: { format: 'paperclip' }, action: 'approve' };
+    const res = await t.api.post('/v1/rules/simulate', { rules: [everything] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({
+      evaluated: 1,
+      would: { approve: 0, ask: 1 },
+      per_rule: [{ id: 'everything', matched: 1, decided: 0, disagreed: 0 }],
+      disagreements: [],
+    });
   });
 
   it.each([
