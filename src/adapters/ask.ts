@@ -18,7 +18,8 @@ const seq = z.number().int().min(1);
 const absent = z.undefined().optional();
 // Both ids end up in `ask:{session}:{id}`, which has to fit handup's 512-character dedupe_key.
 const sessionId = z.string().min(1).max(256);
-const nativeId = z.string().min(1).max(200);
+// The schema takes any string, the empty one too: `ask:{session}:` is a key like any other.
+const nativeId = z.string().max(200);
 
 /** Ask 1.0's whole event vocabulary; a type outside it is not an Ask frame. */
 const EVENT_TYPES = [

@@ -93,6 +93,13 @@ describe('ask adapter quirks', () => {
     expect(approval({ toolName: '部'.repeat(256) }).request).toMatchObject({ title: 'Approve a tool call', tool: '部'.repeat(256) });
   });
 
+  it('takes an empty id, which the schema allows, as the key of its session and that id', () => {
+    expect(approval({ id: '', toolName: 'bash' }).nativeKey).toBe('ask:s-1:');
+    expect(userInput({ prompt: 'Pick one' }).nativeKey).toBe('ask:s-1:ui_1');
+    const empty = askAdapter.normalize(askAdapter.frameSchema.parse({ id: '', kind: 'user_input', status: 'pending', payload: { prompt: 'Pick one' } }), ctx);
+    expect(empty.nativeKey).toBe('ask:s-1:');
+  });
+
   it('sends nothing for a request that ended undecided: Ask has no dismissal, and reject would be a decision', () => {
     const context: AskContext = { interaction: 'approval', sessionId: 's-1', id: 'act_1' };
     const expired = { status: 'expired', decision: null } as unknown as HandupRequest;
