@@ -1,7 +1,7 @@
 // Starting and stopping the servers under test as real child processes, pinned to core 0 (the
 // load generator runs on core 1), as the peers' baseline figures were measured.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -73,4 +73,19 @@ export function startBaseline({ dbPath, synchronous = 'full', mode = 'per-reques
     { BASELINE_DB: dbPath ?? '', BASELINE_SYNCHRONOUS: synchronous, BASELINE_MODE: mode, BASELINE_PG_URL: pgUrl },
     /baseline listening on (http:\/\/\S+)/,
   );
+}
+
+// Clock ticks per second of /proc/<pid>/stat's CPU times.
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+/** CPU seconds (user + system, every thread) a process has used so far; NaN where /proc has none. */
+export function cpuSeconds(pid) {
+  try {
+    // The fields after the command name, which may itself hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  } catch {
+    return NaN;
+  }
 }

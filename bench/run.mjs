@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { ADMIN_TOKEN, ROOT, startBaseline, startDaemon } from './processes.mjs';
+import { ADMIN_TOKEN, cpuSeconds, ROOT, startBaseline, startDaemon } from './processes.mjs';
 import {
   cannonFigures,
   decideLatency,
@@ -103,11 +103,11 @@ if (SCENARIOS.has('1')) {
   const profDir = process.env.BENCH_CPU_PROF ? freshDir('cpu-prof') : undefined;
   for (let run = 0; run < RUNS; run++) {
     const per = await startBaseline({ dbPath: join(freshDir(`baseline-1-${run}`), 'baseline.db'), synchronous: SYNC });
-    const b = cannonFigures(await submitLoad({ url: per.url, duration: DURATION, makeBody: submitBodyFactory() }));
+    const b = await withCpu(per, () => submitLoad({ url: per.url, duration: DURATION, makeBody: submitBodyFactory() }));
     await per.stop();
     const groupLoad = async (n) => {
       const grp = await startBaseline({ dbPath: join(freshDir(`baseline-1g-${run}-${n}`), 'baseline.db'), synchronous: SYNC, mode: 'group' });
-      const g = cannonFigures(await submitLoad({ url: grp.url, duration: DURATION, makeBody: submitBodyFactory() }));
+      const g = await withCpu(grp, () => submitLoad({ url: grp.url, duration: DURATION, makeBody: submitBodyFactory() }));
       await grp.stop();
       return g;
     };
@@ -118,7 +118,7 @@ if (SCENARIOS.has('1')) {
     dataDir = freshDir(`daemon-1-${run}`);
     // The profiler, when asked for, watches the last run only.
     const d1 = await startDaemon({ dataDir, synchronous: SYNC, cpuProfDir: run === RUNS - 1 ? profDir : undefined });
-    const d = cannonFigures(await submitLoad({ url: d1.url, headers: auth, duration: DURATION, makeBody: submitBodyFactory() }));
+    const d = await withCpu(d1, () => submitLoad({ url: d1.url, headers: auth, duration: DURATION, makeBody: submitBodyFactory() }));
     await d1.stop();
     const g2 = await groupLoad(2);
     const mean = (k) => (g1[k] + g2[k]) / 2;
@@ -126,6 +126,8 @@ if (SCENARIOS.has('1')) {
       rps: mean('rps'),
       p50: mean('p50'),
       p99: mean('p99'),
+      busy: mean('busy'),
+      cpuUs: mean('cpuUs'),
       errors: g1.errors + g2.errors,
       non2xx: g1.non2xx + g2.non2xx,
       total: g1.total + g2.total,
@@ -169,6 +171,19 @@ if (SCENARIOS.has('1')) {
     'ms',
     bases('p99'),
   );
+  // Which limit each server ran into: a server that keeps its core busy is bound by its own CPU
+  // per submit; one that does not waits for something else (the group-commit baseline, for its
+  // fsync, which runs inside COMMIT on its event loop).
+  lines(
+    'submit',
+    'CPU per submit',
+    collect(rows, (r) => r.d.cpuUs),
+    'µs',
+    bases('cpuUs'),
+  );
+  lines('submit', 'CPU busy: daemon', collect(rows, (r) => 100 * r.d.busy), '% of its core');
+  lines('submit', 'CPU busy: group-commit baseline', collect(rows, (r) => 100 * r.g.busy), '% of its core');
+  lines('submit', 'CPU busy: per-request baseline', collect(rows, (r) => 100 * r.b.busy), '% of its core');
   console.log('submit     target: >= 0.8x the group-commit baseline');
   if (profDir) {
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
@@ -632,6 +647,19 @@ console.log(failures ? `${failures} correctness check(s) FAILED` : 'all correctn
 process.exit(failures ? 1 : 0);
 
 /** Top functions by self time in a V8 CPU profile. */
+/**
+ * A load's figures, with the CPU its server used over it (user and system, every thread, warm-up
+ * included): `busy`, the share of its core it kept busy, and `cpuUs`, CPU microseconds per request
+ * at that share and the load's rate.
+ */
+async function withCpu(server, load) {
+  const c0 = cpuSeconds(server.child.pid);
+  const t0 = performance.now();
+  const figures = cannonFigures(await load());
+  const busy = (cpuSeconds(server.child.pid) - c0) / ((performance.now() - t0) / 1000);
+  return { ...figures, busy, cpuUs: (busy * 1e6) / figures.rps };
+}
+
 function printProfile(profile) {
   const total = profile.samples.length;
   const self = new Map();
