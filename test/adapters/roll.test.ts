@@ -341,6 +341,23 @@ describe('roll adapter', () => {
     expect(() => normalize({ type: 'runtime.ack', workspaceId: WS, throughRelaySequence: 3 })).toThrow(AppError);
   });
 
+  it("refuses a Runtime 1.0 cancel without its reason, as the 1.0 schema does; a 1.1 relay's may leave it out", () => {
+    const cancel = (protocolVersion: string, resolution: Record<string, unknown>) => {
+      const frame = structuredClone(fixtures.find(([file]) => file === 'e2e-cancel.json')![1].frame);
+      frame.event.protocolVersion = protocolVersion;
+      frame.event.event.resolution = resolution;
+      return frame;
+    };
+    const bare = cancel('1.0', { status: 'cancelled' });
+    expect(validateFrame(bare)).toBe(false);
+    const parsed = rollAdapter.followUpSchema!.safeParse(bare);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error!.issues.map((i) => i.path.join('.'))).toContain('event.event.resolution.reason');
+    expect(rollAdapter.followUpSchema!.safeParse(cancel('1.0', { status: 'cancelled', reason: 'Turn cancelled' })).success).toBe(true);
+    expect(rollAdapter.followUpSchema!.safeParse(cancel('1.1', { status: 'cancelled' })).success).toBe(true);
+    expect(rollAdapter.followUpSchema!.safeParse(cancel('1.0', { status: 'expired' })).success).toBe(true);
+  });
+
   it('refuses unknown fields, as the closed 1.0 schema does', () => {
     const frame = approvalFrame({ expiresAt: '2026-08-04T00:05:00.000Z' });
     expect(rollAdapter.frameSchema.safeParse(frame).success).toBe(false);

@@ -78,15 +78,27 @@ export const RuntimeEventFrame = z.strictObject({
   type: z.literal('runtime.event'),
   workspaceId: uuid,
   relaySequence: sequence,
-  event: z.strictObject({
-    protocolVersion: z.enum(['1.1', '1.0']),
-    runtimeInstanceId: uuid,
-    sequence,
-    timestamp: dateTime,
-    threadId: uuid,
-    turnId: uuid.optional(),
-    event: z.discriminatedUnion('type', [ApprovalRequired, ApprovalResolved, QuietEvent]),
-  }),
+  event: z
+    .strictObject({
+      protocolVersion: z.enum(['1.1', '1.0']),
+      runtimeInstanceId: uuid,
+      sequence,
+      timestamp: dateTime,
+      threadId: uuid,
+      turnId: uuid.optional(),
+      event: z.discriminatedUnion('type', [ApprovalRequired, ApprovalResolved, QuietEvent]),
+    })
+    .superRefine((e, ctx) => {
+      // Runtime 1.0's schema requires a cancel's reason; from 1.1 on the relay may leave it out.
+      if (
+        e.protocolVersion === '1.0' &&
+        e.event.type === 'approval.resolved' &&
+        e.event.resolution.status === 'cancelled' &&
+        e.event.resolution.reason === undefined
+      ) {
+        ctx.addIssue({ code: 'custom', message: 'a cancelled resolution carries its reason in Runtime 1.0', path: ['event', 'resolution', 'reason'] });
+      }
+    }),
 });
 type RuntimeEventFrame = z.infer<typeof RuntimeEventFrame>;
 
