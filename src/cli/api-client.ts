@@ -42,7 +42,7 @@ export function createApiClient({ baseUrl, token, fetch: fetchFn = fetch }: { ba
       const e = parsed as { error?: unknown; code?: unknown } | undefined;
       const code = typeof e?.code === 'string' ? e.code : `http_${res.status}`;
       const message = typeof e?.error === 'string' ? e.error : text.trim().slice(0, 200) || res.statusText;
-      throw new CliError(code, `${message} (HTTP ${res.status} from ${method} ${path.split('?')[0]})`);
+      throw new CliError(code, `${message} (HTTP ${res.status} from ${method} ${path.split('?')[0]})`, res.status);
     }
     if (parsed === undefined) throw new CliError('bad_response', `the daemon answered ${method} ${path.split('?')[0]} with no JSON body`);
     return parsed as T;

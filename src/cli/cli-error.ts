@@ -8,6 +8,8 @@ export class CliError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** The daemon's HTTP status, when the error is its answer. */
+    readonly status?: number,
   ) {
     super(message);
   }

@@ -15,7 +15,8 @@ type OnError = (typeof ON_ERROR)[number];
 /**
  * What the hook prints when countersign cannot answer (daemon down, bad token, bad input):
  * `ask` lets Claude Code prompt locally, so a stopped broker neither approves silently nor blocks
- * all work; `deny` refuses; `allow` lets the call through (the operator's explicit choice).
+ * all work; `deny` refuses; `allow` lets the call through (the operator's explicit choice), but
+ * never one the daemon refused (REFUSALS).
  */
 export function fallbackOutput(event: string | undefined, mode: OnError, reason: string): Record<string, unknown> {
   // Input that names no event is answered as the tool call it most likely was (docs/cli.md):
@@ -84,9 +85,9 @@ export async function hookCommand(ctx: CliContext, args: string[]): Promise<numb
     // reported below
   }
   const event = typeof frame?.hook_event_name === 'string' ? frame.hook_event_name : undefined;
-  const fallBack = (why: string) => {
-    ctx.err(`countersign: ${why}; answering ${onError}\n`);
-    ctx.out(`${JSON.stringify(fallbackOutput(event, onError, `countersign could not decide: ${why}`))}\n`);
+  const fallBack = (why: string, mode: OnError = onError) => {
+    ctx.err(`countersign: ${why}; answering ${mode}\n`);
+    ctx.out(`${JSON.stringify(fallbackOutput(event, mode, `countersign could not decide: ${why}`))}\n`);
     return EXIT_OK;
   };
   if (usage !== undefined || settings === undefined) return fallBack(usage ?? 'hook: bad command line');
@@ -108,10 +109,16 @@ export async function hookCommand(ctx: CliContext, args: string[]): Promise<numb
     ctx.out(`${JSON.stringify(output)}\n`);
     return EXIT_OK;
   } catch (err) {
-    if (err instanceof CliError) return fallBack(`${err.code}: ${err.message}`);
-    return fallBack(`internal_error: ${(err as Error).message}`);
+    if (!(err instanceof CliError)) return fallBack(`internal_error: ${(err as Error).message}`);
+    // The daemon refused this call itself (bad or oversized input, a replayed id with other
+    // content, too many calls): the agent can bring that about, so it never lets the call through.
+    if (onError === 'allow' && err.status !== undefined && REFUSALS.has(err.status)) return fallBack(`${err.code}: ${err.message}`, 'ask');
+    return fallBack(`${err.code}: ${err.message}`);
   }
 }
+
+/** Statuses by which the daemon refuses the call it was sent, not the hook's setup (401, 403, 404) or itself (5xx). */
+const REFUSALS = new Set([400, 409, 412, 413, 422, 429]);
 
 function longFetch(holdMs: number): Fetch {
   const dispatcher = new Agent({ headersTimeout: holdMs, bodyTimeout: holdMs });

@@ -125,6 +125,32 @@ describe('countersign hook claude-code', { timeout: 120_000 }, () => {
     }
   });
 
+  it('with --on-error allow, a call the daemon refused is asked locally, never allowed: the agent can bring a refusal about', async () => {
+    t = await startTestServer();
+    const agent = await t.submitClient('laptop');
+    const env = { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: agent.token };
+    const decisionOf = (r: { stdout: string }) => JSON.parse(r.stdout).hookSpecificOutput.permissionDecision;
+    // A tool input the daemon refuses (400 invalid_frame): a __proto__ key.
+    const malformed = await hook(env, JSON.stringify(frame()).replace('"description"', '"__proto__"'), ['--on-error', 'allow', '--wait', '1s']);
+    expect(malformed.stderr).toContain('invalid_frame');
+    expect(decisionOf(malformed)).toBe('ask');
+    // A tool_use_id first sent for one command, then re-sent with another (409 native_conflict).
+    expect(decisionOf(await hook(env, JSON.stringify(frame({ tool_use_id: 'toolu_same' })), ['--on-error', 'allow', '--wait', '1s']))).toBe('ask');
+    const swapped = await hook(env, JSON.stringify(frame({ tool_use_id: 'toolu_same', tool_input: { command: 'rm -rf ~' } })), ['--on-error', 'allow', '--wait', '1s']);
+    expect(swapped.stderr).toContain('native_conflict');
+    expect(decisionOf(swapped)).toBe('ask');
+    const dialog = await hook(env, JSON.stringify(frame({ hook_event_name: 'PermissionRequest', tool_use_id: 'toolu_same', tool_input: { command: 'rm -rf ~' } })), [
+      '--on-error',
+      'allow',
+      '--wait',
+      '1s',
+    ]);
+    expect(JSON.parse(dialog.stdout)).toEqual({});
+    // A setup problem (a revoked token) is still the operator's --on-error.
+    expect((await t.api.delete('/v1/tokens/laptop')).status).toBe(200);
+    expect(decisionOf(await hook(env, JSON.stringify(frame()), ['--on-error', 'allow']))).toBe('allow');
+  });
+
   it('a refused call (revoked token, malformed hook) falls back too, naming the reason; nothing is stored', async () => {
     t = await startTestServer();
     const revoked = await t.submitClient('old');
