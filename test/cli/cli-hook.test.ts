@@ -136,15 +136,19 @@ describe('countersign hook claude-code', { timeout: 120_000 }, () => {
     expect(decisionOf(malformed)).toBe('ask');
     // A tool_use_id first sent for one command, then re-sent with another (409 native_conflict).
     expect(decisionOf(await hook(env, JSON.stringify(frame({ tool_use_id: 'toolu_same' })), ['--on-error', 'allow', '--wait', '1s']))).toBe('ask');
-    const swapped = await hook(env, JSON.stringify(frame({ tool_use_id: 'toolu_same', tool_input: { command: 'rm -rf ~' } })), ['--on-error', 'allow', '--wait', '1s']);
-    expect(swapped.stderr).toContain('native_conflict');
-    expect(decisionOf(swapped)).toBe('ask');
-    const dialog = await hook(env, JSON.stringify(frame({ hook_event_name: 'PermissionRequest', tool_use_id: 'toolu_same', tool_input: { command: 'rm -rf ~' } })), [
+    const swapped = await hook(env, JSON.stringify(frame({ tool_use_id: 'toolu_same', tool_input: { command: 'rm -rf ~' } })), [
       '--on-error',
       'allow',
       '--wait',
       '1s',
     ]);
+    expect(swapped.stderr).toContain('native_conflict');
+    expect(decisionOf(swapped)).toBe('ask');
+    const dialog = await hook(
+      env,
+      JSON.stringify(frame({ hook_event_name: 'PermissionRequest', tool_use_id: 'toolu_same', tool_input: { command: 'rm -rf ~' } })),
+      ['--on-error', 'allow', '--wait', '1s'],
+    );
     expect(JSON.parse(dialog.stdout)).toEqual({});
     // A setup problem (a revoked token) is still the operator's --on-error.
     expect((await t.api.delete('/v1/tokens/laptop')).status).toBe(200);
