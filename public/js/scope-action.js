@@ -158,9 +158,41 @@ export const RUNNERS = new Set([
   'rscript',
   'julia',
   'java',
+  'jshell',
   'dotnet',
   'wine',
   'py',
+  'ipython',
+  'irb',
+  'elixir',
+  'iex',
+  'erl',
+  'escript',
+  'swift',
+  'groovy',
+  'r',
+  'racket',
+  'guile',
+  'sbcl',
+  'clisp',
+  'ghci',
+  'runghc',
+  'runhaskell',
+  'raku',
+  'perl6',
+  'ocaml',
+  'kotlin',
+  'kotlinc',
+  'scala',
+  'qjs',
+  'wasmtime',
+  'wasmer',
+  // text tools that run code they are given: an awk program's system(), sed's `e` command
+  'awk',
+  'gawk',
+  'mawk',
+  'nawk',
+  'sed',
   // package runners: run the package or script named next
   'npx',
   'pnpx',
@@ -176,9 +208,14 @@ export const RUNNERS = new Set([
 
 /** Programs that run another program when given one of these subcommands (`npm exec x`, `go run f.go`). */
 export const RUNNER_SUBCOMMANDS = {
-  npm: ['exec', 'x'],
-  pnpm: ['exec', 'dlx'],
-  yarn: ['exec', 'dlx'],
+  // init and create run a create-<name> package; explore runs a command in a package's folder
+  npm: ['exec', 'x', 'init', 'create', 'innit', 'explore'],
+  pnpm: ['exec', 'dlx', 'create'],
+  yarn: ['exec', 'dlx', 'create', 'node'],
+  // a command in every submodule
+  git: ['foreach'],
+  stack: ['exec', 'run', 'runghc', 'runhaskell', 'ghci', 'repl', 'eval', 'script'],
+  cabal: ['exec', 'run', 'repl'],
   go: ['run'],
   cargo: ['run'],
   rustup: ['run'],
@@ -245,7 +282,7 @@ const runnerSubcommands = (word) => programNames(word).flatMap((n) => (Object.ha
 
 function runsAnother(words) {
   if (ASSIGNMENT.test(words[0])) return true;
-  if (programNames(words[0]).some((n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua)[0-9.]*w?$/.test(n))) return true;
+  if (programNames(words[0]).some((n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|swift|gawk|awk)[0-9.]*w?$/.test(n))) return true;
   const subcommands = runnerSubcommands(words[0]);
   return words.slice(1).some((w) => subcommands.includes(w));
 }

@@ -531,6 +531,24 @@ describe('scoped allow', () => {
     expect(npm.test('npm test --executable')).toBe(true);
   });
 
+  it.each([
+    ['npm init -y', 'npm init evil-pkg'],
+    ['npm create vite@latest', 'npm create evil@latest'],
+    ['npm explore lodash', 'npm explore lodash -- rm -rf /home'],
+    ['yarn node --version', 'yarn node ./evil.js'],
+    ['pnpm create vite', 'pnpm create evil'],
+    ['git submodule', 'git submodule foreach rm -rf .'],
+    ['runghc Setup.hs build', 'runghc /tmp/evil.hs'],
+    ['irb --version', 'irb ./evil.rb'],
+    ['gawk -f report.awk data.csv', 'gawk -f /tmp/evil.awk /etc/passwd'],
+    ['sed -n 1p notes.txt', 'sed 1eid notes.txt'],
+    ['ipython --version', 'ipython /tmp/evil.py'],
+    ['guile3.0 --version', 'guile3.0 /tmp/evil.scm'],
+    ['stack --version', 'stack exec -- rm -rf /'],
+  ])('remembering %j never approves %j: programs that run the code or package they are given', (approved, later) => {
+    expect(new RegExp(commandScopePattern(commandScope(approved)), 'u').test(later)).toBe(false);
+  });
+
   it('a prefix rule matches the prefix plus plain words, never shell syntax', () => {
     const re = new RegExp(commandScopePattern(commandScope('npm test')), 'u');
     for (const ok of ['npm test', 'npm test --watch', 'npm  test -- --grep=a/b.c']) expect(re.test(ok)).toBe(true);

@@ -53,6 +53,11 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'npx.cmd -y cowsay',
     'mvnw.cmd package -q',
     'limactl --debug list',
+    'npm init -y',
+    'git submodule status',
+    'git --version',
+    'guile3.0 --version',
+    'R --vanilla',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
   });
