@@ -282,7 +282,12 @@ const runnerSubcommands = (word) => programNames(word).flatMap((n) => (Object.ha
 
 function runsAnother(words) {
   if (ASSIGNMENT.test(words[0])) return true;
-  if (programNames(words[0]).some((n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|swift|gawk|awk)[0-9.]*w?$/.test(n))) return true;
+  if (
+    programNames(words[0]).some(
+      (n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|swift|gawk|awk)[0-9.]*w?$/.test(n),
+    )
+  )
+    return true;
   const subcommands = runnerSubcommands(words[0]);
   return words.slice(1).some((w) => subcommands.includes(w));
 }

@@ -250,7 +250,12 @@ function runnerSubcommands(word: string): readonly string[] {
 /** Whether the command's program runs another command or a script (RUNNERS, RUNNER_SUBCOMMANDS), or comes after an assignment. */
 function runsAnother(words: readonly string[]): boolean {
   if (ASSIGNMENT.test(words[0]!)) return true;
-  if (programNames(words[0]!).some((n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|swift|gawk|awk)[0-9.]*w?$/.test(n))) return true;
+  if (
+    programNames(words[0]!).some(
+      (n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|swift|gawk|awk)[0-9.]*w?$/.test(n),
+    )
+  )
+    return true;
   const subcommands = runnerSubcommands(words[0]!);
   return words.slice(1).some((w) => subcommands.includes(w));
 }
