@@ -83,9 +83,68 @@ export const SafeIdSchema = z.string().regex(SAFE_ID, 'must be 1-64 characters o
 // Words that name an outcome, in option ids and labels: an option called `deny` that approves
 // would turn a deny answer (a decide hook's `{"option": "deny"}`, an admin script's) into an
 // approval, and show a reviewer a "Deny" button that approves.
+// Verbs, and their forms, that name an outcome wherever they stand first ("Reject this",
+// `deny_once`); ALP's Vietnamese labels read without their marks ("Từ chối" is "tu choi").
+const OUTCOME_VERBS: Record<Outcome, readonly string[]> = {
+  approve: [
+    'approve',
+    'approved',
+    'approval',
+    'allow',
+    'allowed',
+    'accept',
+    'accepted',
+    'confirm',
+    'confirmed',
+    'grant',
+    'granted',
+    'permit',
+    'permitted',
+    'cho phep',
+  ],
+  deny: [
+    'deny',
+    'denied',
+    'denial',
+    'reject',
+    'rejected',
+    'rejection',
+    'decline',
+    'declined',
+    'cancel',
+    'cancelled',
+    'canceled',
+    'dismiss',
+    'dismissed',
+    'block',
+    'blocked',
+    'refuse',
+    'refused',
+    'forbid',
+    'forbidden',
+    'abort',
+    'aborted',
+    'disallow',
+    'disallowed',
+    'tu choi',
+  ],
+};
+// Words that name an outcome only as the whole label or id: "Yes, cancel it" and "Never ask
+// again" are common labels of the outcome their other words name.
 const OUTCOME_WORDS: Record<Outcome, ReadonlySet<string>> = {
-  approve: new Set(['approve', 'approved', 'allow', 'allowed', 'accept', 'accepted', 'yes', 'ok', 'okay', 'confirm', 'submit', 'grant', 'permit']),
-  deny: new Set(['deny', 'denied', 'reject', 'rejected', 'decline', 'declined', 'no', 'cancel', 'dismiss', 'block', 'refuse', 'forbid', 'stop', 'abort']),
+  approve: new Set([...OUTCOME_VERBS.approve, 'yes', 'ok', 'okay', 'submit', '同意', '允许', '批准']),
+  deny: new Set([...OUTCOME_VERBS.deny, 'no', 'no way', 'nope', 'never', 'stop', 'nein', '拒绝', '拒絕', '拒否']),
+};
+// A label that is nothing but one of these symbols reads as the outcome.
+const OUTCOME_SYMBOLS: Record<Outcome, ReadonlySet<string>> = {
+  approve: new Set(['✅', '✔', '✓', '☑', '👍', '🆗']),
+  deny: new Set(['❌', '❎', '✖', '✗', '✘', '🚫', '⛔', '🛑', '👎']),
+};
+// "Don't allow", "Do not run": a negation before a verb of an outcome names the other one.
+const NEGATION = /^(?:dont|do not|never|not)\s+(\p{L}+)/u;
+const NEGATED_VERBS: Record<Outcome, ReadonlySet<string>> = {
+  approve: new Set([...OUTCOME_VERBS.approve, 'run', 'proceed', 'continue', 'execute']),
+  deny: new Set(OUTCOME_VERBS.deny),
 };
 
 // Letters of other scripts and forms that read as Latin ones, in both cases: Greek, Cyrillic,
@@ -136,11 +195,33 @@ function readWord(s: string): string {
     .replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
 }
 
+/**
+ * Whether an id or label reads as the `other` outcome for an option of `own`: as a whole
+ * ("Deny", "D e n y", "❌"), by its first word ("Reject this", `deny_once`, `deny2`), or as a
+ * negated verb of its own ("Don't allow" on an approving option).
+ */
+function namesOutcome(text: string, own: Outcome, other: Outcome): boolean {
+  const symbols = text.replace(/[\s\uFE0F]/gu, '');
+  if (OUTCOME_SYMBOLS[other].has(symbols)) return true;
+  // Words apart at separators and where letters meet digits; an apostrophe joins ("don't").
+  const read = readWord(text).replace(/['’]/gu, '');
+  const words = read
+    .replace(/(\p{L})(?=\p{N})|(\p{N})(?=\p{L})/gu, '$1$2 ')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+  const spelled = words.length > 1 && words.every((w) => [...w].length === 1) ? words.join('') : null;
+  const phrase = words.join(' ');
+  if (OUTCOME_WORDS[other].has(read) || OUTCOME_WORDS[other].has(phrase) || (spelled !== null && OUTCOME_WORDS[other].has(spelled))) return true;
+  if (OUTCOME_VERBS[other].some((v) => phrase === v || phrase.startsWith(`${v} `))) return true;
+  const negated = NEGATION.exec(phrase);
+  return negated !== null && NEGATED_VERBS[own].has(negated[1]!);
+}
+
 /** Why an option's id or label names the outcome it does not have (`deny` that approves), or null. */
 export function misleadingOption(o: { id: string; label: string; outcome: Outcome }): { field: 'id' | 'label'; message: string } | null {
   const other: Outcome = o.outcome === 'approve' ? 'deny' : 'approve';
-  if (OUTCOME_WORDS[other].has(readWord(o.id))) return { field: 'id', message: `"${o.id}" names the other outcome than ${o.outcome}` };
-  if (OUTCOME_WORDS[other].has(readWord(o.label))) return { field: 'label', message: `"${o.label}" names the other outcome than ${o.outcome}` };
+  if (namesOutcome(o.id, o.outcome, other)) return { field: 'id', message: `"${o.id}" names the other outcome than ${o.outcome}` };
+  if (namesOutcome(o.label, o.outcome, other)) return { field: 'label', message: `"${o.label}" names the other outcome than ${o.outcome}` };
   return null;
 }
 

@@ -68,6 +68,20 @@ describe('options whose id or label names the other outcome', () => {
       ],
       'options[1].label',
     ],
+    ...["Don't allow", 'Do not run', 'Do NOT approve', 'Reject this', 'Disallow', 'Never', 'No way', '❌', '🚫', 'D e n y', '拒绝', 'Từ chối'].map(
+      (label) => [`a label "${label}" that approves`, [{ id: 'x1', label, outcome: 'approve' }], 'options[0].label'] as const,
+    ),
+    ...['deny_once', 'reject_all', 'deny-it', 'deny2', 'denial', 'cancelled'].map(
+      (id) => [`an id "${id}" that approves`, [{ id, label: 'Go', outcome: 'approve' }], 'options[0].id'] as const,
+    ),
+    [
+      'a label "Approve later" that denies',
+      [
+        { id: 'x1', label: 'Go', outcome: 'approve' },
+        { id: 'x2', label: 'Approve later', outcome: 'deny' },
+      ],
+      'options[1].label',
+    ],
   ])('refuses %s with 400 naming it, storing nothing', async (_name, options, field) => {
     const agent = await t.submitClient(`agent-${++agents}`);
     expectError(await agent.api.post('/v1/requests', { title: 'wipe', kind: 'command', options }), 400, 'invalid_request', field);
@@ -86,9 +100,13 @@ describe('options whose id or label names the other outcome', () => {
       { id: 'ok_ru', label: 'Ок', outcome: 'approve' },
       { id: 'nai', label: 'Ναι', outcome: 'approve' },
       { id: 'ochi', label: 'Όχι', outcome: 'deny' },
+      // A word of the other outcome that is not the first, or a word that names one only alone.
+      { id: 'yes_always', label: 'Yes, and don’t ask again', outcome: 'approve' },
+      { id: 'forever', label: 'Never ask again', outcome: 'approve' },
+      { id: 'cancel_it', label: 'Yes, cancel it', outcome: 'deny' },
     ];
     const res = await t.api.post('/v1/requests', { title: 'deploy', options });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.options.map((o: { id: string }) => o.id)).toEqual(['allow_once', 'deny', 'ship', 'tu_choi', 'net', 'ok_ru', 'nai', 'ochi']);
+    expect(res.body.options.map((o: { id: string }) => o.id)).toEqual(options.map((o) => o.id));
   });
 });
