@@ -1,26 +1,51 @@
-import type { FieldIssue } from '../lib/errors.js';
-
-/** Past this many values searched, a frame is not searched further (the error keeps the record's name). */
-const MAX_VISITED = 10_000;
+import { formatIssuePath, type FieldIssue } from '../lib/errors.js';
 
 /**
- * Where in `frame` a string the adapter carried over unchanged came from: the shallowest path
- * holding exactly `value` (the first in key order among equals), or undefined.
+ * How many values of a frame the search looks at, at most, counted as they are queued: a frame
+ * larger than that is not searched (the error keeps the record's names), so a refused frame
+ * costs the daemon no more than a small one however it is built.
  */
-export function framePathOf(frame: unknown, value: string): PropertyKey[] | undefined {
-  let level: Array<{ at: unknown; path: PropertyKey[] }> = [{ at: frame, path: [] }];
-  let visited = 0;
-  while (level.length > 0) {
-    const next: typeof level = [];
-    for (const { at, path } of level) {
-      if (++visited > MAX_VISITED) return undefined;
-      if (at === value) return path;
-      if (Array.isArray(at)) at.forEach((item, i) => next.push({ at: item, path: [...path, i] }));
-      else if (at !== null && typeof at === 'object') for (const [k, v] of Object.entries(at)) next.push({ at: v, path: [...path, k] });
+const MAX_VALUES = 10_000;
+
+/**
+ * Where in `frame` each of `wanted` stands: its path when exactly one value of the frame is that
+ * string, null when several are (which one the adapter read cannot be told), absent when none
+ * is. One breadth-first pass for all of them; empty when the frame has more than MAX_VALUES values.
+ */
+export function framePaths(frame: unknown, wanted: ReadonlySet<string>): Map<string, PropertyKey[] | null> {
+  // Each queued value with its parent's index and its key there: paths are built only for hits.
+  const at: unknown[] = [frame];
+  const parent: number[] = [-1];
+  const key: PropertyKey[] = [''];
+  const hits = new Map<string, number | null>();
+  for (let i = 0; i < at.length; i++) {
+    const value = at[i];
+    if (typeof value === 'string') {
+      if (wanted.has(value)) hits.set(value, hits.has(value) ? null : i);
+      continue;
     }
-    level = next;
+    if (value === null || typeof value !== 'object') continue;
+    const push = (k: PropertyKey, v: unknown) => {
+      at.push(v);
+      parent.push(i);
+      key.push(k);
+    };
+    if (Array.isArray(value)) {
+      if (at.length + value.length > MAX_VALUES) return new Map();
+      value.forEach((v, k) => push(k, v));
+    } else {
+      for (const k of Object.keys(value)) {
+        if (at.length >= MAX_VALUES) return new Map();
+        push(k, (value as Record<string, unknown>)[k]);
+      }
+    }
   }
-  return undefined;
+  const pathOf = (i: number): PropertyKey[] => {
+    const path: PropertyKey[] = [];
+    for (let j = i; j > 0; j = parent[j]!) path.unshift(key[j]!);
+    return path;
+  };
+  return new Map([...hits].map(([value, i]) => [value, i === null ? null : pathOf(i)]));
 }
 
 const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
@@ -29,15 +54,18 @@ const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
 /**
  * A frame that does not fit a handup Request is refused naming the frame's own field where the
  * value came over unchanged (`payload.request.details.toolName`, not `tool`): that is the field
- * the sender can see and shorten. Values the adapter made (a title, a dedupe key) keep the
- * record's name.
+ * the sender can see and shorten. Values the adapter made (a title, a dedupe key), and values
+ * the frame holds in more than one place, keep the record's name.
  */
 export function issuesInFrame(issues: ReadonlyArray<FieldIssue>, request: unknown, frame: unknown): FieldIssue[] {
-  return issues.map((issue) => {
-    const value = valueAt(request, issue.path);
-    const from = typeof value === 'string' && value !== '' ? framePathOf(frame, value) : undefined;
+  const values = issues.map((issue) => valueAt(request, issue.path));
+  const wanted = new Set(values.filter((v): v is string => typeof v === 'string' && v !== ''));
+  if (wanted.size === 0) return [...issues];
+  const found = framePaths(frame, wanted);
+  return issues.map((issue, n) => {
+    const value = values[n];
+    const from = typeof value === 'string' ? found.get(value) : undefined;
     if (!from || from.length === 0) return issue;
-    const field = issue.path.map(String).join('.');
-    return { ...issue, path: from, message: `${issue.message} (as the record's ${field})` };
+    return { ...issue, path: from, message: `${issue.message} (as the record's ${formatIssuePath(issue.path)})` };
   });
 }
