@@ -1,5 +1,6 @@
 import type { Envelope, EnvelopeRequest } from './notify-envelope.js';
 import { visibleText } from '../lib/visible-text.js';
+import { cutText } from '../lib/cut-text.js';
 
 /**
  * What every preset shows, worked out once from an envelope: a headline, the title, agent and
@@ -64,7 +65,7 @@ function firstLine(text: string | null | undefined, max = 280): string | null {
     .find((l) => l.trim())
     ?.trim();
   if (!line) return null;
-  return visibleText(line.length > max ? `${line.slice(0, max - 1)}…` : line);
+  return visibleText(cutText(line, max));
 }
 
 /**

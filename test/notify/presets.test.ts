@@ -205,6 +205,33 @@ describe('hook presets (loopback receivers)', () => {
     for (const body of sent.values()) expect(body).not.toContain('second line');
   });
 
+  it('a cut never splits an emoji in two: every service gets whole characters, no lone surrogate escape', async () => {
+    receiver = await startReceiver();
+    const hook = (name: string, format: HookInput['format']) => ({ name, webhook: `${receiver!.url}/${name}/topic`, format, events: ['request.created'] });
+    t = await startTestServer(
+      withHooks(
+        [hook('slack', 'slack'), hook('discord', 'discord'), hook('teams', 'teams'), hook('chat', 'google-chat'), hook('ntfy', 'ntfy')].map((h) => ({
+          ...h,
+          include_content: true,
+        })) as HookInput[],
+      ),
+    );
+    // Each cut (title, summary line, button label) falls on the first half of an emoji.
+    await createRequest(t.api, {
+      title: `***${'😀'.repeat(127)}`,
+      summary: `yy${'😀'.repeat(300)}`,
+      options: [
+        { id: 'ship', label: `Ship ${'😀'.repeat(100)}`, outcome: 'approve' },
+        { id: 'hold', label: 'Hold', outcome: 'deny' },
+      ],
+    });
+    for (const rec of await receiver.waitFor(5)) {
+      expect(rec.body, rec.path).not.toMatch(/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i);
+      expect(rec.body, rec.path).not.toMatch(/(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i);
+      expect(JSON.stringify(JSON.parse(rec.body)), rec.path).not.toMatch(/\\ud[89a-f]/i);
+    }
+  });
+
   it('teams: a Workflows message with one Adaptive Card attachment and OpenUrl actions, request text never markdown', async () => {
     await setup({ format: 'teams', decision_links: true, include_content: true });
     const title = 'Deploy [Approve](https://evil.example/) **now**';

@@ -1,3 +1,4 @@
+import { cutText } from '../../lib/cut-text.js';
 import type { NoticeText } from '../notice-text.js';
 
 const RISK_COLOUR = { low: 0x2e7d32, medium: 0xf9a825, high: 0xc62828 } as const;
@@ -8,7 +9,11 @@ const RISK_COLOUR = { low: 0x2e7d32, medium: 0xf9a825, high: 0xc62828 } as const
 const esc = (s: string) => s.replace(/[\\*_~`|>[\]]/g, (c) => `\\${c}`).replace(/^(\s*)(#|-|\+|\d+\.)/gm, '$1\\$2');
 /** An option's label as a link's text: short enough that every link, and the inbox link, fit the embed. */
 const LINK_LABEL_CHARS = 80;
-const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+/** Cut after escaping (the limits count what is sent), never leaving an escape's backslash alone before the "…". */
+const cut = (s: string, max: number) => {
+  const out = cutText(s, max);
+  return out === s ? s : out.replace(/(?<!\\)((?:\\\\)*)\\…$/, '$1…');
+};
 
 /**
  * A Discord execute-webhook body: `content` (the line), one embed (title linked to the inbox,

@@ -1,3 +1,4 @@
+import { cutText } from '../../lib/cut-text.js';
 import type { NoticeText } from '../notice-text.js';
 
 /**
@@ -6,7 +7,10 @@ import type { NoticeText } from '../notice-text.js';
  */
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 /** Cut after escaping (the limits count what is sent), never inside an entity. */
-const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1).replace(/&[a-z]{0,3}$/, '')}…` : s);
+const cut = (s: string, max: number) => {
+  const out = cutText(s, max);
+  return out === s ? s : out.replace(/&[a-z]{0,3}…$/, '…');
+};
 /**
  * Text the agent or a reviewer wrote goes only into plain_text objects: mrkdwn has no escape for
  * `*bold*` or `_italic_`, so a title could otherwise restyle the message. Block Kit limits:
