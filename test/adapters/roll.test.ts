@@ -341,7 +341,7 @@ describe('roll adapter', () => {
     expect(() => normalize({ type: 'runtime.ack', workspaceId: WS, throughRelaySequence: 3 })).toThrow(AppError);
   });
 
-  it("refuses a Runtime 1.0 cancel without its reason, as the 1.0 schema does; a 1.1 relay's may leave it out", () => {
+  it('refuses a cancel without its reason, as the schema does for Runtime 1.0 and 1.1; an expiry may leave it out', () => {
     const cancel = (protocolVersion: string, resolution: Record<string, unknown>) => {
       const frame = structuredClone(fixtures.find(([file]) => file === 'e2e-cancel.json')![1].frame);
       frame.event.protocolVersion = protocolVersion;
@@ -354,7 +354,8 @@ describe('roll adapter', () => {
     expect(parsed.success).toBe(false);
     expect(parsed.error!.issues.map((i) => i.path.join('.'))).toContain('event.event.resolution.reason');
     expect(rollAdapter.followUpSchema!.safeParse(cancel('1.0', { status: 'cancelled', reason: 'Turn cancelled' })).success).toBe(true);
-    expect(rollAdapter.followUpSchema!.safeParse(cancel('1.1', { status: 'cancelled' })).success).toBe(true);
+    expect(validateFrame(cancel('1.1', { status: 'cancelled' }))).toBe(false);
+    expect(rollAdapter.followUpSchema!.safeParse(cancel('1.1', { status: 'cancelled' })).success).toBe(false);
     expect(rollAdapter.followUpSchema!.safeParse(cancel('1.0', { status: 'expired' })).success).toBe(true);
   });
 

@@ -50,8 +50,8 @@ const ApprovalResolved = z.strictObject({
       z.strictObject({ status: z.literal('resolved'), decision: z.literal('approve') }),
       z.strictObject({ status: z.literal('resolved'), decision: z.literal('reject'), reason: z.string().min(1).optional() }),
     ]),
-    // Relay 1.1 projects resolutions without their reasons.
-    z.strictObject({ status: z.literal('cancelled'), reason: z.string().min(1).optional() }),
+    // The schema requires a cancel's reason (Runtime 1.0 and 1.1 alike), not an expiry's.
+    z.strictObject({ status: z.literal('cancelled'), reason: z.string().min(1) }),
     z.strictObject({ status: z.literal('expired'), reason: z.string().min(1).optional() }),
   ]),
 });
@@ -78,27 +78,15 @@ export const RuntimeEventFrame = z.strictObject({
   type: z.literal('runtime.event'),
   workspaceId: uuid,
   relaySequence: sequence,
-  event: z
-    .strictObject({
-      protocolVersion: z.enum(['1.1', '1.0']),
-      runtimeInstanceId: uuid,
-      sequence,
-      timestamp: dateTime,
-      threadId: uuid,
-      turnId: uuid.optional(),
-      event: z.discriminatedUnion('type', [ApprovalRequired, ApprovalResolved, QuietEvent]),
-    })
-    .superRefine((e, ctx) => {
-      // Runtime 1.0's schema requires a cancel's reason; from 1.1 on the relay may leave it out.
-      if (
-        e.protocolVersion === '1.0' &&
-        e.event.type === 'approval.resolved' &&
-        e.event.resolution.status === 'cancelled' &&
-        e.event.resolution.reason === undefined
-      ) {
-        ctx.addIssue({ code: 'custom', message: 'a cancelled resolution carries its reason in Runtime 1.0', path: ['event', 'resolution', 'reason'] });
-      }
-    }),
+  event: z.strictObject({
+    protocolVersion: z.enum(['1.1', '1.0']),
+    runtimeInstanceId: uuid,
+    sequence,
+    timestamp: dateTime,
+    threadId: uuid,
+    turnId: uuid.optional(),
+    event: z.discriminatedUnion('type', [ApprovalRequired, ApprovalResolved, QuietEvent]),
+  }),
 });
 type RuntimeEventFrame = z.infer<typeof RuntimeEventFrame>;
 
