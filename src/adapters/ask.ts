@@ -408,7 +408,8 @@ function followUp(frame: AskFollowUp, ctx: FrameContext, stored?: FollowUpTarget
     }
     case 'turn.aborted':
     case 'session.ended': {
-      const named = params?.interactionId ?? (ctx.query.interaction || undefined);
+      // Present, even empty, the query names one: an empty id is an id (the schema allows it).
+      const named = params?.interactionId ?? ctx.query.interaction;
       const ended = session(event.type === 'session.ended' ? event.payload.sessionId : undefined);
       // Pending when the turn aborts or the session ends → cancelled (docs/formats/ask.md): naming none, every one of the session.
       // A session's end may say why; the record has no field for it, the audit row keeps it.

@@ -109,6 +109,17 @@ describe('ask adapter quirks', () => {
     expect(askAdapter.renderReply(unanswered, { ...context, interaction: 'user_input', id: 'ui_1' }, env)).toBeNull();
   });
 
+  it('a turn.aborted naming the empty id, in the frame or the query, ends that one only; naming none, every one', () => {
+    const frame = (params: Record<string, unknown> = {}) =>
+      askAdapter.followUpSchema.parse({
+        method: 'session/event',
+        params: { sessionId: 's-1', ...params, event: { type: 'turn.aborted', seq: 3, payload: { turnId: 't-1' } } },
+      });
+    expect(askAdapter.followUp(frame({ interactionId: '' }), { query: {} })).toMatchObject({ nativeKey: 'ask:s-1:' });
+    expect(askAdapter.followUp(frame(), { query: { interaction: '' } })).toMatchObject({ nativeKey: 'ask:s-1:' });
+    expect(askAdapter.followUp(frame(), { query: {} })).toMatchObject({ kind: 'resolve-session', session: 's-1' });
+  });
+
   it("refuses a session.ended whose payload names another session than the frame's context", () => {
     const frame = askAdapter.followUpSchema.parse({ type: 'session.ended', seq: 3, payload: { sessionId: 's-9' } });
     const thrown = (() => {
