@@ -646,7 +646,6 @@ rmSync(work, { recursive: true, force: true });
 console.log(failures ? `${failures} correctness check(s) FAILED` : 'all correctness checks passed');
 process.exit(failures ? 1 : 0);
 
-/** Top functions by self time in a V8 CPU profile. */
 /**
  * A load's figures, with the CPU its server used over it (user and system, every thread, warm-up
  * included): `busy`, the share of its core it kept busy, and `cpuUs`, CPU microseconds per request
@@ -660,6 +659,7 @@ async function withCpu(server, load) {
   return { ...figures, busy, cpuUs: (busy * 1e6) / figures.rps };
 }
 
+/** Top functions by self time in a V8 CPU profile. */
 function printProfile(profile) {
   const total = profile.samples.length;
   const self = new Map();
