@@ -156,6 +156,16 @@ describe('hook presets (loopback receivers)', () => {
     expect(e.description.length).toBeLessThanOrEqual(4096);
   });
 
+  it('discord: a bare URL is sent as written, its _ * ~ unescaped, while the text around it is escaped', async () => {
+    await setup({ format: 'discord', include_content: true });
+    const url = 'https://github.com/acme/my_repo/pull/1?x=a*b~c';
+    await createRequest(t!.api, { ...COMMAND, title: `Review ${url} *now*`, summary: `See ${url}, [not a link](${url})` });
+    const { body } = await oneMessage();
+    expect(body.content).toBe(`Approval needed: Review ${url} \\*now\\*`);
+    expect(body.embeds[0].title).toBe(`Review ${url} \\*now\\*`);
+    expect(body.embeds[0].description).toContain(`See ${url}, \\[not a link\\](${url})`);
+  });
+
   it('discord: a title or agent on several lines cannot add a heading or subtext; long labels never push out a link', async () => {
     await setup({ format: 'discord', decision_links: true });
     const label = (word: string) => `${word} ${'x'.repeat(900)}`;

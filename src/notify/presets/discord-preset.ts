@@ -6,7 +6,21 @@ const RISK_COLOUR = { low: 0x2e7d32, medium: 0xf9a825, high: 0xc62828 } as const
  * Discord markdown, escaped so request text cannot restyle the message or fake a link: the
  * inline marks anywhere, and a heading, subtext or list marker where a line starts.
  */
-const esc = (s: string) => s.replace(/[\\*_~`|>[\]]/g, (c) => `\\${c}`).replace(/^(\s*)(#|-|\+|\d+\.)/gm, '$1\\$2');
+const escText = (s: string) => s.replace(/[\\*_~`|>[\]]/g, (c) => `\\${c}`);
+/**
+ * A bare URL is left as written: Discord links it as a whole, and an escape inside it would
+ * change the address (`my\_repo`). It ends before any character a masked link or a quote needs.
+ */
+const BARE_URL = /https?:\/\/[^\s<>[\]()`|\\]+/g;
+const esc = (s: string) => {
+  let out = '';
+  let from = 0;
+  for (const m of s.matchAll(BARE_URL)) {
+    out += escText(s.slice(from, m.index)) + m[0];
+    from = m.index + m[0].length;
+  }
+  return (out + escText(s.slice(from))).replace(/^(\s*)(#|-|\+|\d+\.)/gm, '$1\\$2');
+};
 /** An option's label as a link's text: short enough that every link, and the inbox link, fit the embed. */
 const LINK_LABEL_CHARS = 80;
 /** Cut after escaping (the limits count what is sent), never leaving an escape's backslash alone before the "…". */
