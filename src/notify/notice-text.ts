@@ -27,6 +27,8 @@ export interface NoticeText {
    * message, Google Chat's 32,000 bytes, ntfy's 4 KiB).
    */
   feedback: string | null;
+  /** A deny needs feedback (`input.feedback: required_on_deny`): its link must open the page to write it. */
+  feedbackRequired: boolean;
 }
 
 const STATUS_WORD: Record<string, string> = {
@@ -77,7 +79,7 @@ function agentName(agent: string | null | undefined): string {
 }
 
 /** `expiresAt` and `now` are for the expiring headline ("Expires in 5m"). */
-export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: number }): NoticeText {
+export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: number; feedbackRequired?: boolean }): NoticeText {
   const summaryEvent = env.type === 'notifications.summary';
   const r = (summaryEvent ? env.data.latest : env.data.request)!;
   const agent = agentName(r.source.agent);
@@ -119,5 +121,6 @@ export function noticeText(env: Envelope, o: { expiresAt?: number | null; now: n
     url: r.url,
     links: (env.data.links ?? []).map((l) => ({ ...l, label: oneLine(l.label) })),
     feedback: firstLine(env.data.decision?.feedback),
+    feedbackRequired: o.feedbackRequired ?? false,
   };
 }

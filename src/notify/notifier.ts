@@ -100,10 +100,12 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
     }));
   }
 
-  async function insert(tx: WriteTx, hook: CompiledHook, env: Envelope, requestId: string, at: number, expiresAt: number | null) {
+  async function insert(tx: WriteTx, hook: CompiledHook, env: Envelope, stored: StoredRequest, at: number, expiresAt: number | null) {
+    const requestId = stored.record.id;
+    const feedbackRequired = stored.record.input?.feedback === 'required_on_deny';
     let body: string;
     try {
-      body = renderHookBody(hook.config, env, noticeText(env, { expiresAt, now: at }));
+      body = renderHookBody(hook.config, env, noticeText(env, { expiresAt, now: at, feedbackRequired }));
     } catch (err) {
       // A template that fails on this event's data must not undo the decision that caused it.
       log.warn({ hook: hook.config.name, err: (err as Error).message, type: env.type }, 'could not render a notification; not sent');
@@ -130,7 +132,7 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
       baseUrl: baseUrl(),
       includeContent: hook.config.include_content ?? false,
     });
-    return insert(tx, hook, env, latest.record.id, at, null);
+    return insert(tx, hook, env, latest, at, null);
   }
 
   /**
@@ -189,7 +191,7 @@ export function createNotifier({ config, events, log }: NotifierDeps) {
         includeContent: hook.config.include_content ?? false,
         links: await linksFor(tx, hook, stored, now),
       });
-      if (await insert(tx, hook, env, stored.record.id, now, stored.record.expires_at)) written++;
+      if (await insert(tx, hook, env, stored, now, stored.record.expires_at)) written++;
     }
     if (written) queued(tx);
     return written;

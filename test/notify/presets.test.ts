@@ -351,6 +351,23 @@ describe('hook presets (loopback receivers)', () => {
     ]);
   });
 
+  it('ntfy: a deny that needs feedback opens its page (a view action) instead of a one-tap POST that could only fail', async () => {
+    receiver = await startReceiver();
+    t = await startTestServer(
+      withHooks([{ name: 'phone', webhook: `${receiver.url}/topic`, format: 'ntfy', decision_links: true }], { public_url: 'https://approvals.example.com' }),
+    );
+    await createRequest(t.api, { ...COMMAND, input: { feedback: 'required_on_deny' } });
+    await createRequest(t.api, COMMAND);
+    const [needs, plain] = (await receiver.waitFor(2)).map((rec) => JSON.parse(rec.body).actions.slice(1));
+    expect(needs.map((a: any) => [a.action, a.label])).toEqual([
+      ['http', 'Approve'],
+      ['view', 'Deny'],
+    ]);
+    expect(needs[1].url).toMatch(/^https:\/\/approvals\.example\.com\/d\//);
+    expect(needs[1].method).toBeUndefined();
+    expect(plain.map((a: any) => a.action)).toEqual(['http', 'http']);
+  });
+
   it('template: Mustache over the envelope, values JSON-escaped, no code runs', async () => {
     const template =
       '{"msg": "{{text}}", "id": "{{data.request.id}}", "agent": "{{data.request.source.agent}}", "nope": "{{constructor}}{{#data.request}}{{title}}{{/data.request}}"}';

@@ -46,6 +46,11 @@ export function renderNtfy(n: NoticeText, webhook: string): unknown {
   if (n.feedback) lines.push(`Feedback: ${n.feedback.split(/\r?\n/)[0]}`);
   const actions: unknown[] = [{ action: 'view', label: 'Open', url: n.url, clear: true }];
   for (const l of n.links.slice(0, MAX_ACTIONS - 1)) {
+    // A deny that needs feedback cannot be sent at one tap: its button opens the link's page.
+    if (l.outcome === 'deny' && n.feedbackRequired) {
+      actions.push({ action: 'view', label: actionLabel(l, n.kind), url: l.url, clear: true });
+      continue;
+    }
     actions.push({
       action: 'http',
       label: actionLabel(l, n.kind),
