@@ -181,9 +181,24 @@ if (SCENARIOS.has('1')) {
     'µs',
     bases('cpuUs'),
   );
-  lines('submit', 'CPU busy: daemon', collect(rows, (r) => 100 * r.d.busy), '% of its core');
-  lines('submit', 'CPU busy: group-commit baseline', collect(rows, (r) => 100 * r.g.busy), '% of its core');
-  lines('submit', 'CPU busy: per-request baseline', collect(rows, (r) => 100 * r.b.busy), '% of its core');
+  lines(
+    'submit',
+    'CPU busy: daemon',
+    collect(rows, (r) => 100 * r.d.busy),
+    '% of its core',
+  );
+  lines(
+    'submit',
+    'CPU busy: group-commit baseline',
+    collect(rows, (r) => 100 * r.g.busy),
+    '% of its core',
+  );
+  lines(
+    'submit',
+    'CPU busy: per-request baseline',
+    collect(rows, (r) => 100 * r.b.busy),
+    '% of its core',
+  );
   console.log('submit     target: >= 0.8x the group-commit baseline');
   if (profDir) {
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
