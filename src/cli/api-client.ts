@@ -19,11 +19,13 @@ export function createApiClient({ baseUrl, token, fetch: fetchFn = fetch }: { ba
   async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    // Outside the try below: a body that cannot be written as JSON (nested too deep) is not a network failure.
+    const json = body === undefined ? undefined : JSON.stringify(body);
     let res: Response;
     try {
-      res = await fetchFn(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      res = await fetchFn(baseUrl + path, { method, headers, body: json });
     } catch (err) {
-      throw new CliError('unreachable', `cannot reach the daemon at ${baseUrl}: ${describeNetworkError(err)}`);
+      throw new CliError('unreachable', `cannot reach the daemon at ${baseUrl}: ${describeNetworkError(err)}`, undefined, networkCode(err));
     }
     let text: string;
     try {
@@ -55,6 +57,13 @@ export function createApiClient({ baseUrl, token, fetch: fetchFn = fetch }: { ba
     delete: (path) => request('DELETE', path),
     put: (path, body) => request('PUT', path, body),
   };
+}
+
+/** The system error code under fetch's "fetch failed" (`ECONNREFUSED`, `EPIPE`, …), if any. */
+function networkCode(err: unknown): string | undefined {
+  const cause = (err as { cause?: unknown })?.cause;
+  const code = ((cause ?? err) as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 function describeNetworkError(err: unknown): string {

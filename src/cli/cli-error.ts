@@ -10,6 +10,8 @@ export class CliError extends Error {
     message: string,
     /** The daemon's HTTP status, when the error is its answer. */
     readonly status?: number,
+    /** The system error code, when no answer came (`ECONNREFUSED`, `EPIPE`, …). */
+    readonly network?: string,
   ) {
     super(message);
   }

@@ -16,7 +16,7 @@ type OnError = (typeof ON_ERROR)[number];
  * What the hook prints when countersign cannot answer (daemon down, bad token, bad input):
  * `ask` lets Claude Code prompt locally, so a stopped broker neither approves silently nor blocks
  * all work; `deny` refuses; `allow` lets the call through (the operator's explicit choice), but
- * never one the daemon refused (REFUSALS).
+ * only in an outage (isOutage).
  */
 export function fallbackOutput(event: string | undefined, mode: OnError, reason: string): Record<string, unknown> {
   // Input that names no event is answered as the tool call it most likely was (docs/cli.md):
@@ -109,16 +109,26 @@ export async function hookCommand(ctx: CliContext, args: string[]): Promise<numb
     ctx.out(`${JSON.stringify(output)}\n`);
     return EXIT_OK;
   } catch (err) {
-    if (!(err instanceof CliError)) return fallBack(`internal_error: ${(err as Error).message}`);
-    // The daemon refused this call itself (bad or oversized input, a replayed id with other
-    // content, too many calls): the agent can bring that about, so it never lets the call through.
-    if (onError === 'allow' && err.status !== undefined && REFUSALS.has(err.status)) return fallBack(`${err.code}: ${err.message}`, 'ask');
-    return fallBack(`${err.code}: ${err.message}`);
+    const why = err instanceof CliError ? `${err.code}: ${err.message}` : `internal_error: ${(err as Error).message}`;
+    // `allow` is for an outage only. Anything else the agent may have brought about (input the
+    // daemon refused, or could not even be sent: too large, nested too deep) never lets the call through.
+    return fallBack(why, onError === 'allow' && !(err instanceof CliError && isOutage(err)) ? 'ask' : onError);
   }
 }
 
-/** Statuses by which the daemon refuses the call it was sent, not the hook's setup (401, 403, 404) or itself (5xx). */
-const REFUSALS = new Set([400, 409, 412, 413, 422, 429]);
+// No connection at all: the daemon is down, or not where the settings say.
+const DOWN = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * Whether countersign could not answer for reasons of its own or the operator's: no connection,
+ * the daemon (or a proxy before it) unavailable (502, 503, 504), or the token refused (401, 403).
+ * Not a refusal of this call (400, 409, 413, 429, …), a connection cut while the call was being
+ * sent (the daemon closing on an oversized body), or a call that could not be made.
+ */
+function isOutage(err: CliError): boolean {
+  if (err.status !== undefined) return [401, 403, 502, 503, 504].includes(err.status);
+  return err.code === 'unreachable' && err.network !== undefined && DOWN.has(err.network);
+}
 
 function longFetch(holdMs: number): Fetch {
   const dispatcher = new Agent({ headersTimeout: holdMs, bodyTimeout: holdMs });

@@ -1,4 +1,5 @@
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,7 +24,13 @@ const frame = (extra: Record<string, unknown> = {}) => ({
   tool_use_id: 'toolu_cli_1',
   ...extra,
 });
-const DOWN = 'http://127.0.0.1:1';
+// A port nothing listens on (connection refused): one that was free a moment ago.
+const DOWN = await new Promise<string>((resolve) => {
+  const probe = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = probe.address() as AddressInfo;
+    probe.close(() => resolve(`http://127.0.0.1:${port}`));
+  });
+});
 
 describe('countersign hook claude-code', { timeout: 120_000 }, () => {
   let t: TestServer | undefined;
@@ -150,9 +157,23 @@ describe('countersign hook claude-code', { timeout: 120_000 }, () => {
       ['--on-error', 'allow', '--wait', '1s'],
     );
     expect(JSON.parse(dialog.stdout)).toEqual({});
+    // Input nested too deep to be sent as JSON, and a body the daemon cuts off mid-send: not an outage either.
+    const deep = `${'['.repeat(5000)}"x"${']'.repeat(5000)}`;
+    const nested = JSON.stringify(frame({ tool_use_id: 'toolu_deep' })).replace('"Apply the plan"', deep);
+    expect(decisionOf(await hook(env, nested, ['--on-error', 'allow', '--wait', '1s']))).toBe('ask');
     // A setup problem (a revoked token) is still the operator's --on-error.
     expect((await t.api.delete('/v1/tokens/laptop')).status).toBe(200);
     expect(decisionOf(await hook(env, JSON.stringify(frame()), ['--on-error', 'allow']))).toBe('allow');
+  });
+
+  it('with --on-error allow, a body too large for the daemon is asked locally, whether the 413 arrives or the connection is cut', async () => {
+    t = await startTestServer({ requests: { max_body_bytes: 16_384 } } as never);
+    const env = { COUNTERSIGN_URL: t.url, COUNTERSIGN_TOKEN: t.adminToken };
+    for (const size of [20_000, 3_000_000]) {
+      const r = await hook(env, JSON.stringify(frame({ tool_input: { command: `echo ${'a'.repeat(size)}` } })), ['--on-error', 'allow', '--wait', '1s']);
+      expect(JSON.parse(r.stdout).hookSpecificOutput.permissionDecision, String(size)).toBe('ask');
+    }
+    expect(await t.count('requests')).toBe(0);
   });
 
   it('a refused call (revoked token, malformed hook) falls back too, naming the reason; nothing is stored', async () => {
