@@ -83,17 +83,23 @@ export const SafeIdSchema = z.string().regex(SAFE_ID, 'must be 1-64 characters o
 // Words that name an outcome, in option ids and labels: an option called `deny` that approves
 // would turn a deny answer (a decide hook's `{"option": "deny"}`, an admin script's) into an
 // approval, and show a reviewer a "Deny" button that approves.
-// Verbs, and their forms, that name an outcome wherever they stand first ("Reject this",
-// `deny_once`); ALP's Vietnamese labels read without their marks ("Từ chối" is "tu choi").
+// Verbs, and their forms, that name an outcome; ALP's Vietnamese labels read without their
+// marks ("Từ chối" is "tu choi").
 const OUTCOME_VERBS: Record<Outcome, readonly string[]> = {
   approve: [
     'approve',
     'approved',
+    'approves',
+    'approving',
     'approval',
     'allow',
     'allowed',
+    'allows',
+    'allowing',
     'accept',
     'accepted',
+    'accepts',
+    'accepting',
     'confirm',
     'confirmed',
     'grant',
@@ -101,51 +107,106 @@ const OUTCOME_VERBS: Record<Outcome, readonly string[]> = {
     'permit',
     'permitted',
     'cho phep',
+    'duyet',
+    'dong y',
   ],
   deny: [
     'deny',
     'denied',
+    'denies',
+    'denying',
     'denial',
     'reject',
     'rejected',
+    'rejects',
+    'rejecting',
     'rejection',
     'decline',
     'declined',
+    'declines',
+    'declining',
     'cancel',
     'cancelled',
     'canceled',
+    'cancels',
+    'cancelling',
+    'canceling',
     'dismiss',
     'dismissed',
     'block',
     'blocked',
+    'blocks',
+    'blocking',
     'refuse',
     'refused',
+    'refuses',
+    'refusing',
     'forbid',
     'forbidden',
     'abort',
     'aborted',
+    'aborting',
     'disallow',
     'disallowed',
+    'disapprove',
+    'disapproved',
     'tu choi',
+    'khong dong y',
+    'huy',
   ],
 };
 // Words that name an outcome only as the whole label or id: "Yes, cancel it" and "Never ask
 // again" are common labels of the outcome their other words name.
 const OUTCOME_WORDS: Record<Outcome, ReadonlySet<string>> = {
-  approve: new Set([...OUTCOME_VERBS.approve, 'yes', 'ok', 'okay', 'submit', '同意', '允许', '批准']),
-  deny: new Set([...OUTCOME_VERBS.deny, 'no', 'no way', 'nope', 'never', 'stop', 'nein', '拒绝', '拒絕', '拒否']),
+  approve: new Set([...OUTCOME_VERBS.approve, 'yes', 'ok', 'okay', 'submit', 'proceed', 'yes proceed', '同意', '允许', '批准', '确认', '是']),
+  deny: new Set([
+    ...OUTCOME_VERBS.deny,
+    'no',
+    'no way',
+    'nope',
+    'never',
+    'stop',
+    'dont',
+    'do not',
+    'not now',
+    'nein',
+    '拒绝',
+    '拒絕',
+    '拒否',
+    '取消',
+    '不允许',
+  ]),
 };
+// Words that say how much or how long, not what: "Deny once", "Always allow", "Reject for this
+// session" name nothing but the outcome. "Cancel subscription" names its object, and may approve.
+const MODIFIERS = new Set([
+  'once',
+  'always',
+  'all',
+  'it',
+  'this',
+  'that',
+  'them',
+  'now',
+  'forever',
+  'everything',
+  'permanently',
+  'for',
+  'the',
+  'session',
+  'request',
+  'call',
+  'here',
+  'again',
+]);
 // A label that is nothing but one of these symbols reads as the outcome.
 const OUTCOME_SYMBOLS: Record<Outcome, ReadonlySet<string>> = {
   approve: new Set(['✅', '✔', '✓', '☑', '👍', '🆗']),
   deny: new Set(['❌', '❎', '✖', '✗', '✘', '🚫', '⛔', '🛑', '👎']),
 };
-// "Don't allow", "Do not run": a negation before a verb of an outcome names the other one.
+// "Don't allow", "Do not run" on an option that approves: a negated approval reads as a deny.
 const NEGATION = /^(?:dont|do not|never|not)\s+(\p{L}+)/u;
-const NEGATED_VERBS: Record<Outcome, ReadonlySet<string>> = {
-  approve: new Set([...OUTCOME_VERBS.approve, 'run', 'proceed', 'continue', 'execute']),
-  deny: new Set(OUTCOME_VERBS.deny),
-};
+const NEGATED_APPROVALS = new Set([...OUTCOME_VERBS.approve, 'run', 'proceed', 'continue', 'execute']);
 
 // Letters of other scripts and forms that read as Latin ones, in both cases: Greek, Cyrillic,
 // Cherokee, Lisu, small capitals ("DEΝY" with a Greek capital Nu reads "DENY").
@@ -153,7 +214,7 @@ const LOOKALIKES: ReadonlyArray<readonly [string, string]> = [
   ['ΑАꓮᎪᴀɑα', 'a'],
   ['ΒВꓐᏴʙв', 'b'],
   ['СꓚᏟᴄс', 'c'],
-  ['ꓓᎠᴅԁ', 'd'],
+  ['ꓓᎠᴅԁĐđ', 'd'],
   ['ΕЕꓰᎬᴇеεё', 'e'],
   ['ꓝ', 'f'],
   ['ꓖᏀɢ', 'g'],
@@ -197,8 +258,10 @@ function readWord(s: string): string {
 
 /**
  * Whether an id or label reads as the `other` outcome for an option of `own`: as a whole
- * ("Deny", "D e n y", "❌"), by its first word ("Reject this", `deny_once`, `deny2`), or as a
- * negated verb of its own ("Don't allow" on an approving option).
+ * ("Deny", "D e n y", "❌"), as a verb of it with nothing but modifiers ("Reject this",
+ * `deny_once`, `deny2`, "Always allow"), or, on an option that approves, as a negated approval
+ * ("Don't allow"). A label that names an object besides the verb ("Cancel subscription", "Don't
+ * cancel") is taken: the agent's action may well be to cancel.
  */
 function namesOutcome(text: string, own: Outcome, other: Outcome): boolean {
   const symbols = text.replace(/[\s\uFE0F]/gu, '');
@@ -212,9 +275,10 @@ function namesOutcome(text: string, own: Outcome, other: Outcome): boolean {
   const spelled = words.length > 1 && words.every((w) => [...w].length === 1) ? words.join('') : null;
   const phrase = words.join(' ');
   if (OUTCOME_WORDS[other].has(read) || OUTCOME_WORDS[other].has(phrase) || (spelled !== null && OUTCOME_WORDS[other].has(spelled))) return true;
-  if (OUTCOME_VERBS[other].some((v) => phrase === v || phrase.startsWith(`${v} `))) return true;
-  const negated = NEGATION.exec(phrase);
-  return negated !== null && NEGATED_VERBS[own].has(negated[1]!);
+  const core = words.filter((w) => !MODIFIERS.has(w) && !/^\p{N}+$/u.test(w)).join(' ');
+  if (core !== phrase && OUTCOME_VERBS[other].includes(core)) return true;
+  const negated = own === 'approve' ? NEGATION.exec(phrase) : null;
+  return negated !== null && NEGATED_APPROVALS.has(negated[1]!);
 }
 
 /** Why an option's id or label names the outcome it does not have (`deny` that approves), or null. */

@@ -68,20 +68,38 @@ describe('options whose id or label names the other outcome', () => {
       ],
       'options[1].label',
     ],
-    ...["Don't allow", 'Do not run', 'Do NOT approve', 'Reject this', 'Disallow', 'Never', 'No way', '❌', '🚫', 'D e n y', '拒绝', 'Từ chối'].map(
-      (label) => [`a label "${label}" that approves`, [{ id: 'x1', label, outcome: 'approve' }], 'options[0].label'] as const,
-    ),
+    ...[
+      "Don't allow",
+      'Do not run',
+      'Do NOT approve',
+      'Reject this',
+      'Deny for this session',
+      'Disallow',
+      'Denies',
+      'Never',
+      'No way',
+      'Not now',
+      '❌',
+      '🚫',
+      'D e n y',
+      '拒绝',
+      'Từ chối',
+      'Không đồng ý',
+    ].map((label) => [`a label "${label}" that approves`, [{ id: 'x1', label, outcome: 'approve' }], 'options[0].label'] as const),
     ...['deny_once', 'reject_all', 'deny-it', 'deny2', 'denial', 'cancelled'].map(
       (id) => [`an id "${id}" that approves`, [{ id, label: 'Go', outcome: 'approve' }], 'options[0].id'] as const,
     ),
-    [
-      'a label "Approve later" that denies',
-      [
-        { id: 'x1', label: 'Go', outcome: 'approve' },
-        { id: 'x2', label: 'Approve later', outcome: 'deny' },
-      ],
-      'options[1].label',
-    ],
+    ...['Always allow', 'Allow once', 'Duyệt', 'Yes, proceed', '确认'].map(
+      (label) =>
+        [
+          `a label "${label}" that denies`,
+          [
+            { id: 'x1', label: 'Go', outcome: 'approve' },
+            { id: 'x2', label, outcome: 'deny' },
+          ],
+          'options[1].label',
+        ] as const,
+    ),
   ])('refuses %s with 400 naming it, storing nothing', async (_name, options, field) => {
     const agent = await t.submitClient(`agent-${++agents}`);
     expectError(await agent.api.post('/v1/requests', { title: 'wipe', kind: 'command', options }), 400, 'invalid_request', field);
@@ -104,6 +122,12 @@ describe('options whose id or label names the other outcome', () => {
       { id: 'yes_always', label: 'Yes, and don’t ask again', outcome: 'approve' },
       { id: 'forever', label: 'Never ask again', outcome: 'approve' },
       { id: 'cancel_it', label: 'Yes, cancel it', outcome: 'deny' },
+      // A verb of the other outcome with an object is the agent's action, which may be to cancel.
+      { id: 'cancel_subscription', label: 'Cancel subscription', outcome: 'approve' },
+      { id: 'reject_pr', label: 'Reject PR #42', outcome: 'approve' },
+      { id: 'block_ip', label: 'Block IP 203.0.113.7', outcome: 'approve' },
+      { id: 'keep', label: "Don't cancel", outcome: 'deny' },
+      { id: 'later', label: 'Approve later', outcome: 'deny' },
     ];
     const res = await t.api.post('/v1/requests', { title: 'deploy', options });
     expect(res.status, res.text).toBe(201);
