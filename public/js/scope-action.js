@@ -168,7 +168,6 @@ export const RUNNERS = new Set([
   'iex',
   'erl',
   'escript',
-  'swift',
   'groovy',
   'r',
   'racket',
@@ -193,6 +192,23 @@ export const RUNNERS = new Set([
   'mawk',
   'nawk',
   'sed',
+  'gsed',
+  // more wrappers: an environment, a Linux distribution or a package manager's shim around a command
+  'cross-env',
+  'cross-env-shell',
+  'dotenv',
+  'env-cmd',
+  'wsl',
+  'corepack',
+  'nodemon',
+  'ash',
+  // editors that run the script or command they are given (`vim -S x.vim`, `emacs --batch -l x.el`)
+  'vim',
+  'nvim',
+  'vi',
+  'ex',
+  'view',
+  'emacs',
   // package runners: run the package or script named next
   'npx',
   'pnpx',
@@ -208,16 +224,22 @@ export const RUNNERS = new Set([
 
 /** Programs that run another program when given one of these subcommands (`npm exec x`, `go run f.go`). */
 export const RUNNER_SUBCOMMANDS = {
-  // init and create run a create-<name> package; explore runs a command in a package's folder
-  npm: ['exec', 'x', 'init', 'create', 'innit', 'explore'],
-  pnpm: ['exec', 'dlx', 'create'],
-  yarn: ['exec', 'dlx', 'create', 'node'],
+  // init and create run a create-<name> package; explore runs a command in a package's folder;
+  // install and add run the install scripts of whatever package they are given
+  npm: ['exec', 'x', 'init', 'create', 'innit', 'explore', 'install', 'i', 'in', 'ins', 'inst', 'insta', 'instal', 'isnt', 'isnta', 'isntal', 'isntall', 'add'],
+  pnpm: ['exec', 'dlx', 'create', 'add', 'install', 'i'],
+  yarn: ['exec', 'dlx', 'create', 'node', 'add', 'install'],
+  pip: ['install', 'download', 'wheel'],
+  pip3: ['install', 'download', 'wheel'],
+  gem: ['install'],
+  swift: ['run', 'repl'],
+  direnv: ['exec'],
   // a command in every submodule
   git: ['foreach'],
   stack: ['exec', 'run', 'runghc', 'runhaskell', 'ghci', 'repl', 'eval', 'script'],
   cabal: ['exec', 'run', 'repl'],
-  go: ['run'],
-  cargo: ['run'],
+  go: ['run', 'install', 'get', 'generate'],
+  cargo: ['run', 'install'],
   rustup: ['run'],
   uv: ['run', 'tool'],
   poetry: ['run'],
@@ -259,6 +281,35 @@ export const RUNNER_SUBCOMMANDS = {
   snap: ['run'],
 };
 
+/** Options by which a program runs another or writes where it is told (src/policy/scope-rule.ts EXEC_OPTIONS). */
+export const EXEC_OPTIONS = {
+  git: ['-c', '--config-env', '--exec-path', '--upload-pack', '--receive-pack', '-O', '--open-files-in-pager', '-x', '--exec', '--output', '--ext-diff'],
+  tar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
+  gtar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
+  rsync: ['-e', '--rsh', '--rsync-path'],
+  scp: ['-S', '-o', '-F', '-J'],
+  sftp: ['-S', '-o', '-F', '-J', '-D'],
+  find: ['-exec', '-execdir', '-ok', '-okdir'],
+  go: ['-exec', '-toolexec'],
+  gcc: ['-wrapper', '-fplugin', '-B', '-specs'],
+  'g++': ['-wrapper', '-fplugin', '-B', '-specs'],
+  cc: ['-wrapper', '-fplugin', '-B', '-specs'],
+  'c++': ['-wrapper', '-fplugin', '-B', '-specs'],
+  clang: ['-fplugin', '-B', '-Xclang'],
+  'clang++': ['-fplugin', '-B', '-Xclang'],
+  make: ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='],
+  gmake: ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='],
+  cmake: ['-P', '-C'],
+  npm: ['--node-options', '--script-shell'],
+};
+
+const execOptionMatches = (option, word) =>
+  /^-[A-Za-z]$/.test(option) || option.endsWith('=') ? word.startsWith(option) : word === option || word.startsWith(`${option}=`);
+
+// Own keys only, as for runners.
+const isExecOption = (program, word) =>
+  programNames(program).some((n) => Object.hasOwn(EXEC_OPTIONS, n) && EXEC_OPTIONS[n].some((o) => execOptionMatches(o, word)));
+
 const programName = (word) =>
   word
     .replace(/^.*[/\\]/, '')
@@ -284,7 +335,9 @@ function runsAnother(words) {
   if (ASSIGNMENT.test(words[0])) return true;
   if (
     programNames(words[0]).some(
-      (n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|swift|gawk|awk)[0-9.]*w?$/.test(n),
+      (n) =>
+        RUNNERS.has(n) ||
+        /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|ipython|gawk|awk|gsed|sed)[0-9.]*w?$/.test(n),
     )
   )
     return true;
@@ -295,7 +348,8 @@ function runsAnother(words) {
 /** `{type: 'exact', command}` or `{type: 'prefix', words}`, as src/policy/scope-rule.ts commandScope. */
 export function commandScope(command) {
   const words = command.trim().split(/[ \t]+/);
-  if (!words.every((w) => PLAIN_WORD.test(w)) || runsAnother(words)) return { type: 'exact', command: command.trim() };
+  if (!words.every((w) => PLAIN_WORD.test(w)) || runsAnother(words) || words.slice(1).some((w) => isExecOption(words[0], w)))
+    return { type: 'exact', command: command.trim() };
   const prefix = [words[0]];
   for (const w of words.slice(1)) {
     if (!SUBCOMMAND.test(w)) break;

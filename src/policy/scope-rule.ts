@@ -128,7 +128,6 @@ export const RUNNERS = new Set([
   'iex',
   'erl',
   'escript',
-  'swift',
   'groovy',
   'r',
   'racket',
@@ -153,6 +152,23 @@ export const RUNNERS = new Set([
   'mawk',
   'nawk',
   'sed',
+  'gsed',
+  // more wrappers: an environment, a Linux distribution or a package manager's shim around a command
+  'cross-env',
+  'cross-env-shell',
+  'dotenv',
+  'env-cmd',
+  'wsl',
+  'corepack',
+  'nodemon',
+  'ash',
+  // editors that run the script or command they are given (`vim -S x.vim`, `emacs --batch -l x.el`)
+  'vim',
+  'nvim',
+  'vi',
+  'ex',
+  'view',
+  'emacs',
   // package runners: run the package or script named next
   'npx',
   'pnpx',
@@ -168,16 +184,22 @@ export const RUNNERS = new Set([
 
 /** Programs that run another program when given one of these subcommands (`npm exec x`, `go run f.go`). */
 export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
-  // init and create run a create-<name> package; explore runs a command in a package's folder
-  npm: ['exec', 'x', 'init', 'create', 'innit', 'explore'],
-  pnpm: ['exec', 'dlx', 'create'],
-  yarn: ['exec', 'dlx', 'create', 'node'],
+  // init and create run a create-<name> package; explore runs a command in a package's folder;
+  // install and add run the install scripts of whatever package they are given
+  npm: ['exec', 'x', 'init', 'create', 'innit', 'explore', 'install', 'i', 'in', 'ins', 'inst', 'insta', 'instal', 'isnt', 'isnta', 'isntal', 'isntall', 'add'],
+  pnpm: ['exec', 'dlx', 'create', 'add', 'install', 'i'],
+  yarn: ['exec', 'dlx', 'create', 'node', 'add', 'install'],
+  pip: ['install', 'download', 'wheel'],
+  pip3: ['install', 'download', 'wheel'],
+  gem: ['install'],
+  swift: ['run', 'repl'],
+  direnv: ['exec'],
   // a command in every submodule
   git: ['foreach'],
   stack: ['exec', 'run', 'runghc', 'runhaskell', 'ghci', 'repl', 'eval', 'script'],
   cabal: ['exec', 'run', 'repl'],
-  go: ['run'],
-  cargo: ['run'],
+  go: ['run', 'install', 'get', 'generate'],
+  cargo: ['run', 'install'],
   rustup: ['run'],
   uv: ['run', 'tool'],
   poetry: ['run'],
@@ -219,6 +241,44 @@ export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   snap: ['run'],
 };
 
+/**
+ * Options by which a program runs another program or script, or writes where it is told: a word
+ * that is one (`-O`, `--upload-pack=…`; a one-letter option with its value attached too) makes a
+ * command be remembered exactly, and a prefix rule never passes one later: approving
+ * `git grep -n TODO` must not approve `git grep -O./evil.sh TODO`. An entry ending in `=` is a
+ * variable a program takes on its command line (`make SHELL=./x.sh`).
+ */
+export const EXEC_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  git: ['-c', '--config-env', '--exec-path', '--upload-pack', '--receive-pack', '-O', '--open-files-in-pager', '-x', '--exec', '--output', '--ext-diff'],
+  tar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
+  gtar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
+  rsync: ['-e', '--rsh', '--rsync-path'],
+  scp: ['-S', '-o', '-F', '-J'],
+  sftp: ['-S', '-o', '-F', '-J', '-D'],
+  find: ['-exec', '-execdir', '-ok', '-okdir'],
+  go: ['-exec', '-toolexec'],
+  gcc: ['-wrapper', '-fplugin', '-B', '-specs'],
+  'g++': ['-wrapper', '-fplugin', '-B', '-specs'],
+  cc: ['-wrapper', '-fplugin', '-B', '-specs'],
+  'c++': ['-wrapper', '-fplugin', '-B', '-specs'],
+  clang: ['-fplugin', '-B', '-Xclang'],
+  'clang++': ['-fplugin', '-B', '-Xclang'],
+  make: ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='],
+  gmake: ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='],
+  cmake: ['-P', '-C'],
+  npm: ['--node-options', '--script-shell'],
+};
+
+/** Whether `word`, after `program`, is one of its EXEC_OPTIONS (own keys only). */
+function isExecOption(program: string, word: string): boolean {
+  return programNames(program).some((n) => Object.hasOwn(EXEC_OPTIONS, n) && EXEC_OPTIONS[n]!.some((o) => execOptionMatches(o, word)));
+}
+
+function execOptionMatches(option: string, word: string): boolean {
+  if (/^-[A-Za-z]$/.test(option) || option.endsWith('=')) return word.startsWith(option);
+  return word === option || word.startsWith(`${option}=`);
+}
+
 /** `NAME=value` before the program (`FOO=1 sudo …`): the program is a later word. */
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -252,7 +312,9 @@ function runsAnother(words: readonly string[]): boolean {
   if (ASSIGNMENT.test(words[0]!)) return true;
   if (
     programNames(words[0]!).some(
-      (n) => RUNNERS.has(n) || /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|swift|gawk|awk)[0-9.]*w?$/.test(n),
+      (n) =>
+        RUNNERS.has(n) ||
+        /^(python|pypy|perl|ruby|php|node|lua|guile|julia|tclsh|wish|racket|scala|ocaml|erl|elixir|ipython|gawk|awk|gsed|sed)[0-9.]*w?$/.test(n),
     )
   )
     return true;
@@ -275,7 +337,8 @@ export type CommandScope = { type: 'exact'; command: string } | { type: 'prefix'
 
 export function commandScope(command: string): CommandScope {
   const words = command.trim().split(/[ \t]+/);
-  if (!words.every((w) => PLAIN_WORD.test(w)) || runsAnother(words)) return { type: 'exact', command: command.trim() };
+  if (!words.every((w) => PLAIN_WORD.test(w)) || runsAnother(words) || words.slice(1).some((w) => isExecOption(words[0]!, w)))
+    return { type: 'exact', command: command.trim() };
   const prefix = [words[0]!];
   for (const w of words.slice(1)) {
     if (!SUBCOMMAND.test(w)) break;
@@ -297,7 +360,12 @@ export function commandScope(command: string): CommandScope {
 export function commandScopePattern(scope: CommandScope): string {
   if (scope.type === 'exact') return `^${escapeRegExp(scope.command)}$`;
   const runs = runnerSubcommands(scope.words[0]!);
-  const notRunner = runs.length > 0 ? `(?!(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$))` : '';
+  const options = programNames(scope.words[0]!).flatMap((n) => (Object.hasOwn(EXEC_OPTIONS, n) ? EXEC_OPTIONS[n]! : []));
+  const refused = [
+    ...(runs.length > 0 ? [`(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$)`] : []),
+    ...options.map((o) => (/^-[A-Za-z]$/.test(o) || o.endsWith('=') ? escapeRegExp(o) : `${escapeRegExp(o)}(?:=|[ \\t]|$)`)),
+  ];
+  const notRunner = refused.length > 0 ? `(?!${refused.join('|')})` : '';
   return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}[${PLAIN_CHARS}]+)*$`;
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   commandScope as pageScope,
+  EXEC_OPTIONS as PAGE_EXEC_OPTIONS,
   PLAIN_APPROVALS as PAGE_PLAIN_APPROVALS,
   rememberedAction,
   RUNNER_SUBCOMMANDS as PAGE_SUBCOMMANDS,
@@ -8,7 +9,7 @@ import {
 } from '../../public/js/scope-action.js';
 import { AppError } from '../../src/lib/errors.js';
 import { PLAIN_APPROVALS, requestTool, shownCommands } from '../../src/policy/request-facts.js';
-import { commandScope, RUNNER_SUBCOMMANDS, RUNNERS, scopeRuleMatch } from '../../src/policy/scope-rule.js';
+import { commandScope, EXEC_OPTIONS, RUNNER_SUBCOMMANDS, RUNNERS, scopeRuleMatch } from '../../src/policy/scope-rule.js';
 import type { HandupRequest } from '../../src/requests/request-schema.js';
 
 /** The decision form says what "Don't ask again" remembers: what the daemon stores, word for word. */
@@ -16,6 +17,7 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
   it('knows the same programs that run another', () => {
     expect([...PAGE_RUNNERS].sort()).toEqual([...RUNNERS].sort());
     expect(PAGE_SUBCOMMANDS).toEqual(RUNNER_SUBCOMMANDS);
+    expect(PAGE_EXEC_OPTIONS).toEqual(EXEC_OPTIONS);
     expect([...PAGE_PLAIN_APPROVALS].sort()).toEqual([...PLAIN_APPROVALS].sort());
   });
 
@@ -58,6 +60,10 @@ describe('what the page says a scoped approval remembers (public/js/scope-action
     'git --version',
     'guile3.0 --version',
     'R --vanilla',
+    'git grep -O./x.sh TODO',
+    'make test SHELL=./x.sh',
+    'swift build -c release',
+    'npm install lodash',
   ])('widens %j as the daemon does', (command) => {
     expect(pageScope(command)).toEqual(commandScope(command));
   });
