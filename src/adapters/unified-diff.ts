@@ -17,12 +17,38 @@ export function unifiedDiff(path: string, replacements: readonly Replacement[], 
   const lines = absolute ? [`--- ${path}`, `+++ ${path}`] : [`--- a/${path}`, `+++ b/${path}`];
   for (const { oldText, newText } of replacements) {
     // Snippets rarely end in a newline; without one, every hunk would carry "\ No newline" markers.
-    const patch = structuredPatch(path, path, withNewline(oldText), withNewline(newText), undefined, undefined, { context });
+    const [before, after] = [withNewline(oldText), withNewline(newText)];
+    const patch =
+      lineCount(before) + lineCount(after) <= MAX_DIFF_LINES
+        ? structuredPatch(path, path, before, after, undefined, undefined, { context, maxEditLength: MAX_EDIT_LENGTH })
+        : undefined;
+    if (!patch) {
+      lines.push(...replacedWhole(before, after));
+      continue;
+    }
     for (const h of patch.hunks) {
       lines.push(`@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@`, ...h.lines);
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Past these, a replacement is shown as every old line removed and every new one added: a line
+ * diff costs time with the product of its lengths and edits, on the event loop, and an agent
+ * sets both (an Edit of 10,000 changed lines took seconds). Both limits are counts, not
+ * timers, so the same frame always shows the same diff, and a replay its own content hash.
+ */
+const MAX_DIFF_LINES = 5000;
+const MAX_EDIT_LENGTH = 1000;
+
+const lineCount = (s: string) => (s === '' ? 0 : s.split('\n').length - 1);
+
+/** One hunk replacing all of `before` with all of `after` (both end in a newline, or are empty). */
+function replacedWhole(before: string, after: string): string[] {
+  const [removed, added] = [before, after].map((s) => (s === '' ? [] : s.slice(0, -1).split('\n')));
+  const at = (n: number) => (n === 0 ? '0,0' : range(1, n));
+  return [`@@ -${at(removed!.length)} +${at(added!.length)} @@`, ...removed!.map((l) => `-${l}`), ...added!.map((l) => `+${l}`)];
 }
 
 const withNewline = (s: string) => (s === '' || s.endsWith('\n') ? s : `${s}\n`);
