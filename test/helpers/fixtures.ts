@@ -17,3 +17,18 @@ export function loadFixtures(format: string): Array<[string, any]> {
 export function loadFixture(format: string, file: string): any {
   return JSON.parse(readFileSync(join(FIXTURES_DIR, format, file), 'utf8'));
 }
+
+/**
+ * A PaperClip runtime permission whose only way to approve is a grant for the whole session
+ * (`accept_for_session`, beside `decline`): only a person may approve it.
+ */
+export function sessionGrantOnlyPermission(requestId: string): any {
+  return {
+    ...structuredClone(loadFixture('paperclip', 'e2e-request.json').frame.payload.request),
+    requestId,
+    choices: [
+      { key: 'accept_for_session', label: 'Allow for this session' },
+      { key: 'decline', label: 'Deny' },
+    ],
+  };
+}

@@ -103,11 +103,11 @@ describe('decision links', () => {
       options: [
         // Single outcome words are refused at creation; phrases may still mislead.
         { id: 'halt', label: 'Stop it', outcome: 'approve' },
-        { id: 'proceed', label: 'Go ahead', outcome: 'deny' },
+        { id: 'onward', label: 'Go ahead', outcome: 'deny' },
       ],
     });
     expect(await (await get(links.halt!)).text()).toContain('“Stop it” approves this request.');
-    expect(await (await get(links.proceed!)).text()).toContain('“Go ahead” denies this request.');
+    expect(await (await get(links.onward!)).text()).toContain('“Go ahead” denies this request.');
     expect((await show(t!.api, r.id)).status).toBe('pending');
     const info = await notified({ title: 'Build done', kind: 'info' });
     expect(await (await get(info.links.ok!)).text()).toContain('dismisses this notice.');

@@ -330,7 +330,7 @@ describe('hook presets (loopback receivers)', () => {
       options: [
         // Single outcome words are refused at creation; phrases may still mislead.
         { id: 'halt', label: 'Stop it', outcome: 'approve' },
-        { id: 'proceed', label: 'Go ahead', outcome: 'deny' },
+        { id: 'onward', label: 'Go ahead', outcome: 'deny' },
       ],
     });
     await createRequest(t.api, {

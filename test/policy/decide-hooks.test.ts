@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadFixture } from '../helpers/fixtures.js';
+import { sessionGrantOnlyPermission } from '../helpers/fixtures.js';
 import { createRequest, decide, show } from '../helpers/request-api.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -209,14 +209,7 @@ describe('decide hooks and a grant for the whole session', () => {
     t = await startTestServer({
       decide_hooks: [{ name: 'granter', exec: answering('approver', '{"option":"accept_for_session"}') }] as never,
     });
-    const frame = structuredClone(loadFixture('paperclip', 'e2e-request.json').frame.payload.request);
-    Object.assign(frame, {
-      requestId: 'wide-1',
-      choices: [
-        { key: 'accept_for_session', label: 'Allow for this session' },
-        { key: 'decline', label: 'Deny' },
-      ],
-    });
+    const frame = sessionGrantOnlyPermission('wide-1');
     const res = await t.api.post('/v1/formats/paperclip/requests', frame);
     expect(res.status, res.text).toBe(201);
     const id = res.body.request.id as string;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequest, decide, expectError } from '../helpers/request-api.js';
 import { createFakeClock } from '../helpers/fake-clock.js';
-import { loadFixture } from '../helpers/fixtures.js';
+import { sessionGrantOnlyPermission } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /** `POST /v1/rules/simulate`: a rule list replayed over real, ended requests. */
@@ -125,15 +125,8 @@ describe('rule simulation', () => {
 
   it('replays a native request without the options only a person may choose, as the live rule saw it', async () => {
     t = await startTestServer();
-    const frame = structuredClone(loadFixture('paperclip', 'e2e-request.json').frame.payload.request);
     // Its only way to approve is a grant for the whole session: no rule may take it.
-    Object.assign(frame, {
-      requestId: 'wide-1',
-      choices: [
-        { key: 'accept_for_session', label: 'Allow for this session' },
-        { key: 'decline', label: 'Deny' },
-      ],
-    });
+    const frame = sessionGrantOnlyPermission('wide-1');
     const created = await t.api.post('/v1/formats/paperclip/requests', frame);
     expect(created.status, created.text).toBe(201);
     await decide(t.api, created.body.request, 'decline');
