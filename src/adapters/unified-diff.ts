@@ -15,13 +15,14 @@ export function unifiedDiff(path: string, replacements: readonly Replacement[], 
   // Relative paths get git's a/ and b/ prefixes; an absolute path is shown as it is.
   const absolute = /^([\\/]|[a-zA-Z]:[\\/])/.test(path);
   const lines = absolute ? [`--- ${path}`, `+++ ${path}`] : [`--- a/${path}`, `+++ b/${path}`];
+  // One budget of lines for all the replacements of a call (a MultiEdit carries many).
+  let budget = MAX_DIFF_LINES;
   for (const { oldText, newText } of replacements) {
     // Snippets rarely end in a newline; without one, every hunk would carry "\ No newline" markers.
     const [before, after] = [withNewline(oldText), withNewline(newText)];
-    const patch =
-      lineCount(before) + lineCount(after) <= MAX_DIFF_LINES
-        ? structuredPatch(path, path, before, after, undefined, undefined, { context, maxEditLength: MAX_EDIT_LENGTH })
-        : undefined;
+    const size = lineCount(before) + lineCount(after);
+    const patch = size <= budget ? structuredPatch(path, path, before, after, undefined, undefined, { context, maxEditLength: MAX_EDIT_LENGTH }) : undefined;
+    budget -= Math.min(size, budget);
     if (!patch) {
       lines.push(...replacedWhole(before, after));
       continue;
@@ -36,7 +37,8 @@ export function unifiedDiff(path: string, replacements: readonly Replacement[], 
 /**
  * Past these, a replacement is shown as every old line removed and every new one added: a line
  * diff costs time with the product of its lengths and edits, on the event loop, and an agent
- * sets both (an Edit of 10,000 changed lines took seconds). Both limits are counts, not
+ * sets both (an Edit of 10,000 changed lines took seconds). The lines are counted over all the
+ * replacements of a call, so a MultiEdit of many large edits costs no more than one. Both limits are counts, not
  * timers, so the same frame always shows the same diff, and a replay its own content hash.
  */
 const MAX_DIFF_LINES = 5000;

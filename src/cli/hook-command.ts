@@ -120,13 +120,14 @@ export async function hookCommand(ctx: CliContext, args: string[]): Promise<numb
 const DOWN = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /**
- * Whether countersign could not answer for reasons of its own or the operator's: no connection,
- * the daemon (or a proxy before it) unavailable (502, 503, 504), or the token refused (401, 403).
- * Not a refusal of this call (400, 409, 413, 429, …), a connection cut while the call was being
- * sent (the daemon closing on an oversized body), or a call that could not be made.
+ * Whether countersign could not answer for reasons of its own: no connection, or the daemon (or
+ * a proxy before it) unavailable (502, 503, 504). Not a refusal of this call (400, 409, 413,
+ * 429, …), a token refused (401, 403: the token may come from a file in the agent's own working
+ * directory, `data/admin-token`, which the agent can write), a connection cut while the call was
+ * being sent (the daemon closing on an oversized body), or a call that could not be made.
  */
 function isOutage(err: CliError): boolean {
-  if (err.status !== undefined) return [401, 403, 502, 503, 504].includes(err.status);
+  if (err.status !== undefined) return [502, 503, 504].includes(err.status);
   return err.code === 'unreachable' && err.network !== undefined && DOWN.has(err.network);
 }
 

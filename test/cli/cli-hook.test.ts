@@ -161,9 +161,9 @@ describe('countersign hook claude-code', { timeout: 120_000 }, () => {
     const deep = `${'['.repeat(5000)}"x"${']'.repeat(5000)}`;
     const nested = JSON.stringify(frame({ tool_use_id: 'toolu_deep' })).replace('"Apply the plan"', deep);
     expect(decisionOf(await hook(env, nested, ['--on-error', 'allow', '--wait', '1s']))).toBe('ask');
-    // A setup problem (a revoked token) is still the operator's --on-error.
+    // Nor a token refused: it may have come from a file the agent wrote (data/admin-token in its cwd).
     expect((await t.api.delete('/v1/tokens/laptop')).status).toBe(200);
-    expect(decisionOf(await hook(env, JSON.stringify(frame()), ['--on-error', 'allow']))).toBe('allow');
+    expect(decisionOf(await hook(env, JSON.stringify(frame()), ['--on-error', 'allow']))).toBe('ask');
   });
 
   it('with --on-error allow, a body too large for the daemon is asked locally, whether the 413 arrives or the connection is cut', async () => {

@@ -22,4 +22,13 @@ describe('unifiedDiff', () => {
     const other = Array.from({ length: 1500 }, (_, i) => `other ${i}`).join('\n');
     expect(unifiedDiff('m.txt', [{ oldText: many, newText: other }]).split('\n')[2]).toBe('@@ -1,1500 +1,1500 @@');
   });
+
+  it('counts the lines of every replacement of a call against one budget: a MultiEdit of many large edits costs no more than one', () => {
+    const big = { oldText: 'a\n'.repeat(2000), newText: 'b\n'.repeat(2000) };
+    const diff = unifiedDiff('m.txt', [big, big, { oldText: 'one', newText: 'two' }]);
+    const hunks = diff.split('\n').filter((l) => l.startsWith('@@'));
+    // The first fits the budget (and is diffed), the second no longer does, nor the third.
+    expect(hunks).toEqual(['@@ -1,2000 +1,2000 @@', '@@ -1,2000 +1,2000 @@', '@@ -1 +1 @@']);
+    expect(diff.split('\n').slice(-3)).toEqual(['-one', '+two', '']);
+  });
 });
