@@ -226,23 +226,53 @@ export const RUNNERS = new Set([
 export const RUNNER_SUBCOMMANDS = {
   // init and create run a create-<name> package; explore runs a command in a package's folder;
   // install and add run the install scripts of whatever package they are given
-  npm: ['exec', 'x', 'init', 'create', 'innit', 'explore', 'install', 'i', 'in', 'ins', 'inst', 'insta', 'instal', 'isnt', 'isnta', 'isntal', 'isntall', 'add'],
-  pnpm: ['exec', 'dlx', 'create', 'add', 'install', 'i'],
-  yarn: ['exec', 'dlx', 'create', 'node', 'add', 'install'],
+  npm: [
+    'exec',
+    'x',
+    'init',
+    'create',
+    'innit',
+    'explore',
+    'install',
+    'i',
+    'in',
+    'ins',
+    'inst',
+    'insta',
+    'instal',
+    'isnt',
+    'isnta',
+    'isntal',
+    'isntall',
+    'add',
+    'it',
+    'install-test',
+    'link',
+    'ln',
+    'update',
+    'up',
+    'upgrade',
+    'rebuild',
+    'rb',
+  ],
+  pnpm: ['exec', 'dlx', 'create', 'add', 'install', 'i', 'update', 'up', 'link', 'rebuild'],
+  yarn: ['exec', 'dlx', 'create', 'node', 'add', 'install', 'upgrade', 'link'],
+  brew: ['install', 'reinstall', 'upgrade'],
+  composer: ['require', 'exec', 'create-project'],
   pip: ['install', 'download', 'wheel'],
   pip3: ['install', 'download', 'wheel'],
   gem: ['install'],
   swift: ['run', 'repl'],
   direnv: ['exec'],
   // a command in every submodule
-  git: ['foreach'],
+  git: ['foreach', 'run', 'config'],
   stack: ['exec', 'run', 'runghc', 'runhaskell', 'ghci', 'repl', 'eval', 'script'],
   cabal: ['exec', 'run', 'repl'],
   go: ['run', 'install', 'get', 'generate'],
   cargo: ['run', 'install'],
   rustup: ['run'],
-  uv: ['run', 'tool'],
-  poetry: ['run'],
+  uv: ['run', 'tool', 'pip', 'add'],
+  poetry: ['run', 'add'],
   pipenv: ['run'],
   pdm: ['run'],
   hatch: ['run'],
@@ -283,14 +313,33 @@ export const RUNNER_SUBCOMMANDS = {
 
 /** Options by which a program runs another or writes where it is told (src/policy/scope-rule.ts EXEC_OPTIONS). */
 export const EXEC_OPTIONS = {
-  git: ['-c', '--config-env', '--exec-path', '--upload-pack', '--receive-pack', '-O', '--open-files-in-pager', '-x', '--exec', '--output', '--ext-diff'],
+  git: [
+    '-c',
+    '--config-env',
+    '--exec-path',
+    '--upload-pack',
+    '--receive-pack',
+    '-O',
+    '--open-files-in-pager',
+    '-x',
+    '--exec',
+    '--output',
+    '--ext-diff',
+    '--extcmd',
+    '--tool',
+    '-t',
+  ],
+  cargo: ['--config', '-Z'],
+  rg: ['--pre'],
+  fd: ['-x', '--exec', '-X', '--exec-batch'],
+  sort: ['--compress-program'],
   tar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
   gtar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
   rsync: ['-e', '--rsh', '--rsync-path'],
   scp: ['-S', '-o', '-F', '-J'],
   sftp: ['-S', '-o', '-F', '-J', '-D'],
   find: ['-exec', '-execdir', '-ok', '-okdir'],
-  go: ['-exec', '-toolexec'],
+  go: ['-exec', '-toolexec', '-overlay'],
   gcc: ['-wrapper', '-fplugin', '-B', '-specs'],
   'g++': ['-wrapper', '-fplugin', '-B', '-specs'],
   cc: ['-wrapper', '-fplugin', '-B', '-specs'],
@@ -303,8 +352,13 @@ export const EXEC_OPTIONS = {
   npm: ['--node-options', '--script-shell'],
 };
 
-const execOptionMatches = (option, word) =>
-  /^-[A-Za-z]$/.test(option) || option.endsWith('=') ? word.startsWith(option) : word === option || word.startsWith(`${option}=`);
+function execOptionMatches(option, word) {
+  if (option.endsWith('=')) return word.startsWith(option);
+  if (/^-[A-Za-z]$/.test(option)) return new RegExp(`^-(?!-)[A-Za-z0-9]*${option[1]}`).test(word);
+  const name = word.split('=')[0];
+  if (option.startsWith('--')) return name.length > 2 && option.startsWith(name);
+  return name === option || name === `-${option}`;
+}
 
 // Own keys only, as for runners.
 const isExecOption = (program, word) =>

@@ -186,23 +186,53 @@ export const RUNNERS = new Set([
 export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   // init and create run a create-<name> package; explore runs a command in a package's folder;
   // install and add run the install scripts of whatever package they are given
-  npm: ['exec', 'x', 'init', 'create', 'innit', 'explore', 'install', 'i', 'in', 'ins', 'inst', 'insta', 'instal', 'isnt', 'isnta', 'isntal', 'isntall', 'add'],
-  pnpm: ['exec', 'dlx', 'create', 'add', 'install', 'i'],
-  yarn: ['exec', 'dlx', 'create', 'node', 'add', 'install'],
+  npm: [
+    'exec',
+    'x',
+    'init',
+    'create',
+    'innit',
+    'explore',
+    'install',
+    'i',
+    'in',
+    'ins',
+    'inst',
+    'insta',
+    'instal',
+    'isnt',
+    'isnta',
+    'isntal',
+    'isntall',
+    'add',
+    'it',
+    'install-test',
+    'link',
+    'ln',
+    'update',
+    'up',
+    'upgrade',
+    'rebuild',
+    'rb',
+  ],
+  pnpm: ['exec', 'dlx', 'create', 'add', 'install', 'i', 'update', 'up', 'link', 'rebuild'],
+  yarn: ['exec', 'dlx', 'create', 'node', 'add', 'install', 'upgrade', 'link'],
+  brew: ['install', 'reinstall', 'upgrade'],
+  composer: ['require', 'exec', 'create-project'],
   pip: ['install', 'download', 'wheel'],
   pip3: ['install', 'download', 'wheel'],
   gem: ['install'],
   swift: ['run', 'repl'],
   direnv: ['exec'],
   // a command in every submodule
-  git: ['foreach'],
+  git: ['foreach', 'run', 'config'],
   stack: ['exec', 'run', 'runghc', 'runhaskell', 'ghci', 'repl', 'eval', 'script'],
   cabal: ['exec', 'run', 'repl'],
   go: ['run', 'install', 'get', 'generate'],
   cargo: ['run', 'install'],
   rustup: ['run'],
-  uv: ['run', 'tool'],
-  poetry: ['run'],
+  uv: ['run', 'tool', 'pip', 'add'],
+  poetry: ['run', 'add'],
   pipenv: ['run'],
   pdm: ['run'],
   hatch: ['run'],
@@ -249,14 +279,33 @@ export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
  * variable a program takes on its command line (`make SHELL=./x.sh`).
  */
 export const EXEC_OPTIONS: Readonly<Record<string, readonly string[]>> = {
-  git: ['-c', '--config-env', '--exec-path', '--upload-pack', '--receive-pack', '-O', '--open-files-in-pager', '-x', '--exec', '--output', '--ext-diff'],
+  git: [
+    '-c',
+    '--config-env',
+    '--exec-path',
+    '--upload-pack',
+    '--receive-pack',
+    '-O',
+    '--open-files-in-pager',
+    '-x',
+    '--exec',
+    '--output',
+    '--ext-diff',
+    '--extcmd',
+    '--tool',
+    '-t',
+  ],
+  cargo: ['--config', '-Z'],
+  rg: ['--pre'],
+  fd: ['-x', '--exec', '-X', '--exec-batch'],
+  sort: ['--compress-program'],
   tar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
   gtar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
   rsync: ['-e', '--rsh', '--rsync-path'],
   scp: ['-S', '-o', '-F', '-J'],
   sftp: ['-S', '-o', '-F', '-J', '-D'],
   find: ['-exec', '-execdir', '-ok', '-okdir'],
-  go: ['-exec', '-toolexec'],
+  go: ['-exec', '-toolexec', '-overlay'],
   gcc: ['-wrapper', '-fplugin', '-B', '-specs'],
   'g++': ['-wrapper', '-fplugin', '-B', '-specs'],
   cc: ['-wrapper', '-fplugin', '-B', '-specs'],
@@ -274,9 +323,28 @@ function isExecOption(program: string, word: string): boolean {
   return programNames(program).some((n) => Object.hasOwn(EXEC_OPTIONS, n) && EXEC_OPTIONS[n]!.some((o) => execOptionMatches(o, word)));
 }
 
+/**
+ * A one-letter option anywhere in a bundle (`-nO./x.sh`), a long one however shortened
+ * (`--upload-pa=…`: getopt takes any unambiguous start), a one-dash long one with one dash or
+ * two (Go takes both), a variable with its value.
+ */
 function execOptionMatches(option: string, word: string): boolean {
-  if (/^-[A-Za-z]$/.test(option) || option.endsWith('=')) return word.startsWith(option);
-  return word === option || word.startsWith(`${option}=`);
+  if (option.endsWith('=')) return word.startsWith(option);
+  if (/^-[A-Za-z]$/.test(option)) return new RegExp(`^-(?!-)[A-Za-z0-9]*${option[1]}`).test(word);
+  const name = word.split('=')[0]!;
+  if (option.startsWith('--')) return name.length > 2 && option.startsWith(name);
+  return name === option || name === `-${option}`;
+}
+
+/** The same test as a regular expression, for a rule's pattern. */
+function execOptionPattern(option: string): string {
+  if (option.endsWith('=')) return escapeRegExp(option);
+  if (/^-[A-Za-z]$/.test(option)) return `-(?!-)[A-Za-z0-9]*${option[1]}`;
+  const end = '(?:=|[ \\t]|$)';
+  if (!option.startsWith('--')) return `--?${escapeRegExp(option.slice(1))}${end}`;
+  // `--upload-pack` is `--u(?:p(?:l…)?)?`: any start of its name.
+  const rest = [...option.slice(3)].reduceRight((inner, c) => `(?:${escapeRegExp(c)}${inner})?`, '');
+  return `--${escapeRegExp(option[2]!)}${rest}${end}`;
 }
 
 /** `NAME=value` before the program (`FOO=1 sudo …`): the program is a later word. */
@@ -361,10 +429,7 @@ export function commandScopePattern(scope: CommandScope): string {
   if (scope.type === 'exact') return `^${escapeRegExp(scope.command)}$`;
   const runs = runnerSubcommands(scope.words[0]!);
   const options = programNames(scope.words[0]!).flatMap((n) => (Object.hasOwn(EXEC_OPTIONS, n) ? EXEC_OPTIONS[n]! : []));
-  const refused = [
-    ...(runs.length > 0 ? [`(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$)`] : []),
-    ...options.map((o) => (/^-[A-Za-z]$/.test(o) || o.endsWith('=') ? escapeRegExp(o) : `${escapeRegExp(o)}(?:=|[ \\t]|$)`)),
-  ];
+  const refused = [...(runs.length > 0 ? [`(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$)`] : []), ...options.map(execOptionPattern)];
   const notRunner = refused.length > 0 ? `(?!${refused.join('|')})` : '';
   return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}[${PLAIN_CHARS}]+)*$`;
 }

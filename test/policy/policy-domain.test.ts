@@ -568,6 +568,20 @@ describe('scoped allow', () => {
     ['gsed -n 1p notes', 'gsed 1eid notes'],
     ['direnv allow', 'direnv exec . ./evil.sh'],
     ['vim notes.txt', 'vim -S /tmp/evil.vim'],
+    // Bundled one-letter options, shortened long ones, Go's two-dash form.
+    ['git grep -n TODO', 'git grep -nO./evil.sh TODO'],
+    ['git fetch upstream', 'git fetch upstream --upload-pa=./evil.sh'],
+    ['tar xf a.tar', 'tar xf a.tar --to-comm=./evil.sh'],
+    ['tar -xzf a.tgz', 'tar -xzf a.tgz --checkpoint=1 --checkpoint-act=exec=./evil.sh'],
+    ['make test', 'make test -kf./evil.mk'],
+    ['make lint', 'make lint --fil=./evil.mk'],
+    ['rsync -av src/ dst/', 'rsync -ave./evil.sh src/ host:dst/'],
+    ['go test ./...', 'go test --exec=./evil.sh ./...'],
+    ['git difftool --no-prompt', 'git difftool --no-prompt --extcmd=./evil.sh'],
+    ['git bisect run ./t.sh', 'git bisect run ./evil.sh'],
+    ['git config user.email a@b.c', 'git config core.fsmonitor ./evil.sh'],
+    ['cargo test', 'cargo test --config=evil.toml'],
+    ['uv pip install requests', 'uv pip install requests evilpkg'],
   ])('remembering %j never approves %j: programs that run the code or package they are given', (approved, later) => {
     expect(new RegExp(commandScopePattern(commandScope(approved)), 'u').test(later)).toBe(false);
   });
@@ -582,6 +596,7 @@ describe('scoped allow', () => {
     ['cargo build', 'cargo build --release'],
     ['make test', 'make test V=1'],
     ['tar -tzf a.tgz', 'tar -tzf b.tgz'],
+    ['git log -5', 'git log --stat -5'],
   ])('remembering %j still approves %j: widening that runs nothing new', (approved, later) => {
     expect(new RegExp(commandScopePattern(commandScope(approved)), 'u').test(later)).toBe(true);
   });
