@@ -177,28 +177,11 @@ const OUTCOME_WORDS: Record<Outcome, ReadonlySet<string>> = {
     '不允许',
   ]),
 };
-// Words that say how much or how long, not what: "Deny once", "Always allow", "Reject for this
-// session" name nothing but the outcome. "Cancel subscription" names its object, and may approve.
-const MODIFIERS = new Set([
-  'once',
-  'always',
-  'all',
-  'it',
-  'this',
-  'that',
-  'them',
-  'now',
-  'forever',
-  'everything',
-  'permanently',
-  'for',
-  'the',
-  'session',
-  'request',
-  'call',
-  'here',
-  'again',
-]);
+// Words that say how often or how long, not what: "Deny once", "Always allow", "Reject for this
+// session" name nothing but the outcome. A pronoun or an object is the agent's action: "Cancel
+// it", "Cancel all" and "Cancel subscription" may approve (a confirmation of a cancel).
+const MODIFIERS = new Set(['once', 'always', 'forever', 'permanently', 'again', 'only']);
+const MODIFIER_PHRASES = /\b(?:for|in) (?:this|the) (?:session|workspace|project|conversation|chat)\b|\bfor (?:now|session)\b|\bthis time\b/gu;
 // A label that is nothing but one of these symbols reads as the outcome.
 const OUTCOME_SYMBOLS: Record<Outcome, ReadonlySet<string>> = {
   approve: new Set(['✅', '✔', '✓', '☑', '👍', '🆗']),
@@ -266,8 +249,9 @@ function readWord(s: string): string {
 function namesOutcome(text: string, own: Outcome, other: Outcome): boolean {
   const symbols = text.replace(/[\s\uFE0F]/gu, '');
   if (OUTCOME_SYMBOLS[other].has(symbols)) return true;
-  // Words apart at separators and where letters meet digits; an apostrophe joins ("don't").
-  const read = readWord(text).replace(/['’]/gu, '');
+  // Words apart at separators and where letters meet digits; an apostrophe joins ("don't"). A
+  // key hint after a label, "Deny (esc)", "Yes (y)", is not part of what it says.
+  const read = readWord(text.replace(/\s*[([](?:esc|enter|return|tab|space|[a-z0-9]|⏎|↵)[)\]]\s*$/iu, '')).replace(/['’]/gu, '');
   const words = read
     .replace(/(\p{L})(?=\p{N})|(\p{N})(?=\p{L})/gu, '$1$2 ')
     .split(/[^\p{L}\p{N}]+/u)
@@ -275,7 +259,11 @@ function namesOutcome(text: string, own: Outcome, other: Outcome): boolean {
   const spelled = words.length > 1 && words.every((w) => [...w].length === 1) ? words.join('') : null;
   const phrase = words.join(' ');
   if (OUTCOME_WORDS[other].has(read) || OUTCOME_WORDS[other].has(phrase) || (spelled !== null && OUTCOME_WORDS[other].has(spelled))) return true;
-  const core = words.filter((w) => !MODIFIERS.has(w) && !/^\p{N}+$/u.test(w)).join(' ');
+  const core = phrase
+    .replace(MODIFIER_PHRASES, ' ')
+    .split(' ')
+    .filter((w) => w && !MODIFIERS.has(w) && !/^\p{N}+$/u.test(w))
+    .join(' ');
   if (core !== phrase && OUTCOME_VERBS[other].includes(core)) return true;
   const negated = own === 'approve' ? NEGATION.exec(phrase) : null;
   return negated !== null && NEGATED_APPROVALS.has(negated[1]!);

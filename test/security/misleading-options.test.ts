@@ -72,8 +72,11 @@ describe('options whose id or label names the other outcome', () => {
       "Don't allow",
       'Do not run',
       'Do NOT approve',
-      'Reject this',
+      'Deny once',
+      'Always deny',
       'Deny for this session',
+      'Deny for this session only',
+      'Deny (esc)',
       'Disallow',
       'Denies',
       'Never',
@@ -86,10 +89,10 @@ describe('options whose id or label names the other outcome', () => {
       'Từ chối',
       'Không đồng ý',
     ].map((label) => [`a label "${label}" that approves`, [{ id: 'x1', label, outcome: 'approve' }], 'options[0].label'] as const),
-    ...['deny_once', 'reject_all', 'deny-it', 'deny2', 'denial', 'cancelled'].map(
+    ...['deny_once', 'reject_always', 'deny2', 'denial', 'cancelled'].map(
       (id) => [`an id "${id}" that approves`, [{ id, label: 'Go', outcome: 'approve' }], 'options[0].id'] as const,
     ),
-    ...['Always allow', 'Allow once', 'Duyệt', 'Yes, proceed', '确认'].map(
+    ...['Always allow', 'Allow once', 'Allow in this session', 'Allow this time', 'Yes (y)', 'Duyệt', 'Yes, proceed', '确认'].map(
       (label) =>
         [
           `a label "${label}" that denies`,
@@ -128,6 +131,9 @@ describe('options whose id or label names the other outcome', () => {
       { id: 'block_ip', label: 'Block IP 203.0.113.7', outcome: 'approve' },
       { id: 'keep', label: "Don't cancel", outcome: 'deny' },
       { id: 'later', label: 'Approve later', outcome: 'deny' },
+      // A pronoun is the object too: the confirmation of a cancel ("Cancel the 3 stuck runs?").
+      { id: 'cancel_all', label: 'Cancel all', outcome: 'approve' },
+      { id: 'cancel_them', label: 'Cancel it', outcome: 'approve' },
     ];
     const res = await t.api.post('/v1/requests', { title: 'deploy', options });
     expect(res.status, res.text).toBe(201);
