@@ -311,6 +311,21 @@ export const RUNNER_SUBCOMMANDS = {
   snap: ['run'],
 };
 
+// Shared by the names a program goes by (GNU tar, the C compilers, GNU make).
+const TAR_OPTIONS = [
+  '--checkpoint-action',
+  '--to-command',
+  '--use-compress-program',
+  '-I',
+  '--info-script',
+  '-F',
+  '--new-volume-script',
+  '--rmt-command',
+  '--rsh-command',
+];
+const CC_OPTIONS = ['-wrapper', '-fplugin', '-B', '-specs'];
+const MAKE_OPTIONS = ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='];
+
 /** Options by which a program runs another or writes where it is told (src/policy/scope-rule.ts EXEC_OPTIONS). */
 export const EXEC_OPTIONS = {
   git: [
@@ -333,21 +348,21 @@ export const EXEC_OPTIONS = {
   rg: ['--pre'],
   fd: ['-x', '--exec', '-X', '--exec-batch'],
   sort: ['--compress-program'],
-  tar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
-  gtar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
+  tar: TAR_OPTIONS,
+  gtar: TAR_OPTIONS,
   rsync: ['-e', '--rsh', '--rsync-path'],
   scp: ['-S', '-o', '-F', '-J'],
   sftp: ['-S', '-o', '-F', '-J', '-D'],
   find: ['-exec', '-execdir', '-ok', '-okdir'],
   go: ['-exec', '-toolexec', '-overlay'],
-  gcc: ['-wrapper', '-fplugin', '-B', '-specs'],
-  'g++': ['-wrapper', '-fplugin', '-B', '-specs'],
-  cc: ['-wrapper', '-fplugin', '-B', '-specs'],
-  'c++': ['-wrapper', '-fplugin', '-B', '-specs'],
+  gcc: CC_OPTIONS,
+  'g++': CC_OPTIONS,
+  cc: CC_OPTIONS,
+  'c++': CC_OPTIONS,
   clang: ['-fplugin', '-B', '-Xclang'],
   'clang++': ['-fplugin', '-B', '-Xclang'],
-  make: ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='],
-  gmake: ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='],
+  make: MAKE_OPTIONS,
+  gmake: MAKE_OPTIONS,
   cmake: ['-P', '-C'],
   npm: ['--node-options', '--script-shell'],
 };

@@ -271,6 +271,21 @@ export const RUNNER_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   snap: ['run'],
 };
 
+// Shared by the names a program goes by (GNU tar, the C compilers, GNU make).
+const TAR_OPTIONS = [
+  '--checkpoint-action',
+  '--to-command',
+  '--use-compress-program',
+  '-I',
+  '--info-script',
+  '-F',
+  '--new-volume-script',
+  '--rmt-command',
+  '--rsh-command',
+];
+const CC_OPTIONS = ['-wrapper', '-fplugin', '-B', '-specs'];
+const MAKE_OPTIONS = ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='];
+
 /**
  * Options by which a program runs another program or script, or writes where it is told: a word
  * that is one (`-O`, `--upload-pack=…`; a one-letter option with its value attached too) makes a
@@ -299,28 +314,33 @@ export const EXEC_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   rg: ['--pre'],
   fd: ['-x', '--exec', '-X', '--exec-batch'],
   sort: ['--compress-program'],
-  tar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
-  gtar: ['--checkpoint-action', '--to-command', '--use-compress-program', '-I', '--info-script', '-F', '--new-volume-script', '--rmt-command', '--rsh-command'],
+  tar: TAR_OPTIONS,
+  gtar: TAR_OPTIONS,
   rsync: ['-e', '--rsh', '--rsync-path'],
   scp: ['-S', '-o', '-F', '-J'],
   sftp: ['-S', '-o', '-F', '-J', '-D'],
   find: ['-exec', '-execdir', '-ok', '-okdir'],
   go: ['-exec', '-toolexec', '-overlay'],
-  gcc: ['-wrapper', '-fplugin', '-B', '-specs'],
-  'g++': ['-wrapper', '-fplugin', '-B', '-specs'],
-  cc: ['-wrapper', '-fplugin', '-B', '-specs'],
-  'c++': ['-wrapper', '-fplugin', '-B', '-specs'],
+  gcc: CC_OPTIONS,
+  'g++': CC_OPTIONS,
+  cc: CC_OPTIONS,
+  'c++': CC_OPTIONS,
   clang: ['-fplugin', '-B', '-Xclang'],
   'clang++': ['-fplugin', '-B', '-Xclang'],
-  make: ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='],
-  gmake: ['-f', '--file', '--makefile', '--eval', '-E', 'SHELL=', '.SHELLFLAGS='],
+  make: MAKE_OPTIONS,
+  gmake: MAKE_OPTIONS,
   cmake: ['-P', '-C'],
   npm: ['--node-options', '--script-shell'],
 };
 
-/** Whether `word`, after `program`, is one of its EXEC_OPTIONS (own keys only). */
+/** The EXEC_OPTIONS of the program `word` names (own keys only, as for RUNNER_SUBCOMMANDS). */
+function execOptions(word: string): readonly string[] {
+  return programNames(word).flatMap((n) => (Object.hasOwn(EXEC_OPTIONS, n) ? EXEC_OPTIONS[n]! : []));
+}
+
+/** Whether `word`, after `program`, is one of its EXEC_OPTIONS. */
 function isExecOption(program: string, word: string): boolean {
-  return programNames(program).some((n) => Object.hasOwn(EXEC_OPTIONS, n) && EXEC_OPTIONS[n]!.some((o) => execOptionMatches(o, word)));
+  return execOptions(program).some((o) => execOptionMatches(o, word));
 }
 
 /**
@@ -428,8 +448,7 @@ export function commandScope(command: string): CommandScope {
 export function commandScopePattern(scope: CommandScope): string {
   if (scope.type === 'exact') return `^${escapeRegExp(scope.command)}$`;
   const runs = runnerSubcommands(scope.words[0]!);
-  const options = programNames(scope.words[0]!).flatMap((n) => (Object.hasOwn(EXEC_OPTIONS, n) ? EXEC_OPTIONS[n]! : []));
-  const refused = [...(runs.length > 0 ? [`(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$)`] : []), ...options.map(execOptionPattern)];
+  const refused = [...(runs.length > 0 ? [`(?:${runs.map(escapeRegExp).join('|')})(?:[ \\t]|$)`] : []), ...execOptions(scope.words[0]!).map(execOptionPattern)];
   const notRunner = refused.length > 0 ? `(?!${refused.join('|')})` : '';
   return `^${scope.words.map(escapeRegExp).join('[ \\t]+')}(?:[ \\t]+${notRunner}[${PLAIN_CHARS}]+)*$`;
 }
