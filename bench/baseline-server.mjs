@@ -16,41 +16,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import { WebSocketServer } from 'ws';
+import { buildRecord } from './request-shape.mjs';
 
 const mode = process.env.BASELINE_MODE ?? 'per-request';
 const app = Fastify();
 
-// The stored row has the size and shape of a served handup Request (defaults filled in), so the
-// rows written and the messages broadcast weigh what countersign's do.
-const DEFAULTS = {
-  tool: null,
-  callback_url: null,
-  summary: null,
-  source: { integration: null, agent: null, session: null, cwd: null, repo: null, branch: null, host: null },
-  kind: 'custom',
-  risk: 'low',
-  previews: [],
-  options: [
-    { id: 'approve', label: 'Approve', outcome: 'approve', style: 'primary' },
-    { id: 'deny', label: 'Deny', outcome: 'deny', style: 'danger' },
-  ],
-  input: null,
-  timeout: null,
-  on_timeout: 'deny',
-  dedupe_key: null,
-};
-const buildRecord = (id, body, now) =>
-  JSON.stringify({
-    id,
-    ...DEFAULTS,
-    ...body,
-    source: { ...DEFAULTS.source, ...body.source },
-    status: 'pending',
-    content_hash: `sha256:${'0'.repeat(64)}`,
-    created_at: now,
-    expires_at: null,
-    decision: null,
-  });
 const decision = (option) =>
   JSON.stringify({
     option,

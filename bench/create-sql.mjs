@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrateSqlite } from '../dist/storage/sqlite/sqlite-migrate.js';
+import { buildRecord } from './request-shape.mjs';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 60);
 const BATCH = 50;
@@ -25,31 +26,21 @@ const VARIANTS = {
   "the group-commit baseline's (bench/baseline-server.mjs)": { baseline: true },
 };
 
+// The body scenario 1 sends for a new request (bench/scenarios.mjs), as its record.
 const record = (key) =>
-  JSON.stringify({
-    id: 'x',
-    title: 'Run migration 1234',
-    tool: null,
-    callback_url: null,
-    summary: 'Benchmark request',
-    source: { integration: null, agent: 'bench', session: 'bench-session', cwd: null, repo: null, branch: null, host: null },
-    kind: 'command',
-    risk: 'low',
-    previews: [{ type: 'command', command: { shell: 'echo hello' } }],
-    options: [
-      { id: 'approve', label: 'Approve', outcome: 'approve', style: 'primary' },
-      { id: 'deny', label: 'Deny', outcome: 'deny', style: 'danger' },
-    ],
-    input: null,
-    timeout: null,
-    on_timeout: 'deny',
-    dedupe_key: key,
-    status: 'pending',
-    content_hash: `sha256:${'0'.repeat(64)}`,
-    created_at: 0,
-    expires_at: null,
-    decision: null,
-  });
+  buildRecord(
+    'x',
+    {
+      title: 'Run migration 1234',
+      summary: 'Benchmark request',
+      kind: 'command',
+      risk: 'low',
+      dedupe_key: key,
+      source: { agent: 'bench', session: 'bench-session' },
+      previews: [{ type: 'command', command: { shell: 'echo hello' } }],
+    },
+    0,
+  );
 
 /** The baseline's schema and statements, as bench/baseline-server.mjs has them. */
 function openBaseline(db) {
