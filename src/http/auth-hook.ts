@@ -16,7 +16,7 @@ export const bearerToken = (request: FastifyRequest): string | undefined => {
 };
 
 export interface SecretCheck {
-  tokens: Pick<TokenService, 'authenticate' | 'isRetired'>;
+  tokens: Pick<TokenService, 'admin' | 'authenticate' | 'isRetired'>;
   /** The reviewer page's sessions; null where a session may not be used (signing in). */
   sessions: Pick<WebSessionService, 'authenticate'> | null;
   throttle: AuthThrottle;
@@ -70,18 +70,28 @@ export function registerAuthHook(app: FastifyInstance, check: SecretCheck, { met
   const metricsDigest = metricsToken === null ? null : sha256Hex(metricsToken);
   app.decorateRequest('principal', null as never);
   app.decorateRequest('webSession', null);
-  app.addHook('onRequest', async (request, reply) => {
+  const admit = (request: FastifyRequest, level: string, found: Authenticated) => {
+    // Set before the route's level is checked: the log line of a refusal names who was refused.
+    request.principal = found.principal;
+    request.webSession = found.webSession;
+    if ((level === 'admin' || level === 'metrics') && found.principal.kind !== 'admin') {
+      throw new AppError('forbidden', 'a submit token cannot use this route; it needs the admin token');
+    }
+  };
+  // A callback hook, not an async one: the admin token needs no store read, so its requests go on
+  // in the same turn; only secrets looked up in the store wait. A throw is Fastify's error path.
+  app.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
     const level = config?.auth ?? 'admin';
     // Unknown routes fall through to the 404 handler.
-    if (level === 'public' || request.routeOptions.url === undefined) return;
+    if (level === 'public' || request.routeOptions.url === undefined) return done();
     const secret = bearerToken(request);
     if (!secret) {
       if (config?.firstMessageAuth && request.headers.upgrade?.toLowerCase() === 'websocket' && request.headers.origin !== undefined) {
         // Browsers cannot put a header on a WebSocket upgrade: the page's own socket opens
         // unauthenticated and must authenticate with its first message (ws/first-message-auth.ts).
         // Other sites' pages have no business opening one at all.
-        if (isSameOrigin(request)) return;
+        if (isSameOrigin(request)) return done();
         throw new AppError('forbidden', "cross-origin WebSocket refused: only this daemon's own page may open it without a token");
       }
       throw new AppError('unauthorized', 'missing token: send Authorization: Bearer <token>');
@@ -90,14 +100,21 @@ export function registerAuthHook(app: FastifyInstance, check: SecretCheck, { met
     // same throttle, so a throttled address cannot go on guessing it.
     if (level === 'metrics' && metricsDigest !== null) {
       refuseThrottled(check.throttle, request.ip, reply);
-      if (digestsEqual(sha256Hex(secret), metricsDigest)) return;
+      if (digestsEqual(sha256Hex(secret), metricsDigest)) return done();
     }
-    const found = await authenticateThrottled(check, secret, request.ip, reply);
-    // Set before the route's level is checked: the log line of a refusal names who was refused.
-    request.principal = found.principal;
-    request.webSession = found.webSession;
-    if ((level === 'admin' || level === 'metrics') && found.principal.kind !== 'admin') {
-      throw new AppError('forbidden', 'a submit token cannot use this route; it needs the admin token');
+    // A throttled address goes the whole way, where a retired token is told apart from a guess.
+    const admin = check.throttle.retryAfter(request.ip) === 0 ? check.tokens.admin(secret) : null;
+    if (admin) {
+      admit(request, level, { principal: admin, webSession: null });
+      return done();
     }
+    authenticateThrottled(check, secret, request.ip, reply).then((found) => {
+      try {
+        admit(request, level, found);
+      } catch (err) {
+        return done(err as Error);
+      }
+      done();
+    }, done);
   });
 }
