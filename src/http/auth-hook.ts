@@ -5,7 +5,7 @@ import { digestsEqual, sha256Hex } from '../auth/secrets.js';
 import type { TokenService } from '../auth/token-service.js';
 import type { WebSessionService } from '../auth/web-session-service.js';
 import { AppError } from '../lib/errors.js';
-import './route-config.js';
+import { routeOf } from './route-config.js';
 import { isSameOrigin } from './same-origin.js';
 
 export const bearerToken = (request: FastifyRequest): string | undefined => {
@@ -81,10 +81,11 @@ export function registerAuthHook(app: FastifyInstance, check: SecretCheck, { met
   // A callback hook, not an async one: the admin token needs no store read, so its requests go on
   // in the same turn; only secrets looked up in the store wait. A throw is Fastify's error path.
   app.addHook('onRequest', (request, reply, done) => {
-    const config = request.routeOptions.config;
+    const route = routeOf(request);
+    const config = route.config;
     const level = config?.auth ?? 'admin';
     // Unknown routes fall through to the 404 handler.
-    if (level === 'public' || request.routeOptions.url === undefined) return done();
+    if (level === 'public' || route.url === undefined) return done();
     const secret = bearerToken(request);
     if (!secret) {
       if (config?.firstMessageAuth && request.headers.upgrade?.toLowerCase() === 'websocket' && request.headers.origin !== undefined) {

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, formatIssuePath, toErrorBody, validationError, type ErrorCode } from '../lib/errors.js';
-import './route-config.js';
+import { routeOf } from './route-config.js';
 import type { RequestLogController } from './request-log-controller.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
@@ -17,8 +17,9 @@ interface ValidationIssue {
  */
 export function registerErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    const appError = toAppError(err, request.routeOptions.config?.validationCode ?? 'invalid_request', {
-      route: request.routeOptions.bodyLimit,
+    const route = routeOf(request);
+    const appError = toAppError(err, route.config?.validationCode ?? 'invalid_request', {
+      route: route.bodyLimit,
       app: app.initialConfig.bodyLimit,
     });
     // A call met by the shutdown is expected, not a failure to trace.

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { canonicalHost } from '../callbacks/callback-url-policy.js';
 import type { Config } from '../config.js';
 import { AppError } from '../lib/errors.js';
+import { routeOf } from './route-config.js';
 
 /** Bind addresses that mean "every interface": not a name anyone reaches the daemon by. */
 const WILDCARDS = new Set(['0.0.0.0', '::'].map(canonicalHost));
@@ -41,7 +42,7 @@ export function hostOfHeader(header: string | undefined): string | undefined {
 export function registerHostCheck(app: FastifyInstance, config: Pick<Config, 'host' | 'public_url' | 'server'>) {
   const refusal = hostRefusal(config);
   app.addHook('onRequest', (request, _reply, done) => {
-    done(request.routeOptions.url === '/v1/health' ? undefined : (refusal(request) ?? undefined));
+    done(routeOf(request).url === '/v1/health' ? undefined : (refusal(request) ?? undefined));
   });
 }
 

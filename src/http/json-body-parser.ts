@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError, formatIssuePath } from '../lib/errors.js';
-import './route-config.js';
+import { routeOf } from './route-config.js';
 
 /** serde_json's default recursion limit, so anything handup itself accepts is accepted here. */
 export const MAX_JSON_DEPTH = 128;
@@ -127,12 +127,12 @@ export function registerJsonBodyParser(app: FastifyInstance) {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
-    const code = request.routeOptions.config?.validationCode ?? 'invalid_request';
+    const config = routeOf(request).config;
+    const code = config?.validationCode ?? 'invalid_request';
     // JSON is UTF-8 (RFC 8259): decoding bad bytes to U+FFFD would store, hash and show the
     // reviewer text the agent never sent.
     if (!isUtf8(bytes)) return done(new AppError(code, 'the body is not valid UTF-8'), undefined);
     const text = bytes.toString('utf8');
-    const config = request.routeOptions.config;
     if (text.trim() === '') {
       // handup's cancel takes no body; a client that still says `content-type: application/json`
       // must not get "the body is empty" for it. Routes that do read a body keep that 400.

@@ -1,7 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { actorName } from '../auth/principal.js';
-import { SECRET_PATH_PREFIX } from './route-config.js';
+import { routeOf, SECRET_PATH_PREFIX } from './route-config.js';
 
 /**
  * Fastify's per-request log lines, one per request when it completes, at a level by outcome:
@@ -31,7 +31,8 @@ export class RequestLogController extends LogController {
 }
 
 function loggedPath(request: FastifyRequest): string {
-  if (request.routeOptions.config?.secretPath) return request.routeOptions.url ?? '';
+  const route = routeOf(request);
+  if (route.config?.secretPath) return route.url ?? '';
   const q = request.url.indexOf('?');
   const path = q === -1 ? request.url : request.url.slice(0, q);
   // A link asked with a method no route takes (PUT, OPTIONS, …), or by a path no route matches

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import type { WebSession } from '../auth/web-session-service.js';
 import type { ErrorCode } from '../lib/errors.js';
@@ -32,6 +33,17 @@ export interface RouteConfig {
   openapi?: RouteDocs;
   secretPath?: boolean;
   ownQuery?: boolean;
+}
+
+const ROUTE = Symbol('route options');
+
+/**
+ * `request.routeOptions`, built once per request: Fastify's getter builds a new object at every
+ * read, and the hooks, the body parser and the error handler each read it.
+ */
+export function routeOf(request: FastifyRequest): FastifyRequest['routeOptions'] {
+  const held = request as FastifyRequest & { [ROUTE]?: FastifyRequest['routeOptions'] };
+  return (held[ROUTE] ??= request.routeOptions);
 }
 
 /** Where decision links live: every path below it is a credential, whatever the method. */
